@@ -1,0 +1,89 @@
+// Core value types shared by the database, the runtime, the tuner and the reports:
+// the reduction operator, the element types and the problem key. All are printable,
+// parseable and comparable; none pulls in CUDA, NVRTC or SQLite.
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace reduce_tune {
+
+enum class Op : std::uint8_t { sum, prod, min, max, mean };
+inline constexpr Op kAllOps[] = {Op::sum, Op::prod, Op::min, Op::max, Op::mean};
+
+// New element types go at the end (f16, bf16 later); the numeric values are stored.
+enum class DType : std::uint8_t { i32, i64, u32, f32, f64 };
+inline constexpr DType kAllDTypes[] = {DType::i32, DType::i64, DType::u32, DType::f32,
+                                       DType::f64};
+
+std::string_view to_string(Op op);
+std::string_view to_string(DType dtype);
+std::optional<Op> parse_op(std::string_view text);
+std::optional<DType> parse_dtype(std::string_view text);
+std::ostream& operator<<(std::ostream& os, Op op);
+std::ostream& operator<<(std::ostream& os, DType dtype);
+
+std::size_t size_of(DType dtype);
+bool is_floating(DType dtype);
+bool is_signed_integer(DType dtype);
+// The C++ spelling NVRTC sees for the type ("int", "long long", ...).
+std::string_view cuda_type_name(DType dtype);
+
+// The accumulator and output rules of design section 4, resolved once per problem.
+struct TypeRule {
+  DType in;
+  DType out;
+  DType acc;
+  friend bool operator==(const TypeRule&, const TypeRule&) = default;
+};
+
+// The output type a call gets when it names none: the input type, except mean of an
+// integer type, which is f64.
+DType default_out_dtype(Op op, DType in);
+
+// Resolves (op, in, out) to the accumulator type, or says why the pair is unsupported.
+// Supported: min/max out == in; sum/prod out == in, or widening (i32->i64, u32->i64,
+// f32->f64) which then accumulates in the wider type; mean out is floating: f32->f32,
+// f32->f64, f64->f64, and integers -> f64 accumulating in i64.
+struct TypeRuleResult {
+  std::optional<TypeRule> rule;
+  std::string error;  // set when rule is empty
+};
+TypeRuleResult resolve_types(Op op, DType in, DType out);
+
+// How the reduced dimension sits in memory. `flat` reduces n contiguous elements to one.
+// The fields for an [outer, reduce, inner] axis view are reserved here so that keys
+// stored today stay valid when axis reductions arrive.
+enum class LayoutKind : std::uint8_t { flat };
+struct Layout {
+  LayoutKind kind = LayoutKind::flat;
+  std::uint64_t outer = 1;
+  std::uint64_t inner = 1;
+  friend auto operator<=>(const Layout&, const Layout&) = default;
+};
+std::string to_string(const Layout& layout);
+
+struct ProblemKey {
+  Op op = Op::sum;
+  DType dtype = DType::f32;
+  DType out_dtype = DType::f32;
+  Layout layout;
+  std::uint64_t n = 0;
+  friend auto operator<=>(const ProblemKey&, const ProblemKey&) = default;
+};
+std::string to_string(const ProblemKey& key);
+std::ostream& operator<<(std::ostream& os, const ProblemKey& key);
+
+// Size buckets are powers of two: bucket b holds n in [2^b, 2^(b+1)); n = 0 is bucket 0.
+int size_bucket(std::uint64_t n);
+
+// Why the runtime chose the config it chose.
+enum class MatchKind : std::uint8_t { exact, nearest_size, same_arch, default_config };
+std::string_view to_string(MatchKind kind);
+
+}  // namespace reduce_tune

@@ -1,0 +1,60 @@
+// Shared definitions for the NVRTC-compiled reduction kernels. NVRTC sees no standard
+// library here: only built-in types and CUDA intrinsics.
+#pragma once
+
+namespace rt {
+
+typedef unsigned long long u64;
+
+// Numbering shared with the host (reduce_tune::Strategy, WarpReduce, Passes, LoadHint);
+// every generated source static_asserts that the numbers it was given match these.
+enum StrategyId : int {
+  strategy_neighbored = 0,
+  strategy_neighbored_less = 1,
+  strategy_interleaved = 2,
+  strategy_first_add = 3,
+  strategy_unroll_blocks = 4,
+  strategy_unroll_last_warp = 5,
+  strategy_complete_unroll = 6,
+  strategy_multi_element = 7,
+  strategy_warp_shuffle = 8,
+  strategy_vectorized = 9,
+};
+enum WarpReduceId : int { warp_shuffle = 0, warp_smem = 1, warp_redux = 2 };
+enum PassesId : int { passes_two_pass = 0, passes_single_pass_ticket = 1, passes_single_pass_atomic = 2 };
+enum LoadHintId : int { load_plain = 0, load_ldg = 1, load_ldcs = 2, load_ldcg = 3 };
+
+template <bool B, class T, class F> struct Conditional { typedef T type; };
+template <class T, class F> struct Conditional<false, T, F> { typedef F type; };
+
+template <class A, class B> struct IsSame { static constexpr bool value = false; };
+template <class A> struct IsSame<A, A> { static constexpr bool value = true; };
+
+template <class T> struct IsFloating { static constexpr bool value = false; };
+template <> struct IsFloating<float> { static constexpr bool value = true; };
+template <> struct IsFloating<double> { static constexpr bool value = true; };
+
+// Largest and smallest values, the identities of min and max for integers.
+template <class T> struct Limits;
+template <> struct Limits<int> {
+  static __device__ int lowest() { return -2147483647 - 1; }
+  static __device__ int highest() { return 2147483647; }
+};
+template <> struct Limits<unsigned int> {
+  static __device__ unsigned int lowest() { return 0u; }
+  static __device__ unsigned int highest() { return 0xffffffffu; }
+};
+template <> struct Limits<long long> {
+  static __device__ long long lowest() { return -9223372036854775807LL - 1; }
+  static __device__ long long highest() { return 9223372036854775807LL; }
+};
+template <> struct Limits<float> {
+  static __device__ float lowest() { return -__int_as_float(0x7f800000); }
+  static __device__ float highest() { return __int_as_float(0x7f800000); }
+};
+template <> struct Limits<double> {
+  static __device__ double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  static __device__ double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+
+}  // namespace rt

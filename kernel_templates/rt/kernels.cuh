@@ -1,0 +1,154 @@
+// The __global__ entry points, thin wrappers over a strategy (gather + block combine)
+// and the pass structure:
+//   reduce_kernel    every block reduces its tiles to one partial, then, by `passes`:
+//                    two_pass: writes partials[block]; finalize_kernel runs next;
+//                    single_pass_ticket: writes partials[block], takes a ticket; the
+//                      last block reduces all partials in block order (deterministic);
+//                    single_pass_atomic: folds its partial into one accumulator
+//                      atomically; the last block (by ticket) writes the result.
+//                    With one block, the block writes the result directly.
+//   finalize_kernel  one block reduces `count` partials into the output (two_pass).
+//   init_workspace_kernel  sets the ticket to 0 and the atomic accumulator to the
+//                    identity; run once when a workspace is created. Single-pass
+//                    kernels leave the workspace in that state when they finish.
+#pragma once
+#include "rt/atomics.cuh"
+#include "rt/strategies/complete_unroll.cuh"
+#include "rt/strategies/first_add.cuh"
+#include "rt/strategies/interleaved.cuh"
+#include "rt/strategies/multi_element.cuh"
+#include "rt/strategies/neighbored.cuh"
+#include "rt/strategies/neighbored_less.cuh"
+#include "rt/strategies/unroll_blocks.cuh"
+#include "rt/strategies/unroll_last_warp.cuh"
+#include "rt/strategies/vectorized.cuh"
+#include "rt/strategies/warp_shuffle.cuh"
+
+namespace rt {
+
+template <class C, int S> struct StrategyOf;
+template <class C> struct StrategyOf<C, strategy_neighbored> { typedef StrategyNeighbored<C> type; };
+template <class C> struct StrategyOf<C, strategy_neighbored_less> { typedef StrategyNeighboredLess<C> type; };
+template <class C> struct StrategyOf<C, strategy_interleaved> { typedef StrategyInterleaved<C> type; };
+template <class C> struct StrategyOf<C, strategy_first_add> { typedef StrategyFirstAdd<C> type; };
+template <class C> struct StrategyOf<C, strategy_unroll_blocks> { typedef StrategyUnrollBlocks<C> type; };
+template <class C> struct StrategyOf<C, strategy_unroll_last_warp> { typedef StrategyUnrollLastWarp<C> type; };
+template <class C> struct StrategyOf<C, strategy_complete_unroll> { typedef StrategyCompleteUnroll<C> type; };
+template <class C> struct StrategyOf<C, strategy_multi_element> { typedef StrategyMultiElement<C> type; };
+template <class C> struct StrategyOf<C, strategy_warp_shuffle> { typedef StrategyWarpShuffle<C> type; };
+template <class C> struct StrategyOf<C, strategy_vectorized> { typedef StrategyVectorized<C> type; };
+
+// One instantiation's compile-time configuration: the host's ReduceConfig and types.
+template <class OpT, class InT, class AccT, class OutT, int STRATEGY, int BLOCK, int ITEMS,
+          int VEC, int UNROLL, int WARP, int PASSES, int LOAD>
+struct Config {
+  typedef OpT Op;
+  typedef InT In;
+  typedef AccT Acc;
+  typedef OutT Out;
+  static constexpr int kStrategy = STRATEGY;
+  static constexpr int kBlock = BLOCK;
+  static constexpr int kItems = ITEMS;
+  static constexpr int kVec = VEC;
+  static constexpr int kUnroll = UNROLL;
+  static constexpr int kWarp = WARP;
+  static constexpr int kPasses = PASSES;
+  static constexpr int kLoad = LOAD;
+  // Elements one block consumes per tile; the host sizes grids with the same product.
+  static constexpr unsigned long long kTileElements = (unsigned long long)BLOCK * ITEMS * VEC;
+  static constexpr int kTempElements = BlockTemp<BLOCK>::kElements;
+  typedef typename StrategyOf<Config, STRATEGY>::type Strategy;
+
+  static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "block must be 32..1024, a multiple of 32");
+  static_assert(VEC == 1 || VEC * sizeof(InT) <= 16, "vector loads are at most 16 bytes");
+  static_assert(UNROLL >= 1 && ITEMS >= 1, "items and unroll are at least 1");
+};
+
+// Kernel arguments, passed as one struct (one pointer in cudaLaunchKernelExC's array).
+struct Params {
+  const void* in;
+  u64 n;
+  void* partials;       // grid accumulators (two_pass, ticket); may be null otherwise
+  unsigned int* ticket; // zero between calls (ticket, atomic)
+  void* accumulator;    // identity between calls (atomic)
+  void* out;
+};
+
+template <class C>
+__device__ __forceinline__ typename C::Acc reduce_partials(const typename C::Acc* partials,
+                                                           unsigned count,
+                                                           typename C::Acc* smem) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  A v = Op::template identity<A>();
+  for (unsigned i = threadIdx.x; i < count; i += C::kBlock) v = Op::template apply<A>(v, __ldcg(partials + i));
+  return C::Strategy::combine(v, smem);
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) reduce_kernel(Params p) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  __shared__ A smem[C::kTempElements];
+  __shared__ bool is_last_block;
+
+  A v = C::Strategy::gather(static_cast<const typename C::In*>(p.in), p.n);
+  v = C::Strategy::combine(v, smem);
+
+  typename C::Out* out = static_cast<typename C::Out*>(p.out);
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) *out = epilogue<Op, typename C::Out>(v, p.n);
+    return;
+  }
+  A* partials = static_cast<A*>(p.partials);
+  if (C::kPasses == passes_two_pass) {
+    if (threadIdx.x == 0) partials[blockIdx.x] = v;
+    return;
+  }
+  if (threadIdx.x == 0) {
+    if (C::kPasses == passes_single_pass_atomic)
+      AtomicCombine<Op, A>::apply(static_cast<A*>(p.accumulator), v);
+    else
+      partials[blockIdx.x] = v;
+    // Make this block's contribution visible device-wide before taking the ticket.
+    __threadfence();
+    const unsigned ticket = atomicAdd(p.ticket, 1u);
+    is_last_block = ticket == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last_block) return;
+  __threadfence();
+  if (C::kPasses == passes_single_pass_atomic) {
+    if (threadIdx.x == 0) {
+      const A total = atomic_take(static_cast<A*>(p.accumulator), Op::template identity<A>());
+      *out = epilogue<Op, typename C::Out>(total, p.n);
+      *p.ticket = 0;
+    }
+    return;
+  }
+  v = reduce_partials<C>(partials, gridDim.x, smem);
+  if (threadIdx.x == 0) {
+    *out = epilogue<Op, typename C::Out>(v, p.n);
+    *p.ticket = 0;
+  }
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) finalize_kernel(Params p, unsigned count) {
+  typedef typename C::Acc A;
+  __shared__ A smem[C::kTempElements];
+  const A v = reduce_partials<C>(static_cast<const A*>(p.partials), count, smem);
+  if (threadIdx.x == 0)
+    *static_cast<typename C::Out*>(p.out) = epilogue<typename C::Op, typename C::Out>(v, p.n);
+}
+
+template <class C>
+__global__ void init_workspace_kernel(Params p) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    if (p.ticket) *p.ticket = 0;
+    if (p.accumulator)
+      *static_cast<typename C::Acc*>(p.accumulator) = C::Op::template identity<typename C::Acc>();
+  }
+}
+
+}  // namespace rt

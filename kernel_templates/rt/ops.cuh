@@ -1,0 +1,56 @@
+// Reduction operators. Integer sums and products wrap like two's complement (computed
+// in unsigned arithmetic, where wrapping is defined); floating min and max propagate
+// NaN, as NumPy and PyTorch do (fminf/fmaxf would drop it).
+#pragma once
+#include "rt/common.cuh"
+
+namespace rt {
+
+template <class T> struct UnsignedOf { typedef T type; };
+template <> struct UnsignedOf<int> { typedef unsigned int type; };
+template <> struct UnsignedOf<long long> { typedef unsigned long long type; };
+
+template <class T> __device__ __forceinline__ T wrapping_add(T a, T b) {
+  typedef typename UnsignedOf<T>::type U;
+  return IsFloating<T>::value ? a + b : (T)((U)a + (U)b);
+}
+template <class T> __device__ __forceinline__ T wrapping_mul(T a, T b) {
+  typedef typename UnsignedOf<T>::type U;
+  return IsFloating<T>::value ? a * b : (T)((U)a * (U)b);
+}
+
+struct SumOp {
+  static constexpr int kId = 0;
+  template <class A> static __device__ __forceinline__ A identity() { return A(0); }
+  template <class A> static __device__ __forceinline__ A apply(A a, A b) { return wrapping_add(a, b); }
+};
+struct ProdOp {
+  static constexpr int kId = 1;
+  template <class A> static __device__ __forceinline__ A identity() { return A(1); }
+  template <class A> static __device__ __forceinline__ A apply(A a, A b) { return wrapping_mul(a, b); }
+};
+struct MinOp {
+  static constexpr int kId = 2;
+  template <class A> static __device__ __forceinline__ A identity() { return Limits<A>::highest(); }
+  // a != a is true only for NaN: a NaN on either side wins.
+  template <class A> static __device__ __forceinline__ A apply(A a, A b) { return (a < b || a != a) ? a : b; }
+};
+struct MaxOp {
+  static constexpr int kId = 3;
+  template <class A> static __device__ __forceinline__ A identity() { return Limits<A>::lowest(); }
+  template <class A> static __device__ __forceinline__ A apply(A a, A b) { return (a > b || a != a) ? a : b; }
+};
+// mean combines like sum; the epilogue divides by n (0/0 gives NaN for empty input).
+struct MeanOp : SumOp {
+  static constexpr int kId = 4;
+};
+
+// What the last step writes: the accumulator converted to the output type, or for mean
+// the accumulated sum divided by n in double precision.
+template <class Op, class Out, class Acc>
+__device__ __forceinline__ Out epilogue(Acc total, u64 n) {
+  if (Op::kId == MeanOp::kId) return (Out)((double)total / (double)n);
+  return (Out)total;
+}
+
+}  // namespace rt

@@ -1,0 +1,91 @@
+// Thin RAII wrappers over the CUDA runtime, one per handle, move-only; destructors log
+// failures instead of throwing. Kernels compiled by NVRTC are loaded with
+// cudaLibraryLoadData and launched with cudaLaunchKernelExC, so nothing links libcuda
+// directly and the binaries start on machines without a driver.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "reduce_tune/device_key.h"
+
+namespace reduce_tune {
+
+// Throws CudaError for anything but cudaSuccess.
+void check_cuda(cudaError_t result, const char* expression);
+#define RT_CUDA_CHECK(expr) ::reduce_tune::check_cuda((expr), #expr)
+
+// The number of CUDA devices; throws NoDeviceError with a one-line reason when there is
+// no driver or no device.
+int cuda_device_count();
+// Throws NoDeviceError when `ordinal` names no device.
+DeviceKey query_device(int ordinal);
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  std::size_t size() const { return bytes_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void reset() noexcept;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&&) = delete;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+class Stream {
+ public:
+  Stream();  // non-blocking stream
+  ~Stream();
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&&) = delete;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// A CUBIN loaded into the current context of the current device.
+class LoadedLibrary {
+ public:
+  explicit LoadedLibrary(const std::vector<char>& cubin);
+  ~LoadedLibrary();
+  LoadedLibrary(LoadedLibrary&& other) noexcept;
+  LoadedLibrary& operator=(LoadedLibrary&&) = delete;
+  LoadedLibrary(const LoadedLibrary&) = delete;
+  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
+  // The kernel with this (lowered) name; usable as the `func` of cudaLaunchKernelExC.
+  cudaKernel_t kernel(const std::string& lowered_name) const;
+
+ private:
+  cudaLibrary_t library_ = nullptr;
+};
+
+}  // namespace reduce_tune

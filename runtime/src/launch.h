@@ -1,0 +1,73 @@
+// How one reduction is launched: the plan (grid, passes, workspace it needs), the
+// workspace layout, and the enqueue step itself. Enqueueing allocates nothing and never
+// synchronises; the Launcher seam lets tests check the launch sequence without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernel_spec.h"
+
+namespace reduce_tune {
+
+struct LaunchPlan {
+  std::uint32_t grid = 1;
+  std::uint32_t block = 0;
+  bool finalize = false;           // a second, one-block launch reduces the partials
+  std::uint64_t partial_count = 0; // accumulators the workspace must hold for partials
+  bool uses_ticket = false;
+  bool uses_accumulator = false;
+};
+
+// Tiles of block*items*vec elements; the grid policy caps the grid (never 0 blocks,
+// never more than 2^31-1). One block writes the result itself.
+LaunchPlan plan_launch(const KernelSpec& spec, std::uint64_t n, int sm_count);
+
+// Device memory a reduction uses besides its input and output. Created zeroed with the
+// accumulator slots at their identities (see make_workspace_init_image); single-pass
+// kernels leave it that way.
+struct WorkspaceView {
+  void* partials = nullptr;
+  std::size_t partials_bytes = 0;
+  unsigned int* ticket = nullptr;
+  void* accumulators = nullptr;  // kAccumulatorSlots slots of 8 bytes
+};
+
+// Layout of one contiguous workspace allocation: header (ticket and accumulator slots)
+// followed by the partials.
+constexpr std::size_t kWorkspaceHeaderBytes = 256;
+static_assert(kWorkspaceHeaderBytes >= 16 + kAccumulatorSlots * 8);
+WorkspaceView workspace_view(void* base, std::size_t total_bytes);
+// The bytes the header must hold before first use: ticket 0, every slot at its identity.
+void make_workspace_header_image(unsigned char (&image)[kWorkspaceHeaderBytes]);
+
+// Throws InvalidArgument for arguments no kernel can take: a null input with n > 0, a
+// null output, pointers not aligned to their element type.
+void validate_arguments(const KernelSpec& spec, const void* in, std::uint64_t n, const void* out);
+
+struct KernelHandles {
+  const void* reduce = nullptr;
+  const void* finalize = nullptr;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream,
+                      void** args) = 0;
+};
+
+// Launches with cudaLaunchKernelExC; throws CudaError when the launch is refused.
+class CudaLauncher final : public Launcher {
+ public:
+  void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream,
+              void** args) override;
+};
+
+// Enqueues the reduction of in[0..n) into *out on `stream`. The workspace must hold
+// plan.partial_count accumulators; throws Error when it does not.
+void enqueue_reduction(Launcher& launcher, const KernelHandles& kernels, const KernelSpec& spec,
+                       const LaunchPlan& plan, const WorkspaceView& workspace, const void* in,
+                       std::uint64_t n, void* out, void* stream);
+
+}  // namespace reduce_tune
