@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# All the GPU work of one round on the GPU machine, in one call: the GPU tests, a
+# compute-sanitizer pass (memcheck and racecheck, every strategy at a few sizes) and the
+# benchmarks. Full logs go to $OUT (default ./gpu-check-out); a summary table is printed
+# last. Usage: scripts/gpu-check.sh [tests] [sanitizer] [bench]   (default: all)
+# The executables come from $BIN (default ./gpu-stage, made by scripts/stage-gpu.sh).
+set -u
+cd "$(dirname "$0")/.."
+BIN=${BIN:-gpu-stage}
+OUT=${OUT:-gpu-check-out}
+mkdir -p "$OUT"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer bench)
+want() { local s; for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+summary=()
+
+# run_step NAME LOG COMMAND...: runs, logs, and records "NAME | status | counts | seconds".
+run_step() {
+  local name=$1 log=$2; shift 2
+  local start=$SECONDS
+  "$@" >"$OUT/$log" 2>&1
+  local rc=$?
+  local counts
+  counts=$(grep -E "^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test|^\[  SKIPPED \] [0-9]+ test|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$log" | tr '\n' ' ' | sed 's/  */ /g')
+  summary+=("$(printf '%-28s | %-6s | %s | %ss' "$name" "$([ $rc -eq 0 ] && echo ok || echo rc=$rc)" "${counts:0:110}" $((SECONDS - start)))")
+}
+
+{
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv
+  ldd "$BIN/gpu_tests"
+} >"$OUT/device.txt" 2>&1
+
+if want tests; then
+  run_step "gpu_tests" gpu_tests.log "$BIN/gpu_tests"
+  for t in runtime_gpu_tests tuner_gpu_tests; do
+    [ -x "$BIN/$t" ] && run_step "$t" "$t.log" "$BIN/$t"
+  done
+fi
+if want sanitizer; then
+  export REDUCE_TUNE_GPU_TEST_QUICK=1
+  run_step "memcheck (quick set)" memcheck.log compute-sanitizer --tool memcheck --error-exitcode 1 \
+    --leak-check full "$BIN/gpu_tests" --gtest_filter='AllStrategies/KernelFamily.*'
+  run_step "racecheck (quick set)" racecheck.log compute-sanitizer --tool racecheck --error-exitcode 1 \
+    "$BIN/gpu_tests" --gtest_filter='AllStrategies/KernelFamily.*'
+  run_step "synccheck (quick set)" synccheck.log compute-sanitizer --tool synccheck --error-exitcode 1 \
+    "$BIN/gpu_tests" --gtest_filter='AllStrategies/KernelFamily.*'
+  unset REDUCE_TUNE_GPU_TEST_QUICK
+fi
+if want bench && [ -x "$BIN/reduce_tune_bench" ]; then
+  run_step "bench vs CUB" bench.log "$BIN/reduce_tune_bench"
+fi
+
+grep -h "\[ counts   \]" "$OUT"/gpu_tests.log 2>/dev/null
+echo
+head -2 "$OUT/device.txt"
+printf '%-28s | %-6s | %s\n' step status "counts / seconds"
+for line in "${summary[@]}"; do echo "$line"; done

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the GPU-facing executables here and copies them into gpu-stage/ (git-ignored),
+# the folder to carry to the GPU machine, where scripts/gpu-check.sh runs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+targets=(gpu_tests)
+for t in reduce-tune reduce_tune_bench runtime_gpu_tests tuner_gpu_tests; do
+  if cmake --build "$BUILD" --target help 2>/dev/null | grep -q "^$t:"; then targets+=("$t"); fi
+done
+cmake --build "$BUILD" -j2 --target "${targets[@]}"
+rm -rf gpu-stage && mkdir -p gpu-stage
+for t in "${targets[@]}"; do
+  find "$BUILD" -type f -name "$t" -perm -u+x -exec cp {} gpu-stage/ \;
+done
+ls -la gpu-stage
+du -sh gpu-stage
