@@ -21,14 +21,14 @@
 #include "coverage.h"
 #include "gpu_env.h"
 #include "kernel_set.h"
-#include "reference.h"
+#include "tuner/reference.h"
 
 namespace reduce_tune {
 namespace {
 
-using testing::Expected;
-using testing::HostArray;
-using testing::Pattern;
+using verify::Expected;
+using verify::HostArray;
+using verify::Pattern;
 
 const std::vector<std::uint64_t>& test_sizes() {
   static const std::vector<std::uint64_t> full = {0,    1,    2,    31,          32,      33,
@@ -63,7 +63,7 @@ class Inputs {
     if (it != entries_.end()) return *it->second;
     auto e = std::make_unique<Entry>();
     const std::size_t count = test_sizes().back() + 4;
-    e->host = testing::make_input(std::get<0>(key), dtype, pattern, count, 42);
+    e->host = verify::make_input(std::get<0>(key), dtype, pattern, count, 42);
     e->device = DeviceBuffer(e->host.bytes.size());
     RT_CUDA_CHECK(cudaMemcpy(e->device.get(), e->host.bytes.data(), e->host.bytes.size(),
                              cudaMemcpyHostToDevice));
@@ -106,7 +106,7 @@ class Inputs {
       if (it != references_.end()) return it->second;
     }
     const Entry& e = get(op, types.in, pattern);
-    Expected x = testing::reference_reduce(op, types, e.host, offset, n);
+    Expected x = verify::reference_reduce(op, types, e.host, offset, n);
     std::lock_guard lock(mutex_);
     return references_.emplace(key, x).first->second;
   }
@@ -210,7 +210,7 @@ TEST_P(KernelFamily, MatchesCpuReference) {
           RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), size_of(spec.types.out), cudaMemcpyDeviceToHost));
           ++runs;
           const std::string diff =
-              testing::compare_result(spec.types, got, expected, longest_chain(spec, plan, n));
+              verify::compare_result(spec.types, got, expected, longest_chain(spec, plan, n));
           if (!diff.empty() && ++failures <= 20)
             ADD_FAILURE() << to_string(spec) << " pattern=" << to_string(pattern) << " n=" << n
                           << " offset=" << offset << " grid=" << plan.grid << ": " << diff;

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what reduce-tune needs to build and test on Debian 12 (the CUDA toolkit itself
+# is expected at /usr/local/cuda, or wherever CUDAToolkit_ROOT points).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+packages=(
+  cmake ninja-build g++ pkg-config
+  libsqlite3-dev libboost-program-options-dev libxxhash-dev nlohmann-json3-dev
+  libgtest-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x "${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc" ]; then
+  echo "install-deps: the CUDA toolkit (12.0 or newer) is not at /usr/local/cuda; install it or set CUDAToolkit_ROOT" >&2
+  exit 1
+fi
+echo "install-deps: all dependencies present"

@@ -1,0 +1,172 @@
+// The tuner's logic that needs no GPU: work planning and resume, winner choice,
+// timing statistics, and the hashed test data the GPU generates.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "tuner/measure.h"
+#include "tuner/reference.h"
+#include "tuner/tuner.h"
+
+namespace reduce_tune::tuner {
+namespace {
+
+class CollectingProgress : public Progress {
+ public:
+  void device_started(const DeviceKey&, int, int) override {}
+  void bucket_finished(const BucketReport&) override {}
+  void note(std::string_view m) override { notes.emplace_back(m); }
+  std::vector<std::string> notes;
+};
+
+DeviceKey fake_device() {
+  DeviceKey d;
+  d.name = "Fake GPU";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.uuid = "GPU-00000000-0000-0000-0000-000000000001";
+  return d;
+}
+
+db::Measurement ok_measurement(const std::string& config, double ms, std::uint64_t n = 1024, double spread = 0.001) {
+  db::Measurement m;
+  m.problem = ProblemKey{Op::sum, DType::f32, DType::f32, {}, n};
+  m.config = *parse_config(config).config;
+  m.status = db::MeasurementStatus::ok;
+  m.median_ms = ms;
+  m.spread = spread;
+  m.repetitions = 10;
+  m.gbps = 1;
+  m.tool_version = "test";
+  m.created_at = db::now_timestamp();
+  return m;
+}
+
+TEST(TuningWork, ResumeSkipsStoredBucketsUnlessFresh) {
+  auto database = db::Database::open_in_memory();
+  const DeviceKey device = fake_device();
+  const auto device_id = database.upsert_device(device);
+  // Store bucket 10 of sum<f32>.
+  db::BucketResult done;
+  done.device = device;
+  done.problem = {Op::sum, DType::f32, DType::f32, {}};
+  done.bucket = 10;
+  done.measurements = {ok_measurement("vectorized", 0.003)};
+  done.winners = {{db::Determinism::deterministic, 0}};
+  done.tool_version = "test";
+  done.created_at = db::now_timestamp();
+  database.store_bucket(done);
+
+  TuneOptions o;
+  o.ops = {Op::sum};
+  o.dtypes = {DType::f32, DType::i32};
+  o.sizes = {1024, 2048};
+  CollectingProgress progress;
+  const WorkPlan plan = plan_tuning_work(o, database, device_id, 1ull << 40, progress);
+  EXPECT_EQ(plan.already_done, 1);
+  ASSERT_EQ(plan.items.size(), 3u);
+  EXPECT_EQ(plan.items[0].n, 2048u);
+  EXPECT_EQ(plan.items[0].types.in, DType::f32);
+  EXPECT_EQ(plan.items[1].types.in, DType::i32);
+
+  o.fresh = true;
+  EXPECT_EQ(plan_tuning_work(o, database, device_id, 1ull << 40, progress).items.size(), 4u);
+}
+
+TEST(TuningWork, SizesThatDoNotFitAreSkippedWithANote) {
+  auto database = db::Database::open_in_memory();
+  const auto device_id = database.upsert_device(fake_device());
+  TuneOptions o;
+  o.ops = {Op::max};
+  o.dtypes = {DType::f64};
+  o.sizes = {1u << 20, 1u << 30};
+  CollectingProgress progress;
+  const WorkPlan plan = plan_tuning_work(o, database, device_id, 1ull << 30, progress);
+  EXPECT_EQ(plan.items.size(), 1u);
+  EXPECT_EQ(plan.skipped, 1);
+  ASSERT_EQ(progress.notes.size(), 1u);
+  EXPECT_NE(progress.notes[0].find("needs 8192 MiB"), std::string::npos) << progress.notes[0];
+}
+
+TEST(Winners, FastestVerifiedCandidateOfEachClassWins) {
+  const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  std::vector<db::Measurement> ms = {
+      ok_measurement("vectorized:passes=single_pass_ticket", 0.010),
+      ok_measurement("vectorized:passes=single_pass_atomic", 0.008),
+      ok_measurement("warp_shuffle", 0.009),
+      ok_measurement("multi_element", 0.001),
+  };
+  ms[3].status = db::MeasurementStatus::wrong_result;  // fastest, but wrong
+  const auto w = choose_winners(ms, Op::sum, types, {});
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].determinism, db::Determinism::deterministic);
+  EXPECT_EQ(w[0].measurement_index, 2u);
+  EXPECT_EQ(w[1].determinism, db::Determinism::nondeterministic);
+  EXPECT_EQ(w[1].measurement_index, 1u);
+}
+
+TEST(Winners, TiesWithinNoiseKeepThePreviousWinnerElseTheFirstByText) {
+  const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  std::vector<db::Measurement> ms = {
+      ok_measurement("warp_shuffle:block=512", 0.01002),
+      ok_measurement("vectorized", 0.01000),
+      ok_measurement("multi_element", 0.01003),
+  };
+  auto w = choose_winners(ms, Op::sum, types, {});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].measurement_index, 2u);  // "multi_element..." sorts first among the ties
+  w = choose_winners(ms, Op::sum, types, {ms[0].config});
+  EXPECT_EQ(w[0].measurement_index, 0u);  // the previous winner stays
+  ms[0].median_ms = 0.0110;               // 10% slower: no longer a tie
+  w = choose_winners(ms, Op::sum, types, {ms[0].config});
+  EXPECT_EQ(w[0].measurement_index, 2u);
+}
+
+TEST(Timing, MedianAndInterquartileSpread) {
+  double median = 0, spread = 0;
+  median_and_spread({1, 2, 3, 4, 5}, &median, &spread);
+  EXPECT_DOUBLE_EQ(median, 3);
+  EXPECT_DOUBLE_EQ(spread, (4.0 - 2.0) / 3.0);
+  median_and_spread({7, 7, 7}, &median, &spread);
+  EXPECT_DOUBLE_EQ(spread, 0);
+}
+
+TEST(Timing, RotationOnlyForInputsNearOrPastL2) {
+  const std::int64_t l2 = 60 << 20;
+  EXPECT_EQ(rotation_count(4 << 20, l2, 1ull << 34), 1);          // L2-resident, as callers see it
+  EXPECT_EQ(rotation_count(32 << 20, l2, 1ull << 34), 9);         // 4 x L2 / 32 MiB + 1
+  EXPECT_EQ(rotation_count(8ull << 30, l2, 1ull << 34), 2);       // far past L2
+  EXPECT_EQ(rotation_count(32 << 20, l2, 64 << 20), 2);           // limited by the buffer
+}
+
+TEST(HashedData, ReferenceMatchesTheMaterialisedArray) {
+  for (DType dtype : kAllDTypes)
+    for (Op op : {Op::sum, Op::prod, Op::min, Op::max}) {
+      const TypeRule types = *resolve_types(op, dtype, dtype).rule;
+      const std::uint64_t n = 100003;
+      verify::HostArray a{dtype, std::vector<unsigned char>((n + 1) * size_of(dtype))};
+      for (std::uint64_t i = 0; i < n + 1; ++i) {
+        const std::uint64_t bits = verify::hashed_bits(verify::fill_kind(op), dtype, 9, i);
+        std::memcpy(a.bytes.data() + i * size_of(dtype), &bits, size_of(dtype));
+      }
+      const auto direct = verify::reference_reduce(op, types, a, 1, n);
+      const auto hashed = verify::reference_reduce_hashed(op, types, 9, 1, n, 4);
+      EXPECT_EQ(direct.bits, hashed.bits) << to_string(op) << " " << to_string(dtype);
+      EXPECT_TRUE(hashed.exact) << to_string(op) << " " << to_string(dtype);
+    }
+}
+
+TEST(HashedData, IsNotConstantAndProductsStayFinite) {
+  std::set<std::uint64_t> values;
+  for (std::uint64_t i = 0; i < 64; ++i) values.insert(verify::hashed_bits(verify::FillKind::sum, DType::i32, 1, i));
+  EXPECT_GT(values.size(), 60u);
+  const TypeRule f32 = *resolve_types(Op::prod, DType::f32, DType::f32).rule;
+  const auto prod = verify::reference_reduce_hashed(Op::prod, f32, 1, 0, 1u << 22, 4);
+  EXPECT_TRUE(std::isfinite(prod.value));
+  EXPECT_NE(prod.value, 0);
+}
+
+}  // namespace
+}  // namespace reduce_tune::tuner

@@ -1,0 +1,47 @@
+// Timing one candidate on the GPU, as design section 7 says: CUDA events around whole
+// reductions (every pass; the kernels need no output initialisation), warm-up first,
+// samples until their spread is under the target or a cap, the median stored with its
+// spread and the repetition count.
+//
+// Small reductions take a few microseconds, below the events' resolution, so one sample
+// times a batch of back-to-back calls (what a caller issuing many reductions sees) and
+// divides. L2: an input smaller than a quarter of L2 is timed L2-resident, as repeated
+// calls on the same data see it; larger inputs rotate among disjoint slices whose total
+// exceeds 4x L2, so no call finds its input left in L2 by the previous one.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+
+namespace reduce_tune::tuner {
+
+struct TimingPolicy {
+  int warmup_calls = 2;
+  int min_samples = 5;
+  int max_samples = 25;
+  double target_spread = 0.01;   // relative interquartile range
+  double max_seconds = 0.3;      // per candidate, after warm-up
+  double min_sample_ms = 0.05;   // batch calls until a sample takes this long
+};
+
+struct TimingResult {
+  double median_ms = 0;
+  double spread = 0;        // (q3 - q1) / median of the samples
+  int repetitions = 0;      // calls timed, over all samples
+  int samples = 0;
+};
+
+// How many disjoint input slices to rotate through (1: no rotation).
+int rotation_count(std::uint64_t input_bytes, std::int64_t l2_bytes, std::uint64_t available_bytes);
+
+// Times `enqueue(slice)`, which must enqueue one whole reduction on `stream` reading
+// input slice `slice` (0 <= slice < rotations). Throws CudaError on a CUDA failure.
+TimingResult time_reduction(const std::function<void(int slice)>& enqueue, int rotations,
+                            cudaStream_t stream, const TimingPolicy& policy = {});
+
+// Median and relative interquartile range of samples (exposed for tests).
+void median_and_spread(std::vector<double> samples, double* median, double* spread);
+
+}  // namespace reduce_tune::tuner

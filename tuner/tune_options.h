@@ -1,0 +1,56 @@
+// The options of `reduce-tune tune`, parsed into one documented struct. Parsing never
+// prints: it returns the struct or a message naming the option and its allowed values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "reduce_tune/types.h"
+
+namespace reduce_tune::tuner {
+
+enum class SearchKind { exhaustive, random, local };
+std::string_view to_string(SearchKind kind);
+
+struct Budget {
+  int evaluations_per_bucket = 0;  // 0: no limit on evaluations
+  double seconds = 0;              // 0: no time limit (for the whole run)
+};
+
+struct TuneOptions {
+  // Devices to tune: indices, or empty with all_devices set.
+  std::vector<int> devices = {0};
+  bool all_devices = false;
+  std::vector<Op> ops = {Op::sum, Op::prod, Op::min, Op::max};
+  std::vector<DType> dtypes = {DType::i32, DType::i64, DType::u32, DType::f32, DType::f64};
+  std::vector<std::uint64_t> sizes;  // empty: 2^10 .. 2^30, powers of two
+  SearchKind search = SearchKind::local;
+  Budget budget{24, 0};
+  std::optional<std::string> db;     // --db PATH
+  bool dry_run = false;              // print the space, touch nothing
+  int dry_run_arch = 90;             // --arch for --dry-run without a GPU
+  bool fresh = false;                // retune buckets that are already done
+  bool quiet = false;
+  bool verbose = false;
+  bool help = false;
+};
+
+std::vector<std::uint64_t> default_sizes();
+
+struct TuneParseResult {
+  std::optional<TuneOptions> options;
+  std::string error;  // "--ops: unknown op 'avg' (allowed: sum, prod, min, max, mean, all)"
+};
+TuneParseResult parse_tune_options(const std::vector<std::string>& args);
+
+// "2^10..2^30", "1000,4096,1e8", "2^20" -> sizes, ascending, unique. Empty optional and
+// a message on a bad list.
+std::optional<std::vector<std::uint64_t>> parse_sizes(const std::string& text, std::string* error);
+std::optional<Budget> parse_budget(const std::string& text, std::string* error);
+
+std::string tune_usage();
+
+}  // namespace reduce_tune::tuner
