@@ -1,0 +1,28 @@
+// Where the tuning database lives when the caller names no file.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace reduce_tune::db {
+
+// The environment the default location depends on; empty values count as unset, as the
+// XDG base directory specification says.
+struct DatabaseLocationEnv {
+  std::optional<std::string> reduce_tune_db;  // $REDUCE_TUNE_DB
+  std::optional<std::string> xdg_data_home;   // $XDG_DATA_HOME (ignored unless absolute)
+  std::optional<std::string> home;            // $HOME
+
+  static DatabaseLocationEnv from_process();
+};
+
+// $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db, else
+// $HOME/.local/share/reduce-tune/tuning.db; empty when none of them is set.
+std::optional<std::filesystem::path> resolve_database_path(const DatabaseLocationEnv& env);
+
+// resolve_database_path(from_process()); throws reduce_tune::Error when no location can
+// be found (no variable set), naming the variables to set.
+std::filesystem::path default_database_path();
+
+}  // namespace reduce_tune::db

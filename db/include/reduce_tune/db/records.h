@@ -1,0 +1,160 @@
+// The rows of the tuning database as plain values: what the tuner hands to the database
+// and what the runtime reads back. Nothing here knows about SQLite.
+#pragma once
+
+#include <chrono>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reduce_tune/config.h"
+#include "reduce_tune/device_key.h"
+#include "reduce_tune/types.h"
+
+namespace reduce_tune::db {
+
+// A row id inside one database file. Ids are local to a file: export, import and merge
+// translate them, so never store one outside the database it came from.
+using RowId = std::int64_t;
+
+// Microseconds since the Unix epoch (UTC); stored as an integer so that measurement
+// identity (which includes the timestamp) compares exactly across export and import.
+using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
+Timestamp now_timestamp();
+
+// What one candidate came to. A failed candidate is data, not an exception, so the
+// tuner stores it with its reason in Measurement::detail.
+enum class MeasurementStatus : std::uint8_t { ok, compile_failed, launch_failed, wrong_result, skipped };
+std::string_view to_string(MeasurementStatus status);
+std::optional<MeasurementStatus> parse_measurement_status(std::string_view text);
+
+// Whether a config gives bit-identical results run to run; the tuner keeps one winner
+// per class and the runtime picks deterministic ones unless told otherwise.
+enum class Determinism : std::uint8_t { deterministic, nondeterministic };
+std::string_view to_string(Determinism determinism);
+std::optional<Determinism> parse_determinism(std::string_view text);
+
+// How a winner came into this file: tuned here (or carried unchanged by export/import),
+// taken from another file by `db merge`, or imported from a file that did not say.
+enum class WinnerSource : std::uint8_t { tuned, imported, merged };
+std::string_view to_string(WinnerSource source);
+std::optional<WinnerSource> parse_winner_source(std::string_view text);
+
+// A problem without its size: what winners and tuned buckets are keyed by (together
+// with a size bucket).
+struct ProblemClass {
+  Op op = Op::sum;
+  DType dtype = DType::f32;
+  DType out_dtype = DType::f32;
+  Layout layout;
+
+  static ProblemClass of(const ProblemKey& key) {
+    return {key.op, key.dtype, key.out_dtype, key.layout};
+  }
+  ProblemKey with_size(std::uint64_t n) const { return {op, dtype, out_dtype, layout, n}; }
+  friend auto operator<=>(const ProblemClass&, const ProblemClass&) = default;
+};
+std::string to_string(const ProblemClass& problem);  // "sum<f32>[flat]"
+
+// The layout's kind as stored ("flat"); Layout has no parser in core.
+std::optional<LayoutKind> parse_layout_kind(std::string_view text);
+
+struct DeviceRecord {
+  RowId id = 0;
+  DeviceKey key;
+  friend bool operator==(const DeviceRecord&, const DeviceRecord&) = default;
+};
+
+// One candidate tried. Times are NaN where nothing was measured (a failed candidate);
+// NaN is stored as NULL and read back as NaN.
+struct Measurement {
+  RowId id = 0;         // set by the database; ignored when storing
+  RowId device_id = 0;  // set by the database; ignored when storing
+  ProblemKey problem;
+  ReduceConfig config;
+  MeasurementStatus status = MeasurementStatus::ok;
+  double median_ms = 0;  // median time of the whole reduction
+  double spread = 0;     // relative spread of the repetitions, as the timer reports it
+  int repetitions = 0;
+  double gbps = 0;       // input bytes / median time
+  std::string tool_version;
+  Timestamp created_at{};
+  std::string detail;    // why a candidate failed or was skipped; empty when ok
+};
+
+// The chosen config for (device, problem class, size bucket, determinism class).
+struct Winner {
+  RowId id = 0;
+  RowId device_id = 0;
+  ProblemClass problem;
+  int bucket = 0;  // reduce_tune::size_bucket(n)
+  Determinism determinism = Determinism::deterministic;
+  ReduceConfig config;
+  double median_ms = 0;
+  // The measurement that chose it; empty when that measurement is not in this file.
+  std::optional<RowId> measurement_id;
+  WinnerSource source = WinnerSource::tuned;
+  std::string tool_version;
+  Timestamp created_at{};
+};
+
+// A (device, problem class, bucket) the tuner finished; a rerun skips these.
+struct TunedBucket {
+  RowId device_id = 0;
+  ProblemClass problem;
+  int bucket = 0;
+  std::string tool_version;
+  Timestamp created_at{};
+  friend bool operator==(const TunedBucket&, const TunedBucket&) = default;
+};
+
+// A compiled kernel. The key is the runtime's hash of source, options, NVRTC version
+// and arch; the database treats it as opaque.
+struct CompiledBinary {
+  std::string key;
+  int arch = 0;  // 90 for sm_90
+  std::string nvrtc_version;
+  std::vector<std::byte> cubin;
+  Timestamp created_at{};
+  friend bool operator==(const CompiledBinary&, const CompiledBinary&) = default;
+};
+
+// A winner of a bucket, named by the measurement that won (its config and time are that
+// measurement's, so the two cannot disagree).
+struct BucketWinner {
+  Determinism determinism = Determinism::deterministic;
+  std::size_t measurement_index = 0;  // into BucketResult::measurements
+};
+
+// Everything the tuner learned about one size bucket; stored in one transaction.
+struct BucketResult {
+  DeviceKey device;
+  ProblemClass problem;
+  int bucket = 0;
+  std::vector<Measurement> measurements;  // every n must fall in `bucket`
+  std::vector<BucketWinner> winners;      // at most one per determinism class
+  std::string tool_version;
+  Timestamp created_at{};
+};
+
+struct StoredBucket {
+  RowId device_id = 0;
+  std::vector<RowId> measurement_ids;  // parallel to BucketResult::measurements
+};
+
+struct DbCounts {
+  std::int64_t devices = 0;
+  std::int64_t configs = 0;
+  std::int64_t measurements = 0;
+  std::int64_t winners = 0;
+  std::int64_t tuned_buckets = 0;
+  std::int64_t binaries = 0;
+  std::int64_t binary_bytes = 0;
+  friend bool operator==(const DbCounts&, const DbCounts&) = default;
+};
+
+}  // namespace reduce_tune::db

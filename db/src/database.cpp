@@ -1,0 +1,337 @@
+#include "reduce_tune/db/database.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <system_error>
+#include <thread>
+
+#include "reduce_tune/error.h"
+#include "rows.h"
+#include "schema.h"
+#include "sqlite_handle.h"
+
+namespace reduce_tune::db {
+namespace {
+
+using detail::Connection;
+using detail::Statement;
+using detail::Transaction;
+using detail::TransactionKind;
+
+// An absolute file: URI, so that any byte of the path ('?', '#', '%', a leading "//")
+// reaches the file system unchanged and query parameters can be added.
+std::string file_uri(const std::filesystem::path& path, std::string_view query) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file://";
+  const std::filesystem::path absolute = std::filesystem::absolute(path);
+  for (const char byte : absolute.native()) {
+    const auto c = static_cast<unsigned char>(byte);
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '/' || c == '.' || c == '_' || c == '-' || c == '~';
+    if (plain) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xf];
+    }
+  }
+  if (!query.empty()) {
+    uri += '?';
+    uri += query;
+  }
+  return uri;
+}
+
+void set_busy_timeout(const Connection& connection, const OpenOptions& options) {
+  const auto ms = options.busy_timeout.count();
+  sqlite3_busy_timeout(connection.get(),
+                       static_cast<int>(std::min<long long>(ms, std::numeric_limits<int>::max())));
+}
+
+// Switching a file into WAL takes an exclusive lock, which SQLite does not wait for
+// through the busy handler; two writers opening a new file at once would otherwise see
+// SQLITE_BUSY here. A file already in WAL mode passes at once.
+void enable_wal(const Connection& connection, const OpenOptions& options) {
+  const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
+  for (;;) {
+    try {
+      Statement statement(connection, "PRAGMA journal_mode = WAL");
+      statement.run();
+      return;
+    } catch (const DbError& error) {
+      if ((error.code() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void create_parent_folder(const std::filesystem::path& path) {
+  const auto folder = path.parent_path();
+  if (folder.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec)
+    throw DbError(SQLITE_CANTOPEN,
+                  path.string() + ": cannot create the folder " + folder.string() + " (" + ec.message() + ")");
+}
+
+// Reads an old file through a migrated copy in memory: the reader must not write the
+// file, yet queries are written against the current schema only.
+std::unique_ptr<Connection> migrated_copy(const Connection& file, int from) {
+  auto memory = std::make_unique<Connection>(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                             file.label());
+  sqlite3_backup* backup = sqlite3_backup_init(memory->get(), "main", file.get(), "main");
+  if (backup == nullptr) memory->fail(sqlite3_errcode(memory->get()), "cannot copy the database");
+  const int step_rc = sqlite3_backup_step(backup, -1);
+  const int finish_rc = sqlite3_backup_finish(backup);
+  if (step_rc != SQLITE_DONE) file.fail(step_rc, "cannot copy the database");
+  if (finish_rc != SQLITE_OK) memory->fail(finish_rc, "cannot copy the database");
+  Transaction transaction(*memory, TransactionKind::immediate);
+  detail::migrate(*memory, from, kSchemaVersion);
+  transaction.commit();
+  memory->exec("PRAGMA query_only = ON");
+  return memory;
+}
+
+std::int64_t bucket_low(int bucket) { return bucket == 0 ? 0 : std::int64_t{1} << bucket; }
+std::int64_t bucket_high(int bucket) {  // inclusive
+  return bucket >= 62 ? std::numeric_limits<std::int64_t>::max() : (std::int64_t{1} << (bucket + 1)) - 1;
+}
+
+void check_bucket(const BucketResult& r) {
+  auto fail = [&](const std::string& why) {
+    throw InvalidArgument("bucket " + std::to_string(r.bucket) + " of " + to_string(r.problem) + ": " + why);
+  };
+  if (r.bucket < 0 || r.bucket > 63) fail("bucket out of range");
+  for (const auto& m : r.measurements) {
+    if (ProblemClass::of(m.problem) != r.problem) fail("measurement of another problem: " + to_string(m.problem));
+    if (size_bucket(m.problem.n) != r.bucket)
+      fail("measurement n = " + std::to_string(m.problem.n) + " lies in bucket " +
+           std::to_string(size_bucket(m.problem.n)));
+  }
+  std::set<Determinism> seen;
+  for (const auto& w : r.winners) {
+    if (w.measurement_index >= r.measurements.size()) fail("winner names a measurement that is not there");
+    const Measurement& m = r.measurements[w.measurement_index];
+    if (m.status != MeasurementStatus::ok) fail("a winner must come from an ok measurement");
+    if (!std::isfinite(m.median_ms)) fail("a winner needs a measured time");
+    if (!seen.insert(w.determinism).second) fail("two winners for one determinism class");
+  }
+}
+
+}  // namespace
+
+Database::Database(std::unique_ptr<detail::Connection> connection, std::filesystem::path path, bool read_only,
+                   int file_schema_version)
+    : connection_(std::move(connection)),
+      path_(std::move(path)),
+      read_only_(read_only),
+      file_schema_version_(file_schema_version) {}
+
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
+Database::~Database() = default;
+
+Database Database::open(const std::filesystem::path& path, const OpenOptions& options) {
+  if (path.empty()) throw InvalidArgument("empty database path");
+  create_parent_folder(path);
+  auto connection = std::make_unique<Connection>(file_uri(path, "mode=rwc"),
+                                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path.string());
+  set_busy_timeout(*connection, options);
+  // Read and judge the file before the first write (journal mode, migration), so that a
+  // foreign, corrupt or newer file stays byte for byte as it was.
+  const auto first_look = detail::inspect(*connection);
+  detail::check_compatible(first_look, *connection, kSchemaVersion);
+  enable_wal(*connection, options);
+  // NORMAL in WAL mode: a killed process loses nothing committed; a power cut may lose
+  // the last commits but never corrupts, and tuning commits once per bucket.
+  connection->exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", "cannot configure");
+  if (first_look.user_version < kSchemaVersion) {
+    Transaction transaction(*connection, TransactionKind::immediate);
+    // Again under the write lock: another process may have created or migrated the
+    // file since the first look.
+    const auto state = detail::inspect(*connection);
+    detail::check_compatible(state, *connection, kSchemaVersion);
+    if (state.user_version < kSchemaVersion) {
+      detail::migrate(*connection, state.user_version, kSchemaVersion);
+      transaction.commit();
+    }
+  }
+  return Database(std::move(connection), path, false, kSchemaVersion);
+}
+
+std::optional<Database> Database::open_read_only(const std::filesystem::path& path, const OpenOptions& options) {
+  if (path.empty()) throw InvalidArgument("empty database path");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) return std::nullopt;
+  if (ec) throw DbError(SQLITE_CANTOPEN, path.string() + ": cannot open (" + ec.message() + ")");
+  if (std::filesystem::is_directory(status))
+    throw DbError(SQLITE_CANTOPEN, path.string() + ": cannot open (is a folder)");
+
+  auto open_with = [&](std::string_view query) {
+    auto connection = std::make_unique<Connection>(file_uri(path, query), SQLITE_OPEN_READONLY, path.string());
+    set_busy_timeout(*connection, options);
+    return connection;
+  };
+  auto connection = open_with("mode=ro");
+  detail::FileState state;
+  try {
+    state = detail::inspect(*connection);
+  } catch (const DbError& error) {
+    // A WAL file needs its -shm index; in a read-only folder where it cannot be created
+    // SQLite refuses a plain read-only open. immutable=1 reads the main file without the
+    // index. That is exact here: with no -wal file beside it (a writer that closed
+    // cleanly checkpoints and removes it) the main file holds every commit.
+    const int primary = error.code() & 0xff;
+    if (primary != SQLITE_CANTOPEN && primary != SQLITE_READONLY) throw;
+    connection = open_with("mode=ro&immutable=1");
+    state = detail::inspect(*connection);
+  }
+  if (detail::is_empty(state)) return std::nullopt;
+  detail::check_compatible(state, *connection, kSchemaVersion);
+  if (state.user_version < kSchemaVersion) connection = migrated_copy(*connection, state.user_version);
+  return Database(std::move(connection), path, true, state.user_version);
+}
+
+Database Database::open_in_memory() {
+  auto connection = std::make_unique<Connection>(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, ":memory:");
+  connection->exec("PRAGMA foreign_keys = ON", "cannot configure");
+  Transaction transaction(*connection, TransactionKind::immediate);
+  detail::migrate(*connection, 0, kSchemaVersion);
+  transaction.commit();
+  return Database(std::move(connection), ":memory:", false, kSchemaVersion);
+}
+
+void Database::require_writable(std::string_view what) const {
+  if (read_only_)
+    throw DbError(SQLITE_READONLY, path_.string() + ": cannot " + std::string(what) + " (opened read-only)");
+}
+
+RowId Database::upsert_device(const DeviceKey& device) {
+  require_writable("store a device");
+  Transaction transaction(*connection_, TransactionKind::immediate);
+  const RowId id = detail::RowWriter(*connection_).upsert_device(device);
+  transaction.commit();
+  return id;
+}
+
+std::optional<RowId> Database::find_device(std::string_view uuid) const {
+  Statement s(*connection_, "SELECT id FROM devices WHERE uuid = ?1");
+  s.bind(1, uuid);
+  if (!s.step()) return std::nullopt;
+  return s.int64(0);
+}
+
+std::optional<DeviceRecord> Database::device(RowId id) const {
+  auto rows = detail::select_devices(*connection_, "WHERE d.id = ?1", [&](Statement& s) { s.bind(1, id); });
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
+}
+
+std::vector<DeviceRecord> Database::list_devices() const { return detail::select_devices(*connection_, "", {}); }
+
+StoredBucket Database::store_bucket(const BucketResult& result) {
+  require_writable("store a bucket");
+  check_bucket(result);
+  Transaction transaction(*connection_, TransactionKind::immediate);
+  detail::RowWriter writer(*connection_);
+  StoredBucket stored;
+  stored.device_id = writer.upsert_device(result.device);
+  stored.measurement_ids.reserve(result.measurements.size());
+  for (const auto& m : result.measurements)
+    stored.measurement_ids.push_back(writer.add_measurement(stored.device_id, m).first);
+  for (const auto& bw : result.winners) {
+    const Measurement& m = result.measurements[bw.measurement_index];
+    Winner w;
+    w.problem = result.problem;
+    w.bucket = result.bucket;
+    w.determinism = bw.determinism;
+    w.config = m.config;
+    w.median_ms = m.median_ms;
+    w.tool_version = result.tool_version;
+    w.created_at = result.created_at;
+    writer.put_winner(stored.device_id, w, stored.measurement_ids[bw.measurement_index], WinnerSource::tuned);
+  }
+  writer.mark_bucket(stored.device_id,
+                     TunedBucket{stored.device_id, result.problem, result.bucket, result.tool_version,
+                                 result.created_at},
+                     /*refresh=*/true);
+  transaction.commit();
+  return stored;
+}
+
+std::vector<int> Database::tuned_buckets(RowId device_id, const ProblemClass& problem) const {
+  std::vector<int> buckets;
+  for (const auto& b : detail::select_tuned_buckets(
+           *connection_,
+           "WHERE b.device_id = ?1 AND (b.op, b.dtype, b.out_dtype, b.layout, b.layout_outer, "
+           "b.layout_inner) = (?2, ?3, ?4, ?5, ?6, ?7)",
+           [&](Statement& s) {
+             s.bind(1, device_id);
+             detail::bind_problem(s, 2, problem);
+           }))
+    buckets.push_back(b.bucket);
+  return buckets;
+}
+
+std::vector<Winner> Database::winners_for_device(RowId device_id) const {
+  return detail::select_winners(*connection_, "WHERE w.device_id = ?1",
+                                [&](Statement& s) { s.bind(1, device_id); });
+}
+
+std::vector<Winner> Database::winners_for_same_arch(const DeviceKey& device) const {
+  return detail::select_winners(
+      *connection_,
+      "JOIN devices d ON d.id = w.device_id WHERE d.cc_major = ?1 AND d.cc_minor = ?2 AND d.uuid <> ?3",
+      [&](Statement& s) { s.bind(1, device.cc_major).bind(2, device.cc_minor).bind(3, device.uuid); });
+}
+
+std::vector<Measurement> Database::measurements(RowId device_id, const ProblemClass& problem,
+                                                std::optional<int> bucket) const {
+  return detail::select_measurements(
+      *connection_,
+      "WHERE m.device_id = ?1 AND (m.op, m.dtype, m.out_dtype, m.layout, m.layout_outer, m.layout_inner) = "
+      "(?2, ?3, ?4, ?5, ?6, ?7) AND m.n BETWEEN ?8 AND ?9",
+      [&](Statement& s) {
+        s.bind(1, device_id);
+        detail::bind_problem(s, 2, problem);
+        s.bind(8, bucket ? bucket_low(*bucket) : 0)
+            .bind(9, bucket ? bucket_high(*bucket) : std::numeric_limits<std::int64_t>::max());
+      });
+}
+
+std::optional<CompiledBinary> Database::find_binary(std::string_view key) const {
+  return detail::select_binary(*connection_, key);
+}
+
+void Database::put_binary(const CompiledBinary& binary) {
+  require_writable("store a binary");
+  Transaction transaction(*connection_, TransactionKind::immediate);
+  detail::RowWriter(*connection_).put_binary(binary, /*replace=*/true);
+  transaction.commit();
+}
+
+DbCounts Database::counts() const {
+  Statement s(*connection_,
+              "SELECT (SELECT count(*) FROM devices), (SELECT count(*) FROM configs), "
+              "(SELECT count(*) FROM measurements), (SELECT count(*) FROM winners), "
+              "(SELECT count(*) FROM tuned_buckets), (SELECT count(*) FROM binaries), "
+              "(SELECT coalesce(sum(length(cubin)), 0) FROM binaries)");
+  s.step();
+  return DbCounts{s.int64(0), s.int64(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5), s.int64(6)};
+}
+
+std::vector<std::string> Database::integrity_problems() const {
+  Statement s(*connection_, "PRAGMA integrity_check");
+  std::vector<std::string> problems;
+  while (s.step()) {
+    std::string line = s.text(0);
+    if (line != "ok") problems.push_back(std::move(line));
+  }
+  return problems;
+}
+
+}  // namespace reduce_tune::db

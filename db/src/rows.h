@@ -1,0 +1,89 @@
+// Reading and writing single rows, shared by Database (store_bucket, queries) and the
+// transfer code (export, import, merge). Callers own the transaction.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "reduce_tune/db/records.h"
+#include "sqlite_handle.h"
+
+namespace reduce_tune::db::detail {
+
+std::int64_t to_db_time(Timestamp time);
+Timestamp from_db_time(std::int64_t micros);
+
+// Prepared statements for writing rows, prepared on first use and reused for every row
+// of one transaction.
+class RowWriter {
+ public:
+  explicit RowWriter(const Connection& connection) : connection_(connection) {}
+
+  // Inserts or refreshes the device with this UUID.
+  RowId upsert_device(const DeviceKey& device);
+  // Inserts the device unless its UUID is present; second: whether it was inserted.
+  std::pair<RowId, bool> add_device_if_absent(const DeviceKey& device);
+
+  RowId config_id(const ReduceConfig& config);
+
+  // Inserts the measurement unless one with the same identity exists; returns its id
+  // either way and whether it was inserted.
+  std::pair<RowId, bool> add_measurement(RowId device_id, const Measurement& measurement);
+
+  // Writes a winner at its key (device, problem class, bucket, determinism), replacing
+  // the one there. winner.device_id and winner.measurement_id are ignored: the ids given
+  // here are this file's.
+  void put_winner(RowId device_id, const Winner& winner, std::optional<RowId> measurement_id,
+                  WinnerSource source);
+
+  // The winner at a key, with whether an ok measurement stands behind it.
+  struct ExistingWinner {
+    RowId id = 0;
+    double median_ms = 0;
+    bool verified = false;
+  };
+  std::optional<ExistingWinner> find_winner(RowId device_id, const ProblemClass& problem, int bucket,
+                                            Determinism determinism);
+
+  // Marks a bucket tuned; `refresh` updates the provenance of an existing mark. Returns
+  // whether the mark is new.
+  bool mark_bucket(RowId device_id, const TunedBucket& bucket, bool refresh);
+
+  // Inserts or (with `replace`) replaces by key; returns {inserted, replaced}.
+  std::pair<bool, bool> put_binary(const CompiledBinary& binary, bool replace);
+
+ private:
+  Statement& prepared(std::optional<Statement>& slot, std::string_view sql);
+
+  const Connection& connection_;
+  std::map<std::string, RowId> config_ids_;
+  std::optional<Statement> upsert_device_, find_device_, insert_device_, find_config_,
+      insert_config_, insert_measurement_, find_measurement_, put_winner_, find_winner_,
+      mark_bucket_, refresh_bucket_, find_binary_, insert_binary_, replace_binary_;
+};
+
+// Queries return rows in id order. `where` is appended to the SELECT and names the
+// columns through the aliases d (devices), m (measurements), w (winners), b (tuned
+// buckets); `bind` binds its parameters.
+using Binder = std::function<void(Statement&)>;
+std::vector<DeviceRecord> select_devices(const Connection& connection, std::string_view where,
+                                         const Binder& bind);
+std::vector<Measurement> select_measurements(const Connection& connection, std::string_view where,
+                                             const Binder& bind);
+std::vector<Winner> select_winners(const Connection& connection, std::string_view where,
+                                   const Binder& bind);
+std::vector<TunedBucket> select_tuned_buckets(const Connection& connection, std::string_view where,
+                                              const Binder& bind);
+// Binaries of one arch, or all when arch is empty.
+std::vector<CompiledBinary> select_binaries(const Connection& connection, std::optional<int> arch);
+std::optional<CompiledBinary> select_binary(const Connection& connection, std::string_view key);
+
+// Binds op, dtype, out_dtype, layout, layout_outer, layout_inner from `first`.
+void bind_problem(Statement& statement, int first, const ProblemClass& problem);
+
+}  // namespace reduce_tune::db::detail

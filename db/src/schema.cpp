@@ -1,0 +1,170 @@
+#include "schema.h"
+
+#include <iterator>
+#include <string>
+
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/error.h"
+
+namespace reduce_tune::db::detail {
+namespace {
+
+// Version 1: the first release.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE devices (
+  id               INTEGER PRIMARY KEY,
+  uuid             TEXT    NOT NULL UNIQUE,
+  name             TEXT    NOT NULL,
+  cc_major         INTEGER NOT NULL,
+  cc_minor         INTEGER NOT NULL,
+  sm_count         INTEGER NOT NULL,
+  l2_bytes         INTEGER NOT NULL,
+  memory_bus_bits  INTEGER NOT NULL,
+  memory_clock_khz INTEGER NOT NULL,
+  driver_version   INTEGER NOT NULL,
+  runtime_version  INTEGER NOT NULL
+);
+CREATE TABLE configs (
+  id   INTEGER PRIMARY KEY,
+  text TEXT    NOT NULL UNIQUE,  -- reduce_tune::to_string(ReduceConfig)
+  hash INTEGER NOT NULL          -- reduce_tune::config_hash, as a signed 64-bit value
+);
+CREATE INDEX configs_by_hash ON configs (hash);
+CREATE TABLE measurements (
+  id            INTEGER PRIMARY KEY,
+  device_id     INTEGER NOT NULL REFERENCES devices (id),
+  op            TEXT    NOT NULL,
+  dtype         TEXT    NOT NULL,
+  out_dtype     TEXT    NOT NULL,
+  layout        TEXT    NOT NULL,
+  layout_outer  INTEGER NOT NULL,
+  layout_inner  INTEGER NOT NULL,
+  n             INTEGER NOT NULL,
+  config_id     INTEGER NOT NULL REFERENCES configs (id),
+  status        TEXT    NOT NULL CHECK (status IN
+                  ('ok', 'compile_failed', 'launch_failed', 'wrong_result', 'skipped')),
+  median_ms     REAL,             -- NULL where nothing was timed
+  spread        REAL,
+  repetitions   INTEGER NOT NULL,
+  gbps          REAL,
+  tool_version  TEXT    NOT NULL,
+  created_at_us INTEGER NOT NULL, -- microseconds since the Unix epoch, UTC
+  -- A measurement's identity: merging the same file twice adds nothing.
+  UNIQUE (device_id, op, dtype, out_dtype, layout, layout_outer, layout_inner, n, config_id,
+          created_at_us, tool_version)
+);
+CREATE TABLE winners (
+  id             INTEGER PRIMARY KEY,
+  device_id      INTEGER NOT NULL REFERENCES devices (id),
+  op             TEXT    NOT NULL,
+  dtype          TEXT    NOT NULL,
+  out_dtype      TEXT    NOT NULL,
+  layout         TEXT    NOT NULL,
+  layout_outer   INTEGER NOT NULL,
+  layout_inner   INTEGER NOT NULL,
+  bucket         INTEGER NOT NULL,
+  determinism    TEXT    NOT NULL CHECK (determinism IN ('deterministic', 'nondeterministic')),
+  config_id      INTEGER NOT NULL REFERENCES configs (id),
+  median_ms      REAL    NOT NULL,
+  measurement_id INTEGER REFERENCES measurements (id),
+  source         TEXT    NOT NULL CHECK (source IN ('tuned', 'imported', 'merged')),
+  tool_version   TEXT    NOT NULL,
+  created_at_us  INTEGER NOT NULL,
+  UNIQUE (device_id, op, dtype, out_dtype, layout, layout_outer, layout_inner, bucket,
+          determinism)
+);
+CREATE TABLE tuned_buckets (
+  device_id     INTEGER NOT NULL REFERENCES devices (id),
+  op            TEXT    NOT NULL,
+  dtype         TEXT    NOT NULL,
+  out_dtype     TEXT    NOT NULL,
+  layout        TEXT    NOT NULL,
+  layout_outer  INTEGER NOT NULL,
+  layout_inner  INTEGER NOT NULL,
+  bucket        INTEGER NOT NULL,
+  tool_version  TEXT    NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  PRIMARY KEY (device_id, op, dtype, out_dtype, layout, layout_outer, layout_inner, bucket)
+) WITHOUT ROWID;
+CREATE TABLE binaries (
+  key           TEXT    PRIMARY KEY,  -- the runtime's hash of source, options, NVRTC, arch
+  arch          INTEGER NOT NULL,
+  nvrtc_version TEXT    NOT NULL,
+  cubin         BLOB    NOT NULL,
+  created_at_us INTEGER NOT NULL
+);
+)sql";
+
+// Version 2: a failed candidate records why (v1 kept only the status). Old rows get an
+// empty detail.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE measurements ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+)sql";
+
+// kSteps[i] takes a file from version i to i + 1. Append only: a released step never
+// changes, or files made by it would no longer match.
+constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2};
+static_assert(std::size(kSteps) == kSchemaVersion, "kSchemaVersion names the last step");
+
+int pragma_int(const Connection& connection, const char* sql) {
+  Statement statement(connection, sql);
+  return statement.step() ? statement.int32(0) : 0;
+}
+
+}  // namespace
+
+FileState inspect(const Connection& connection) {
+  try {
+    FileState state;
+    state.application_id = pragma_int(connection, "PRAGMA application_id");
+    state.user_version = pragma_int(connection, "PRAGMA user_version");
+    state.has_tables =
+        pragma_int(connection, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'") > 0;
+    return state;
+  } catch (const DbError& error) {
+    const int primary = error.code() & 0xff;
+    if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
+      throw DbError(error.code(), connection.label() + ": not a reduce-tune database (" +
+                                      sqlite3_errstr(primary) + ")");
+    throw DbError(error.code(), connection.label() + ": cannot read the database (" + sqlite3_errstr(primary) + ")");
+  }
+}
+
+bool is_empty(const FileState& state) {
+  return state.application_id == 0 && state.user_version == 0 && !state.has_tables;
+}
+
+void check_compatible(const FileState& state, const Connection& connection, int max_version) {
+  if (is_empty(state)) return;
+  if (state.application_id != kApplicationId) {
+    throw DbError(SQLITE_NOTADB, connection.label() +
+                                     ": not a reduce-tune database (a SQLite file of another "
+                                     "application)");
+  }
+  if (state.user_version > max_version) {
+    throw DbError(SQLITE_CANTOPEN,
+                  connection.label() + ": database schema version " +
+                      std::to_string(state.user_version) + " is newer than this reduce-tune supports (" +
+                      std::to_string(max_version) + "); use a newer reduce-tune (the file was not modified)");
+  }
+  if (state.user_version < 1) {
+    throw DbError(SQLITE_NOTADB, connection.label() +
+                                     ": not a reduce-tune database (no schema version)");
+  }
+}
+
+void migrate(const Connection& connection, int from, int to) {
+  static_assert(std::size(kSteps) >= 1);
+  if (from < 0 || to > static_cast<int>(std::size(kSteps)) || from > to) {
+    throw DbError(SQLITE_MISUSE, connection.label() + ": no migration from schema version " +
+                                     std::to_string(from) + " to " + std::to_string(to));
+  }
+  for (int version = from; version < to; ++version)
+    connection.exec(kSteps[version], "cannot migrate the schema to version " + std::to_string(version + 1));
+  // PRAGMAs take no parameters; both values are integers from this file.
+  const std::string pragmas = "PRAGMA user_version = " + std::to_string(to) +
+                              "; PRAGMA application_id = " + std::to_string(kApplicationId) + ";";
+  connection.exec(pragmas.c_str(), "cannot record the schema version");
+}
+
+}  // namespace reduce_tune::db::detail

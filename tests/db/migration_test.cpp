@@ -1,0 +1,191 @@
+// Schema versions: migration from every earlier version's fixture, refusal of newer
+// versions and of files that are not ours, all without modifying a refused file.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "database_access.h"
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/error.h"
+#include "schema.h"
+#include "sqlite_handle.h"
+#include "test_support.h"
+
+namespace reduce_tune::db {
+namespace {
+
+using namespace testing;
+
+// Fixtures are copied before use: opening for writing migrates them in place.
+std::filesystem::path copy_fixture(const TempDir& dir, const std::string& name) {
+  const auto target = dir / name;
+  std::filesystem::copy_file(std::filesystem::path(assets()) / name, target);
+  return target;
+}
+
+std::vector<std::string> schema_sql(const Database& database) {
+  detail::Statement s(DatabaseAccess::connection(database),
+                      "SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_schema ORDER BY type, name");
+  std::vector<std::string> rows;
+  while (s.step()) rows.push_back(s.text(0));
+  return rows;
+}
+
+void expect_v1_fixture_rows(const Database& database) {
+  const auto device_id = database.find_device("GPU-fixture-v1");
+  ASSERT_TRUE(device_id);
+  EXPECT_EQ(database.device(*device_id)->key.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(database.device(*device_id)->key.arch(), 90);
+  const auto measurements = database.measurements(*device_id, sum_f32(), 24);
+  ASSERT_EQ(measurements.size(), 3u);
+  EXPECT_EQ(measurements[0].config, ReduceConfig{});
+  EXPECT_EQ(measurements[0].median_ms, 0.125);
+  EXPECT_EQ(measurements[2].status, MeasurementStatus::compile_failed);
+  EXPECT_TRUE(std::isnan(measurements[2].median_ms));
+  for (const auto& m : measurements) EXPECT_EQ(m.detail, "");  // the column v2 added
+  const auto winners = database.winners_for_device(*device_id);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].config, ReduceConfig{});
+  EXPECT_EQ(winners[0].measurement_id, measurements[0].id);
+  EXPECT_EQ(winners[0].bucket, 24);
+  EXPECT_EQ(database.tuned_buckets(*device_id, sum_f32()), std::vector<int>{24});
+  ASSERT_TRUE(database.find_binary("fixture-key"));
+  EXPECT_EQ(database.find_binary("fixture-key")->cubin.size(), 7u);
+}
+
+TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
+  TempDir dir;
+  const auto path = copy_fixture(dir, "schema_v1.db");
+  {
+    auto database = Database::open(path);
+    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
+    expect_v1_fixture_rows(database);
+    EXPECT_TRUE(database.integrity_problems().empty());
+    // New rows use the new column.
+    auto bucket = sample_bucket(sample_device(), sum_f32(), 12);
+    bucket.measurements[0].detail = "why";
+    const auto stored = database.store_bucket(bucket);
+    EXPECT_EQ(database.measurements(stored.device_id, sum_f32())[0].detail, "why");
+  }
+  detail::Connection raw(path.string(), SQLITE_OPEN_READONLY, path.string());
+  detail::Statement version(raw, "PRAGMA user_version");
+  ASSERT_TRUE(version.step());
+  EXPECT_EQ(version.int32(0), kSchemaVersion);
+}
+
+TEST(Migration, MigratedSchemaEqualsFreshSchema) {
+  TempDir dir;
+  const auto migrated = Database::open(copy_fixture(dir, "schema_v1.db"));
+  const auto fresh = Database::open(dir / "fresh.db");
+  EXPECT_EQ(schema_sql(migrated), schema_sql(fresh));
+}
+
+TEST(Migration, ReadsV1FixtureReadOnlyWithoutWritingIt) {
+  TempDir dir;
+  const auto path = copy_fixture(dir, "schema_v1.db");
+  const auto before = file_bytes(path);
+  {
+    auto database = Database::open_read_only(path);
+    ASSERT_TRUE(database);
+    EXPECT_EQ(database->file_schema_version(), 1);
+    expect_v1_fixture_rows(*database);
+    EXPECT_THROW(database->put_binary({"k", 90, "12", {}, fixed_time()}), DbError);
+  }
+  EXPECT_EQ(file_bytes(path), before);
+}
+
+// Makes a valid database of ours whose user_version is `version`.
+std::filesystem::path database_with_version(const TempDir& dir, int version) {
+  const auto path = dir / "newer.db";
+  Database::open(path).store_bucket(sample_bucket(sample_device(), sum_f32(), 10));
+  detail::Connection raw(path.string(), SQLITE_OPEN_READWRITE, path.string());
+  raw.exec(("PRAGMA user_version = " + std::to_string(version) + "; PRAGMA journal_mode = DELETE").c_str());
+  return path;
+}
+
+TEST(Database, RefusesNewerSchema) {
+  TempDir dir;
+  const auto path = database_with_version(dir, kSchemaVersion + 1);
+  const auto before = file_bytes(path);
+  for (const bool read_only : {false, true}) {
+    try {
+      if (read_only) Database::open_read_only(path);
+      else Database::open(path);
+      FAIL() << "a newer schema was accepted";
+    } catch (const DbError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(path.string() + ": database schema version 3 is newer"), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos);
+    }
+    EXPECT_EQ(file_bytes(path), before);
+  }
+}
+
+TEST(Database, RefusesNonSqliteFileWithoutTouchingIt) {
+  TempDir dir;
+  const auto path = dir / "notes.db";
+  const std::string text = "these are my notes, not a database\n" + std::string(5000, 'x');
+  write_file(path, text);
+  for (const bool read_only : {false, true}) {
+    try {
+      if (read_only) Database::open_read_only(path);
+      else Database::open(path);
+      FAIL() << "a text file was accepted";
+    } catch (const DbError& e) {
+      EXPECT_EQ(std::string(e.what()), path.string() + ": not a reduce-tune database (file is not a database)");
+      EXPECT_EQ(e.code() & 0xff, SQLITE_NOTADB);
+    }
+    EXPECT_EQ(file_bytes(path), text);
+  }
+}
+
+TEST(Database, RefusesCorruptFileWithoutTouchingIt) {
+  TempDir dir;
+  const auto path = dir / "corrupt.db";
+  {
+    auto database = Database::open(path);
+    database.store_bucket(sample_bucket(sample_device(), sum_f32(), 10));
+    DatabaseAccess::connection(database).exec("PRAGMA journal_mode = DELETE");
+  }
+  // Keep the 100-byte header (so it still looks like SQLite) and wreck the schema page.
+  std::string bytes = file_bytes(path);
+  ASSERT_GT(bytes.size(), 4096u);
+  for (std::size_t i = 100; i < 4096; ++i) bytes[i] = static_cast<char>(0xA5 ^ i);
+  write_file(path, bytes);
+  for (const bool read_only : {false, true}) {
+    try {
+      if (read_only) Database::open_read_only(path);
+      else Database::open(path);
+      FAIL() << "a corrupt file was accepted";
+    } catch (const DbError& e) {
+      EXPECT_EQ(std::string(e.what()), path.string() + ": not a reduce-tune database (database disk image is malformed)");
+    }
+    EXPECT_EQ(file_bytes(path), bytes);
+  }
+}
+
+TEST(Database, RefusesSqliteFileOfAnotherApplication) {
+  TempDir dir;
+  const auto path = dir / "other.db";
+  {
+    detail::Connection raw(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path.string());
+    raw.exec("CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x')");
+  }
+  const auto before = file_bytes(path);
+  EXPECT_THROW(Database::open(path), DbError);
+  EXPECT_THROW(Database::open_read_only(path), DbError);
+  EXPECT_EQ(file_bytes(path), before);
+}
+
+TEST(Database, TreatsEmptyFileAsNewDatabase) {
+  TempDir dir;
+  const auto path = dir / "empty.db";
+  write_file(path, "");
+  EXPECT_FALSE(Database::open_read_only(path).has_value());
+  EXPECT_EQ(file_bytes(path), "");
+  auto database = Database::open(path);
+  EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
+}
+
+}  // namespace
+}  // namespace reduce_tune::db
