@@ -1,0 +1,191 @@
+// The report model: what the loader reads from the fixture database, bench comparisons
+// and the text helpers.
+#include <algorithm>
+#include <cmath>
+
+#include "reduce_tune/config.h"
+#include "report_test_support.h"
+#include "tuner/report_loader.h"
+#include "tuner/report_text.h"
+
+namespace reduce_tune::tuner {
+namespace {
+
+using namespace testing;
+
+const ProblemReport* find_problem(const DeviceReport& device, Op op, DType dtype) {
+  for (const auto& p : device.problems)
+    if (p.problem.op == op && p.problem.dtype == dtype) return &p;
+  return nullptr;
+}
+
+TEST(Report, LoadsEveryDeviceProblemAndBucketOfTheFixture) {
+  const auto database = open_fixture();
+  const auto data = load_report_data(database);
+  ASSERT_EQ(data.devices.size(), 2u);
+  EXPECT_EQ(data.devices[0].index, 0u);
+  EXPECT_EQ(data.devices[0].key.name, kHostileName);
+  EXPECT_EQ(data.devices[1].key.name, kPlainName);
+  const auto& gpu = data.devices[0];
+  ASSERT_EQ(gpu.problems.size(), 3u);
+  EXPECT_EQ(gpu.problems[0].problem, (db::ProblemClass{Op::sum, DType::i32, DType::i64, Layout{}}));
+  EXPECT_EQ(gpu.problems[1].problem, (db::ProblemClass{Op::sum, DType::f32, DType::f32, Layout{}}));
+  EXPECT_EQ(gpu.problems[2].problem, (db::ProblemClass{Op::max, DType::f64, DType::f64, Layout{}}));
+  std::vector<int> buckets;
+  for (const auto& b : gpu.problems[1].buckets) buckets.push_back(b.bucket);
+  EXPECT_EQ(buckets, (std::vector<int>{10, 14, 18, 22, 26}));
+  EXPECT_TRUE(gpu.bench.empty());  // no bench table yet
+}
+
+TEST(Report, CountsCandidatesPerStatusWithExampleDetail) {
+  const auto database = open_fixture();
+  const auto data = load_report_data(database);
+  const auto* problem = find_problem(data.devices[0], Op::sum, DType::f32);
+  ASSERT_NE(problem, nullptr);
+  const auto& bucket = problem->buckets.front();  // 2^10: 20 ok + 4 failed
+  const auto stored = database.measurements(database.find_device(kHostileUuid).value(), problem->problem, 10);
+  EXPECT_EQ(bucket.candidates, static_cast<std::int64_t>(stored.size()));
+  ASSERT_EQ(bucket.statuses.size(), 5u);
+  std::int64_t total = 0;
+  for (const auto& s : bucket.statuses) {
+    total += s.count;
+    const auto expected = std::count_if(stored.begin(), stored.end(), [&](const db::Measurement& m) { return m.status == s.status; });
+    EXPECT_EQ(s.count, expected) << to_string(s.status);
+    if (s.status != db::MeasurementStatus::ok) {
+      EXPECT_EQ(s.count, 1) << to_string(s.status);
+      EXPECT_FALSE(s.example_detail.empty()) << to_string(s.status);
+    }
+  }
+  EXPECT_EQ(total, bucket.candidates);
+  EXPECT_NE(bucket.statuses[1].example_detail.find("too many registers"), std::string::npos);
+}
+
+TEST(Report, KeepsEachStrategysFastestOkMeasurementInLineageOrder) {
+  const auto database = open_fixture();
+  const auto data = load_report_data(database);
+  const auto* problem = find_problem(data.devices[0], Op::sum, DType::f32);
+  ASSERT_NE(problem, nullptr);
+  const auto device_id = database.find_device(kHostileUuid).value();
+  for (const auto& bucket : problem->buckets) {
+    ASSERT_EQ(bucket.strategy_best.size(), std::size(kAllStrategies));
+    for (std::size_t i = 0; i < bucket.strategy_best.size(); ++i) {
+      const auto& best = bucket.strategy_best[i];
+      EXPECT_EQ(best.config.strategy, kAllStrategies[i]);
+      EXPECT_EQ(best.status, db::MeasurementStatus::ok);
+      for (const auto& m : database.measurements(device_id, problem->problem, bucket.bucket)) {
+        if (m.status == db::MeasurementStatus::ok && m.config.strategy == best.config.strategy) {
+          EXPECT_LE(best.median_ms, m.median_ms);
+        }
+      }
+    }
+  }
+}
+
+TEST(Report, AttachesTheWinningMeasurementToEachWinner) {
+  const auto database = open_fixture();
+  const auto data = load_report_data(database);
+  const auto* problem = find_problem(data.devices[0], Op::sum, DType::f32);
+  ASSERT_NE(problem, nullptr);
+  const auto& large = problem->buckets.back();  // 2^26: a faster atomic (non-deterministic) config
+  ASSERT_EQ(large.winners.size(), 2u);
+  EXPECT_EQ(large.winners[0].winner.determinism, db::Determinism::deterministic);
+  EXPECT_EQ(large.winners[1].winner.determinism, db::Determinism::nondeterministic);
+  for (const auto& w : large.winners) {
+    ASSERT_TRUE(w.measurement.has_value());
+    EXPECT_EQ(w.measurement->config, w.winner.config);
+    EXPECT_EQ(w.measurement->median_ms, w.winner.median_ms);
+  }
+  EXPECT_EQ(primary_winner(large), &large.winners[0]);
+}
+
+TEST(Report, ShowsABucketWhereEveryCandidateFailed) {
+  const auto database = open_fixture();
+  const auto data = load_report_data(database);
+  const auto& a100 = data.devices[1];
+  ASSERT_EQ(a100.problems.size(), 1u);
+  const auto& first = a100.problems[0].buckets.front();
+  EXPECT_EQ(first.bucket, 10);
+  EXPECT_TRUE(first.winners.empty());
+  EXPECT_TRUE(first.strategy_best.empty());
+  EXPECT_EQ(first.candidates, 1);
+}
+
+TEST(Report, FiltersByDeviceOpAndDtype) {
+  const auto database = open_fixture();
+  ReportFilter filter;
+  filter.device = database.find_device(kHostileUuid);
+  filter.ops = {Op::sum};
+  filter.dtypes = {DType::f32};
+  const auto data = load_report_data(database, filter);
+  ASSERT_EQ(data.devices.size(), 1u);
+  EXPECT_EQ(data.devices[0].index, 0u);
+  ASSERT_EQ(data.devices[0].problems.size(), 1u);
+  EXPECT_EQ(data.devices[0].problems[0].problem.op, Op::sum);
+  EXPECT_EQ(data.devices[0].problems[0].problem.dtype, DType::f32);
+  filter.ops = {Op::min};
+  EXPECT_TRUE(load_report_data(database, filter).devices[0].problems.empty());
+}
+
+TEST(Report, ComparesABucketWithBenchRowsOfItsSize) {
+  DeviceReport device;
+  ProblemReport problem;
+  problem.problem = {Op::sum, DType::f32, DType::f32, Layout{}};
+  BucketReport bucket;
+  bucket.bucket = 20;
+  db::Winner w;
+  w.median_ms = 0.5;
+  bucket.winners.push_back({w, std::nullopt});
+  EXPECT_FALSE(compare_with_bench(device, problem, bucket).has_value());
+
+  const auto key = problem.problem.with_size(1u << 20);
+  device.bench = {{key, "cub", 0.3, 0}, {key, "default", 0.45, 0}, {key, "tuned", 0.2, 0},
+                  {problem.problem.with_size(1u << 22), "cub", 9, 0}};
+  const auto comparison = compare_with_bench(device, problem, bucket);
+  ASSERT_TRUE(comparison.has_value());
+  EXPECT_EQ(comparison->n, 1u << 20);
+  EXPECT_DOUBLE_EQ(comparison->speedup_over_cub().value(), 1.5);
+  EXPECT_DOUBLE_EQ(comparison->speedup_over_default().value(), 2.25);
+  EXPECT_FALSE(comparison->speedup_over_classic_best().has_value());
+
+  // Without a bench "tuned" row the winner's stored time stands in.
+  device.bench.erase(device.bench.begin() + 2);
+  EXPECT_DOUBLE_EQ(compare_with_bench(device, problem, bucket)->speedup_over_cub().value(), 0.6);
+}
+
+TEST(Report, PercentOfPeakUsesTheDevicesPeakBandwidth) {
+  DeviceKey key;
+  key.memory_bus_bits = 6144;
+  key.memory_clock_khz = 3'201'000;
+  EXPECT_DOUBLE_EQ(percent_of_peak(key, key.peak_bandwidth_gbps() / 2), 50.0);
+  EXPECT_TRUE(std::isnan(percent_of_peak(DeviceKey{}, 100)));
+}
+
+TEST(Report, CsvFieldQuotesPerRfc4180) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field(""), "");
+  EXPECT_EQ(parse_csv(csv_field("a,\"b\"\r\nc") + ",x\r\n"), (std::vector<std::vector<std::string>>{{"a,\"b\"\r\nc", "x"}}));
+}
+
+TEST(Report, EscapesHtmlAndMarkdownSpecials) {
+  EXPECT_EQ(html_escape("<a href='x'>\"&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&quot;&amp;&quot;&lt;/a&gt;");
+  EXPECT_EQ(markdown_escape("a|b <i>*x*</i>\nc"), "a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt; c");
+}
+
+TEST(Report, FormatsNumbers) {
+  for (const double v : {0.1, 1.0 / 3.0, 4915.2, 1e-7})
+    EXPECT_EQ(std::stod(exact_number(v)), v);
+  EXPECT_EQ(exact_number(NAN), "");
+  EXPECT_EQ(time_ms(0.0123456), "0.01235");
+  EXPECT_EQ(time_ms(12.3456), "12.35");
+  EXPECT_EQ(time_ms(1234.6), "1235");
+  EXPECT_EQ(size_label(1u << 20), "1M");
+  EXPECT_EQ(size_label(3u << 10), "3K");
+  EXPECT_EQ(size_label(1000), "1000");
+  EXPECT_EQ(cuda_version_label(12080), "12.8");
+}
+
+}  // namespace
+}  // namespace reduce_tune::tuner

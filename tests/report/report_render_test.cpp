@@ -1,0 +1,282 @@
+// The renderers on the fixture database: every format holds the database's numbers, the
+// HTML charts hold one series per strategy, and text from the database is escaped.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "reduce_tune/config.h"
+#include "report_test_support.h"
+#include "tuner/report_loader.h"
+#include "tuner/report_render.h"
+#include "tuner/report_text.h"
+
+namespace reduce_tune::tuner {
+namespace {
+
+using namespace testing;
+using nlohmann::json;
+
+const ReportData& fixture_data() {
+  static const ReportData data = [] {
+    const auto database = open_fixture();
+    return load_report_data(database);
+  }();
+  return data;
+}
+
+// All measurements of the fixture, by id.
+std::map<db::RowId, db::Measurement> fixture_measurements() {
+  const auto database = open_fixture();
+  std::map<db::RowId, db::Measurement> all;
+  for (const auto& device : fixture_data().devices)
+    for (const auto& problem : device.problems)
+      for (const auto& m : database.measurements(database.find_device(device.key.uuid).value(), problem.problem))
+        all[m.id] = m;
+  return all;
+}
+
+// ReportData with bench rows for the f32 sum of the first device at 1.5 * 2^22.
+ReportData with_bench_rows() {
+  ReportData data = fixture_data();
+  auto& device = data.devices[0];
+  const db::ProblemClass sum_f32{Op::sum, DType::f32, DType::f32, Layout{}};
+  const auto key = sum_f32.with_size((std::uint64_t{3} << 22) / 2);
+  device.bench = {{key, "tuned", 0.010, 2516.0},
+                  {key, "default", 0.015, 1677.0},
+                  {key, "cub", 0.020, 1258.0},
+                  {key, "classic_best", 0.040, 629.0},
+                  {sum_f32.with_size(std::uint64_t{3} << 25), "cub", 0.030, 4000.0}};
+  return data;
+}
+
+TEST(Report, MarkdownShowsDeviceWinnersCandidatesAndLineage) {
+  const auto md = render_markdown(fixture_data());
+  EXPECT_NE(md.find("## Device 0: "), std::string::npos);
+  EXPECT_NE(md.find("sm\\_90"), std::string::npos);  // Markdown-escaped
+  EXPECT_NE(md.find("132"), std::string::npos);
+  EXPECT_NE(md.find("60 MiB"), std::string::npos);
+  EXPECT_NE(md.find(fixed_number(fixture_data().devices[0].key.peak_bandwidth_gbps(), 1) + " GB/s"), std::string::npos);
+  EXPECT_NE(md.find("the peak that"), std::string::npos);
+  EXPECT_NE(md.find("### sum f32 → f32"), std::string::npos);
+  EXPECT_NE(md.find("### sum i32 → i64"), std::string::npos);
+  const auto& winner = fixture_data().devices[0].problems[1].buckets[0].winners[0];
+  EXPECT_NE(md.find("`" + to_string(winner.winner.config) + "`"), std::string::npos);
+  EXPECT_NE(md.find("- compile\\_failed: "), std::string::npos);
+  EXPECT_NE(md.find("too many registers"), std::string::npos);
+  EXPECT_NE(md.find("no candidate passed"), std::string::npos);
+  EXPECT_NE(md.find("No bench data stored"), std::string::npos);
+  // The strategy columns follow the lineage.
+  std::size_t at = md.find("#### Best time per strategy");
+  ASSERT_NE(at, std::string::npos);
+  for (const auto strategy : kAllStrategies) {
+    const auto next = md.find(" " + markdown_escape(to_string(strategy)) + " |", at);
+    ASSERT_NE(next, std::string::npos) << to_string(strategy);
+    at = next;
+  }
+}
+
+TEST(Report, MarkdownEscapesDeviceName) {
+  const auto md = render_markdown(fixture_data());
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+  EXPECT_NE(md.find("&lt;script&gt;alert(\"x\")&lt;/script&gt; &amp; GPU"), std::string::npos);
+}
+
+TEST(Report, EscapesDeviceName) {
+  const auto html = render_html(fixture_data());
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("alert(\"x\")"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; GPU"), std::string::npos);
+  // Failure details are escaped too.
+  EXPECT_NE(html.find("&lt;race?&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("<race?>"), std::string::npos);
+}
+
+TEST(Report, HtmlIsSelfContained) {
+  const auto html = render_html(fixture_data());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* outside : {"http:", "https:", "src=", "<link", "@import", "url(", "<script"})
+    EXPECT_EQ(html.find(outside), std::string::npos) << outside;
+  EXPECT_NE(html.find("<meta charset=\"utf-8\">"), std::string::npos);
+}
+
+TEST(Report, HtmlChartsHaveASeriesPerStrategyWithTheNumbers) {
+  const auto& data = fixture_data();
+  const auto html = render_html(data);
+  std::size_t problems = 0;
+  for (const auto& d : data.devices)
+    for (const auto& p : d.problems)
+      if (std::any_of(p.buckets.begin(), p.buckets.end(), [](const BucketReport& b) { return !b.strategy_best.empty(); }))
+        ++problems;
+  EXPECT_EQ(count_of(html, "<svg class=\"chart\""), problems);
+  // The first device has three problems with all ten strategies; the A100 four.
+  for (const auto strategy : kAllStrategies) {
+    const std::size_t expected = static_cast<int>(strategy) < 4 ? 4 : 3;
+    EXPECT_EQ(count_of(html, "<g data-strategy=\"" + std::string(to_string(strategy)) + "\">"), expected)
+        << to_string(strategy);
+  }
+  EXPECT_EQ(count_of(html, "<polyline class=\"series\""), 3 * 10 + 4u);
+  EXPECT_EQ(count_of(html, "data-strategy=\"cub\""), 0u);  // no bench data
+  // Every strategy's best GB/s is a point of the chart.
+  for (const auto& d : data.devices)
+    for (const auto& p : d.problems)
+      for (const auto& b : p.buckets)
+        for (const auto& m : b.strategy_best)
+          EXPECT_NE(html.find("data-gbps=\"" + exact_number(m.gbps) + "\""), std::string::npos);
+  EXPECT_NE(html.find("n (elements, log2 scale)"), std::string::npos);
+  EXPECT_NE(html.find("peak bandwidth"), std::string::npos);
+}
+
+TEST(Report, CsvParsesBackToTheDatabasesNumbers) {
+  const auto rows = csv_rows(render_csv(fixture_data()));
+  const auto stored = fixture_measurements();
+  ASSERT_FALSE(rows.empty());
+  std::size_t strategy_rows = 0, winner_rows = 0;
+  for (const auto& row : rows) {
+    const auto m = stored.at(std::stoll(row.at("measurement_id")));
+    EXPECT_EQ(std::stod(row.at("median_ms")), m.median_ms);
+    EXPECT_EQ(std::stod(row.at("gbps")), m.gbps);
+    EXPECT_EQ(std::stod(row.at("spread")), m.spread);
+    EXPECT_EQ(std::stoi(row.at("repetitions")), m.repetitions);
+    EXPECT_EQ(std::stoull(row.at("n")), m.problem.n);
+    EXPECT_EQ(row.at("config"), to_string(m.config));
+    EXPECT_EQ(row.at("strategy"), to_string(m.config.strategy));
+    EXPECT_EQ(row.at("op"), to_string(m.problem.op));
+    EXPECT_EQ(row.at("dtype"), to_string(m.problem.dtype));
+    EXPECT_EQ(row.at("out_dtype"), to_string(m.problem.out_dtype));
+    EXPECT_EQ(std::stoi(row.at("bucket")), size_bucket(m.problem.n));
+    EXPECT_EQ(m.status, db::MeasurementStatus::ok);
+    if (row.at("strategy_best") == "true") ++strategy_rows;
+    if (row.at("winner") == "true") ++winner_rows;
+    EXPECT_TRUE(row.at("strategy_best") == "true" || row.at("winner") == "true");
+  }
+  EXPECT_EQ(rows.front().at("device_name"), kHostileName);  // quoted, with doubled quotes
+  EXPECT_EQ(rows.front().at("arch"), "sm_90");
+  std::size_t expected_strategy_rows = 0, expected_winners = 0;
+  for (const auto& d : fixture_data().devices)
+    for (const auto& p : d.problems)
+      for (const auto& b : p.buckets) {
+        expected_strategy_rows += b.strategy_best.size();
+        expected_winners += b.winners.size();
+      }
+  EXPECT_EQ(strategy_rows, expected_strategy_rows);
+  EXPECT_EQ(winner_rows, expected_winners);  // the fixture's winners are distinct measurements
+  // A deterministic winner slower than its strategy's atomic config has a row of its own.
+  EXPECT_GT(rows.size(), expected_strategy_rows);
+  EXPECT_EQ(rows.front().at("speedup_over_cub"), "");
+}
+
+TEST(Report, CsvWinnerColumnsMatchTheStoredWinners) {
+  const auto database = open_fixture();
+  const auto rows = csv_rows(render_csv(fixture_data()));
+  std::set<db::RowId> csv_winners;
+  for (const auto& row : rows)
+    if (row.at("winner_deterministic") == "true" || row.at("winner_nondeterministic") == "true")
+      csv_winners.insert(std::stoll(row.at("measurement_id")));
+  std::set<db::RowId> stored;
+  for (const auto& d : database.list_devices())
+    for (const auto& w : database.winners_for_device(d.id)) stored.insert(w.measurement_id.value());
+  EXPECT_EQ(csv_winners, stored);
+}
+
+TEST(Report, JsonParsesBackToTheDatabasesNumbers) {
+  const auto report = json::parse(render_json(fixture_data()));
+  EXPECT_EQ(report.at("schema_version"), 1);
+  const auto stored = fixture_measurements();
+  ASSERT_EQ(report.at("devices").size(), 2u);
+  const auto& device = report.at("devices")[0];
+  EXPECT_EQ(device.at("name"), kHostileName);
+  EXPECT_EQ(device.at("arch"), "sm_90");
+  EXPECT_EQ(device.at("peak_bandwidth_gbps").get<double>(), fixture_data().devices[0].key.peak_bandwidth_gbps());
+  std::size_t checked = 0;
+  for (const auto& d : report.at("devices"))
+    for (const auto& problem : d.at("problems"))
+      for (const auto& bucket : problem.at("buckets")) {
+        for (const auto& s : bucket.at("strategies")) {
+          const auto& m = stored.at(s.at("measurement_id").get<db::RowId>());
+          EXPECT_EQ(s.at("median_ms").get<double>(), m.median_ms);
+          EXPECT_EQ(s.at("gbps").get<double>(), m.gbps);
+          EXPECT_EQ(s.at("config"), to_string(m.config));
+          EXPECT_EQ(s.at("n").get<std::uint64_t>(), m.problem.n);
+          EXPECT_EQ(problem.at("op"), to_string(m.problem.op));
+          ++checked;
+        }
+        for (const auto& w : bucket.at("winners")) {
+          const auto& m = stored.at(w.at("measurement").at("measurement_id").get<db::RowId>());
+          EXPECT_EQ(w.at("median_ms").get<double>(), m.median_ms);
+          EXPECT_EQ(w.at("config"), to_string(m.config));
+        }
+        std::int64_t total = 0;
+        for (const auto& [status, count] : bucket.at("candidates").at("by_status").items()) total += count.get<std::int64_t>();
+        EXPECT_EQ(total, bucket.at("candidates").at("tried").get<std::int64_t>());
+        EXPECT_TRUE(bucket.at("bench").is_null());
+      }
+  std::size_t expected = 0;
+  for (const auto& d : fixture_data().devices)
+    for (const auto& p : d.problems)
+      for (const auto& b : p.buckets) expected += b.strategy_best.size();
+  EXPECT_EQ(checked, expected);
+}
+
+TEST(Report, BenchRowsRenderSpeedupsInEveryFormat) {
+  const auto data = with_bench_rows();
+
+  const auto md = render_markdown(data);
+  EXPECT_NE(md.find("| vs CUB |"), std::string::npos);
+  EXPECT_NE(md.find("| 2.00x |"), std::string::npos);  // cub 0.020 / tuned 0.010
+  EXPECT_NE(md.find("| 1.50x |"), std::string::npos);  // default 0.015 / tuned 0.010
+  EXPECT_NE(md.find("| 4.00x |"), std::string::npos);  // classic best
+
+  const auto rows = csv_rows(render_csv(data));
+  std::size_t with_speedup = 0;
+  for (const auto& row : rows) {
+    if (row.at("speedup_over_cub").empty()) continue;
+    ++with_speedup;
+    if (row.at("bucket") != "22") continue;
+    EXPECT_EQ(row.at("winner_deterministic"), "true");
+    EXPECT_DOUBLE_EQ(std::stod(row.at("speedup_over_cub")), 2.0);
+    EXPECT_DOUBLE_EQ(std::stod(row.at("speedup_over_default")), 1.5);
+    EXPECT_EQ(std::stod(row.at("bench_cub_ms")), 0.020);
+    EXPECT_EQ(std::stoull(row.at("bench_n")), (std::uint64_t{3} << 22) / 2);
+  }
+  EXPECT_EQ(with_speedup, 2u);  // buckets 22 and 26 (the latter against the winner's time)
+
+  const auto report = json::parse(render_json(data));
+  const auto& problem = report.at("devices")[0].at("problems")[1];
+  ASSERT_EQ(problem.at("dtype"), "f32");
+  const auto& bucket22 = problem.at("buckets")[3];
+  ASSERT_EQ(bucket22.at("bucket"), 22);
+  EXPECT_DOUBLE_EQ(bucket22.at("bench").at("speedup_over_cub").get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(bucket22.at("bench").at("speedup_over_default").get<double>(), 1.5);
+  EXPECT_TRUE(problem.at("buckets")[0].at("bench").is_null());
+  EXPECT_EQ(report.at("devices")[0].at("bench").size(), 5u);
+  EXPECT_EQ(report.at("devices")[0].at("bench")[2].at("implementation"), "cub");
+
+  const auto html = render_html(data);
+  EXPECT_EQ(count_of(html, "<g data-strategy=\"cub\">"), 1u);
+  EXPECT_NE(html.find("data-gbps=\"1258\""), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">2.00x</td>"), std::string::npos);
+  EXPECT_NE(html.find("CUB (bench)"), std::string::npos);
+}
+
+TEST(Report, RendersAnEmptyReport) {
+  const ReportData empty{"x.db", {}};
+  EXPECT_NE(render_markdown(empty).find("No tuned devices match"), std::string::npos);
+  EXPECT_EQ(csv_rows(render_csv(empty)).size(), 0u);
+  EXPECT_TRUE(json::parse(render_json(empty)).at("devices").empty());
+  EXPECT_NE(render_html(empty).find("No tuned devices match"), std::string::npos);
+}
+
+TEST(Report, ParsesFormatNamesAndFileExtensions) {
+  EXPECT_EQ(parse_report_format("md"), ReportFormat::markdown);
+  EXPECT_EQ(parse_report_format("markdown"), ReportFormat::markdown);
+  EXPECT_EQ(parse_report_format("html"), ReportFormat::html);
+  EXPECT_FALSE(parse_report_format("xml").has_value());
+  EXPECT_EQ(report_format_for_file("out/report.HTML"), ReportFormat::html);
+  EXPECT_EQ(report_format_for_file("r.htm"), ReportFormat::html);
+  EXPECT_EQ(report_format_for_file("r.csv"), ReportFormat::csv);
+  EXPECT_FALSE(report_format_for_file("report").has_value());
+}
+
+}  // namespace
+}  // namespace reduce_tune::tuner

@@ -1,0 +1,152 @@
+// Shared helpers of the report tests: the fixture database, a temporary folder, a small
+// RFC 4180 parser and running the command.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reduce_tune/db/database.h"
+#include "tuner/commands.h"
+
+namespace reduce_tune::tuner::testing {
+
+inline constexpr const char* kHostileName = "<script>alert(\"x\")</script> & GPU";
+inline constexpr const char* kHostileUuid = "GPU-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+inline constexpr const char* kPlainName = "NVIDIA A100-SXM4-80GB";
+
+inline std::filesystem::path fixture_path() {
+  return std::filesystem::path(REDUCE_TUNE_REPORT_ASSETS) / "fixture.db";
+}
+
+inline db::Database open_fixture() {
+  auto database = db::Database::open_read_only(fixture_path());
+  if (!database) throw std::runtime_error("fixture database missing: " + fixture_path().string());
+  return std::move(*database);
+}
+
+// A fresh folder under the system temp folder, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "reduce-tune-report-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// RFC 4180: fields separated by commas, records by CRLF (a lone LF accepted); a quoted
+// field may hold commas, CR, LF and doubled quotes. Throws on malformed input.
+inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string field;
+  std::size_t i = 0;
+  bool field_started = false;
+  auto end_field = [&] {
+    record.push_back(field);
+    field.clear();
+    field_started = false;
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"' && !field_started && field.empty()) {
+      ++i;
+      for (;;) {
+        if (i >= text.size()) throw std::runtime_error("unterminated quoted field");
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field += text[i++];
+      }
+      field_started = true;
+      if (i < text.size() && text[i] != ',' && text[i] != '\r' && text[i] != '\n')
+        throw std::runtime_error("text after a closing quote");
+    } else if (c == ',') {
+      end_field();
+      ++i;
+    } else if (c == '\r' || c == '\n') {
+      end_field();
+      records.push_back(std::move(record));
+      record.clear();
+      i += (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ? 2 : 1;
+    } else {
+      if (c == '"') throw std::runtime_error("quote inside an unquoted field");
+      field += c;
+      field_started = true;
+      ++i;
+    }
+  }
+  if (field_started || !record.empty()) {
+    end_field();
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+// CSV records as maps from the header's column names.
+inline std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+  const auto records = parse_csv(text);
+  std::vector<std::map<std::string, std::string>> rows;
+  if (records.empty()) return rows;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    if (records[r].size() != records[0].size()) throw std::runtime_error("record with a different field count");
+    std::map<std::string, std::string> row;
+    for (std::size_t c = 0; c < records[0].size(); ++c) row[records[0][c]] = records[r][c];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+struct CommandResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline CommandResult run_report(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  CommandResult result;
+  result.code = run_report_command(args, out, err);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+inline std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
+  return count;
+}
+
+}  // namespace reduce_tune::tuner::testing

@@ -1,0 +1,14 @@
+// Reads the report model out of the tuning database. Read-only: the database may be
+// opened with Database::open_read_only.
+#pragma once
+
+#include "reduce_tune/db/database.h"
+#include "tuner/report.h"
+
+namespace reduce_tune::tuner {
+
+// The devices, problems and buckets the filter selects. A problem class appears when the
+// device has measurements or winners for it. Bench rows stay empty (no bench table yet).
+ReportData load_report_data(const db::Database& database, const ReportFilter& filter = {});
+
+}  // namespace reduce_tune::tuner
