@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "kernel_sources.h"
-#include "log.h"
+#include "reduce_tune/log.h"
 #include "reduce_tune/error.h"
 
 namespace reduce_tune {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "log.h"
+#include "reduce_tune/log.h"
 #include "reduce_tune/error.h"
 
 namespace reduce_tune {

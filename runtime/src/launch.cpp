@@ -59,6 +59,7 @@ WorkspaceView workspace_view(void* base, std::size_t total_bytes) {
   WorkspaceView view;
   view.ticket = reinterpret_cast<unsigned int*>(bytes);
   view.accumulators = bytes + 16;
+  view.result = bytes + kWorkspaceResultOffset;
   view.partials = bytes + kWorkspaceHeaderBytes;
   view.partials_bytes = total_bytes - kWorkspaceHeaderBytes;
   return view;

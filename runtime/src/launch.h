@@ -31,12 +31,14 @@ struct WorkspaceView {
   std::size_t partials_bytes = 0;
   unsigned int* ticket = nullptr;
   void* accumulators = nullptr;  // kAccumulatorSlots slots of 8 bytes
+  void* result = nullptr;        // 8 bytes for results copied back to the host
 };
 
 // Layout of one contiguous workspace allocation: header (ticket and accumulator slots)
 // followed by the partials.
 constexpr std::size_t kWorkspaceHeaderBytes = 256;
-static_assert(kWorkspaceHeaderBytes >= 16 + kAccumulatorSlots * 8);
+constexpr std::size_t kWorkspaceResultOffset = 16 + kAccumulatorSlots * 8;
+static_assert(kWorkspaceHeaderBytes >= kWorkspaceResultOffset + 8);
 WorkspaceView workspace_view(void* base, std::size_t total_bytes);
 // The bytes the header must hold before first use: ticket 0, every slot at its identity.
 void make_workspace_header_image(unsigned char (&image)[kWorkspaceHeaderBytes]);

@@ -1,4 +1,4 @@
-#include "log.h"
+#include "reduce_tune/log.h"
 
 #include <cstdio>
 #include <mutex>

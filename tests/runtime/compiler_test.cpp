@@ -7,7 +7,7 @@
 
 #include "binary_cache.h"
 #include "kernel_set.h"
-#include "log.h"
+#include "reduce_tune/log.h"
 #include "reduce_tune/error.h"
 #include "source_gen.h"
 

@@ -16,7 +16,8 @@ namespace reduce_tune {
 enum class Op : std::uint8_t { sum, prod, min, max, mean };
 inline constexpr Op kAllOps[] = {Op::sum, Op::prod, Op::min, Op::max, Op::mean};
 
-// New element types go at the end (f16, bf16 later); the numeric values are stored.
+// New element types go at the end (f16, bf16 later). The database stores the names
+// (to_string), so the numbering may change; the NVRTC sources use the C++ spellings.
 enum class DType : std::uint8_t { i32, i64, u32, f32, f64 };
 inline constexpr DType kAllDTypes[] = {DType::i32, DType::i64, DType::u32, DType::f32,
                                        DType::f64};

@@ -1,0 +1,89 @@
+// reduce_tune::Context: the tuned reductions, with explicit control over the database,
+// determinism and logging. Most programs use the one-line functions in reduce.h, which
+// go through default_context().
+//
+// A call enqueues the reduction on the stream of the current device and returns: no
+// host synchronisation, no allocation and no database query once warm (the first call
+// on a device loads its winners; the first call of a problem size class loads or
+// compiles its kernel; the first call on a stream creates that stream's workspace, so
+// make one call on a stream before capturing it into a CUDA graph). Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "reduce_tune/config.h"
+#include "reduce_tune/log.h"
+#include "reduce_tune/types.h"
+
+// The CUDA runtime's stream handle, declared as cuda_runtime_api.h declares it, so this
+// header needs no CUDA include.
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+
+namespace reduce_tune {
+
+struct ContextOptions {
+  // The tuning database; empty: $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db,
+  // else ~/.local/share/reduce-tune/tuning.db. A missing file means built-in defaults.
+  std::optional<std::filesystem::path> database;
+  // Allow configs whose float results may differ in the last bits from run to run
+  // (atomic accumulation). Off by default: the same call returns the same bits.
+  bool allow_nondeterministic = false;
+};
+
+// What the context chose for a call, and why.
+struct Explanation {
+  ProblemKey problem;
+  ReduceConfig config;
+  MatchKind match = MatchKind::default_config;
+  bool deterministic = true;
+  std::string device;  // the device the call runs on
+  std::string reason;  // one line
+  // The measurement behind the choice (absent for the built-in default).
+  struct Measured {
+    std::string device;  // where it was measured
+    int bucket = 0;      // size bucket (2^bucket elements)
+    double median_ms = 0;
+    double gbps = 0;
+    std::string tool_version;
+  };
+  std::optional<Measured> measured;
+  std::string to_string() const;
+};
+
+class Context {
+ public:
+  explicit Context(ContextOptions options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Enqueues out[0] = op(in[0..n)) on `stream` (nullptr: the legacy default stream).
+  // Throws InvalidArgument (unsupported op/type pair, null pointers, pointers not
+  // aligned to their element type), NoDeviceError, CudaError, NvrtcError.
+  // `out` may point into the input: the input is read completely before `out` is written.
+  void reduce(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* out,
+              cudaStream_t stream);
+  // The same, then waits for the stream and copies the result to `host_out`
+  // (size_of(out_type) bytes).
+  void reduce_to_host(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* host_out,
+                      cudaStream_t stream);
+  // What reduce() would run on the current device.
+  Explanation explain(Op op, DType in_type, DType out_type, std::uint64_t n);
+
+  const ContextOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The context the one-line functions use (created on first use, never destroyed, so it
+// outlives static destructors that still reduce).
+Context& default_context();
+
+}  // namespace reduce_tune

@@ -1,0 +1,96 @@
+#include "selector.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace reduce_tune {
+
+ReduceConfig builtin_default_config(Op op, const TypeRule& types, int arch) {
+  ReduceConfig c = default_config_for(Strategy::vectorized, op, types, arch);
+  c.block_threads = 256;
+  c.items_per_thread = 4;
+  c.unroll = 2;
+  c.grid = GridPolicy{GridKind::per_sm, 4};
+  c.passes = Passes::single_pass_ticket;
+  c.load = LoadHint::ldg;
+  c.warp_reduce = WarpReduce::shuffle;
+  return c;
+}
+
+db::ProblemClass tuning_problem(Op op, const TypeRule& types) {
+  if (op == Op::mean) return db::ProblemClass{Op::sum, types.in, types.acc, {}};
+  return db::ProblemClass{op, types.in, types.out, {}};
+}
+
+Selector::Selector(DeviceKey device, std::vector<db::Winner> own, std::vector<db::Winner> same_arch,
+                   std::map<db::RowId, std::string> same_arch_names)
+    : device_(std::move(device)),
+      own_(std::move(own)),
+      same_arch_(std::move(same_arch)),
+      same_arch_names_(std::move(same_arch_names)) {
+  limits_.arch = device_.arch();
+  limits_.sm_count = device_.sm_count;
+}
+
+namespace {
+
+// The best usable winner for `problem` among `winners`: in `bucket` only, or else in the
+// nearest bucket (ties to the smaller). Deterministic winners only unless allowed, and
+// then the faster of the two classes.
+const db::Winner* pick(const std::vector<db::Winner>& winners, const db::ProblemClass& problem, int bucket,
+                       bool exact_only, bool allow_nondeterministic, Op op, const TypeRule& types,
+                       const DeviceLimits& limits) {
+  const db::Winner* best = nullptr;
+  int best_distance = 0;
+  for (const auto& w : winners) {
+    if (!(w.problem == problem)) continue;
+    if (w.determinism == db::Determinism::nondeterministic && !allow_nondeterministic) continue;
+    if (check_config(KernelSpec{op, types, w.config}, limits)) continue;
+    const int distance = std::abs(w.bucket - bucket);
+    if (exact_only && distance != 0) continue;
+    const bool better = !best || distance < best_distance ||
+                        (distance == best_distance && (w.bucket < best->bucket ||
+                                                       (w.bucket == best->bucket && w.median_ms < best->median_ms)));
+    if (better) {
+      best = &w;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Selection Selector::select(Op op, const TypeRule& types, std::uint64_t n, bool allow_nondeterministic) const {
+  const db::ProblemClass problem = tuning_problem(op, types);
+  const int bucket = size_bucket(n);
+  Selection s;
+  std::ostringstream why;
+  if (const auto* w = pick(own_, problem, bucket, true, allow_nondeterministic, op, types, limits_)) {
+    s.match = MatchKind::exact;
+    s.winner = *w;
+    s.source_device = device_.name;
+    why << "tuned on this device for " << to_string(problem) << " at 2^" << bucket;
+  } else if (const auto* w = pick(own_, problem, bucket, false, allow_nondeterministic, op, types, limits_)) {
+    s.match = MatchKind::nearest_size;
+    s.winner = *w;
+    s.source_device = device_.name;
+    why << "no winner for " << to_string(problem) << " at 2^" << bucket << " on this device; nearest tuned size 2^"
+        << w->bucket;
+  } else if (const auto* w = pick(same_arch_, problem, bucket, false, allow_nondeterministic, op, types, limits_)) {
+    s.match = MatchKind::same_arch;
+    s.winner = *w;
+    auto name = same_arch_names_.find(w->device_id);
+    s.source_device = name == same_arch_names_.end() ? "another device" : name->second;
+    why << "nothing tuned for " << to_string(problem) << " on this device; using the winner at 2^" << w->bucket
+        << " from " << s.source_device << " (same compute capability sm_" << device_.arch() << ")";
+  } else {
+    s.match = MatchKind::default_config;
+    why << "nothing tuned for " << to_string(problem) << " on sm_" << device_.arch() << "; using the built-in default";
+  }
+  s.config = s.winner ? s.winner->config : builtin_default_config(op, types, device_.arch());
+  s.reason = why.str();
+  return s;
+}
+
+}  // namespace reduce_tune

@@ -1,0 +1,396 @@
+// The public API on the GPU: every op and dtype against a CPU reference at awkward sizes
+// and offsets, many threads on many streams, CUDA graph capture, bit-for-bit
+// determinism, an output inside the input, and the host cost of a call.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "binary_cache.h"
+#include "compiler.h"
+#include "gpu_env.h"
+#include "kernel_set.h"
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/reduce_tune.h"
+#include "selector.h"
+#include "tuner/reference.h"
+
+namespace reduce_tune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+ContextOptions no_database() {
+  ContextOptions o;
+  o.database = temp_dir("rt_api") / "missing.db";
+  return o;
+}
+
+struct DeviceArray {
+  verify::HostArray host;
+  DeviceBuffer device;
+};
+
+DeviceArray upload(Op op, DType dtype, std::size_t count, std::uint64_t seed = 3) {
+  DeviceArray a{verify::make_input(op, dtype, verify::Pattern::exact, count, seed), DeviceBuffer(count * size_of(dtype) + 8)};
+  RT_CUDA_CHECK(cudaMemcpy(a.device.get(), a.host.bytes.data(), a.host.bytes.size(), cudaMemcpyHostToDevice));
+  return a;
+}
+
+std::uint64_t run(Context& ctx, Op op, const TypeRule& t, const DeviceArray& a, std::size_t offset, std::uint64_t n,
+                  cudaStream_t stream = nullptr) {
+  DeviceBuffer out(8);
+  const std::uint64_t poison = 0xa5a5a5a5a5a5a5a5ull;
+  RT_CUDA_CHECK(cudaMemcpy(out.get(), &poison, 8, cudaMemcpyHostToDevice));
+  ctx.reduce(op, t.in, t.out, static_cast<const unsigned char*>(a.device.get()) + offset * size_of(t.in), n, out.get(),
+             stream);
+  std::uint64_t got = 0;
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), size_of(t.out), cudaMemcpyDeviceToHost));
+  return got;
+}
+
+TEST(RuntimeApi, EveryOpAndDtypeMatchesTheReference) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::vector<std::uint64_t> sizes = {0, 1, 33, 4097, 1048579, 10000019};
+  int runs = 0;
+  for (Op op : kAllOps)
+    for (DType in : kAllDTypes) {
+      std::vector<DType> outs = {default_out_dtype(op, in)};
+      if (op == Op::sum && in == DType::i32) outs.push_back(DType::i64);
+      if (op == Op::sum && in == DType::f32) outs.push_back(DType::f64);
+      const auto a = upload(op, in, sizes.back() + 4);
+      for (DType out : outs) {
+        const TypeRule t = *resolve_types(op, in, out).rule;
+        for (auto n : sizes)
+          for (std::size_t offset : {0, 1, 3}) {
+            const auto expected = verify::reference_reduce(op, t, a.host, offset, n);
+            const auto got = run(ctx, op, t, a, offset, n);
+            ++runs;
+            EXPECT_EQ(verify::compare_result(t, got, expected, 1 << 20), "")
+                << to_string(op) << "<" << to_string(in) << "," << to_string(out) << "> n=" << n << " offset=" << offset;
+          }
+      }
+    }
+  std::printf("[ counts   ] public API: %d runs\n", runs);
+}
+
+TEST(RuntimeApi, TypedAndSynchronousFormsAgree) {
+  RT_REQUIRE_GPU();
+  const std::uint64_t n = 100003;
+  std::vector<std::int32_t> host(n);
+  for (std::uint64_t i = 0; i < n; ++i) host[i] = static_cast<std::int32_t>(i * 2654435761u);
+  std::int32_t* d = nullptr;
+  RT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d), n * 4));
+  RT_CUDA_CHECK(cudaMemcpy(d, host.data(), n * 4, cudaMemcpyHostToDevice));
+  std::int64_t wide = 0;
+  std::int32_t narrow = 0, lo = 0, hi = 0;
+  for (auto v : host) {
+    wide += v;
+    narrow = static_cast<std::int32_t>(static_cast<std::uint32_t>(narrow) + static_cast<std::uint32_t>(v));
+  }
+  lo = *std::min_element(host.begin(), host.end());
+  hi = *std::max_element(host.begin(), host.end());
+  EXPECT_EQ((sum_value<std::int32_t, std::int64_t>(d, n)), wide);
+  EXPECT_EQ(sum_value(d, n), narrow);  // wraps like two's complement
+  EXPECT_EQ(min_value(d, n), lo);
+  EXPECT_EQ(max_value(d, n), hi);
+  EXPECT_DOUBLE_EQ(mean_value(d, n), static_cast<double>(wide) / n);
+  std::int64_t* d_out = nullptr;
+  RT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_out), 8));
+  sum(d, n, d_out);
+  std::int64_t got = 0;
+  RT_CUDA_CHECK(cudaMemcpy(&got, d_out, 8, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got, wide);
+  // Empty input: the identities, NaN for mean.
+  EXPECT_EQ(sum_value(d, 0), 0);
+  EXPECT_EQ(prod_value(d, 0), 1);
+  EXPECT_EQ(min_value(d, 0), std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(max_value(d, 0), std::numeric_limits<std::int32_t>::min());
+  EXPECT_TRUE(std::isnan(mean_value(d, 0)));
+  const auto e = explain<std::int32_t>(Op::sum, n);
+  EXPECT_FALSE(e.to_string().empty());
+  cudaFree(d);
+  cudaFree(d_out);
+}
+
+TEST(RuntimeApi, ManyThreadsOnManyStreams) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::uint64_t n = 1 << 20;
+  const Op ops[] = {Op::sum, Op::max, Op::min, Op::prod};
+  std::vector<DeviceArray> arrays;
+  for (Op op : ops) arrays.push_back(upload(op, DType::i32, n, 11));
+  std::vector<std::uint64_t> expected;
+  for (std::size_t k = 0; k < 4; ++k)
+    expected.push_back(verify::reference_reduce(ops[k], *resolve_types(ops[k], DType::i32, DType::i32).rule,
+                                                arrays[k].host, 0, n - k * 1000).bits);
+  std::atomic<int> failures{0}, calls{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      RT_CUDA_CHECK(cudaSetDevice(0));
+      Stream streams[2];
+      DeviceBuffer outs(8 * 2 * 4);
+      for (int iter = 0; iter < 50; ++iter) {
+        for (int s = 0; s < 2; ++s)
+          for (std::size_t k = 0; k < 4; ++k) {
+            const std::size_t op_index = (k + t + s) % 4;
+            ctx.reduce(ops[op_index], DType::i32, DType::i32, arrays[op_index].device.get(), n - op_index * 1000,
+                       outs.as<unsigned char>() + (s * 4 + op_index) * 8, streams[s].get());
+          }
+        for (int s = 0; s < 2; ++s) {
+          RT_CUDA_CHECK(cudaStreamSynchronize(streams[s].get()));
+          std::uint32_t got[4 * 2];
+          for (std::size_t k = 0; k < 4; ++k) {
+            RT_CUDA_CHECK(cudaMemcpy(&got[k], outs.as<unsigned char>() + (s * 4 + k) * 8, 4, cudaMemcpyDeviceToHost));
+            calls++;
+            if (got[k] != static_cast<std::uint32_t>(expected[k])) failures++;
+          }
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0) << "of " << calls.load() << " results";
+  EXPECT_EQ(calls.load(), 8 * 50 * 2 * 4);
+}
+
+TEST(RuntimeApi, CallsCanBeCapturedIntoAGraphAndReplayed) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  Stream stream;
+  const std::uint64_t n = 3 << 20;
+  DeviceBuffer in(n * 4), out(8);
+  std::vector<float> host(n, 1.0f);
+  RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+  // Before any call, capturing is refused with a clear message (no workspace yet).
+  RT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  EXPECT_THROW(ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, out.get(), stream.get()), InvalidArgument);
+  cudaGraph_t aborted = nullptr;
+  cudaStreamEndCapture(stream.get(), &aborted);
+  if (aborted) cudaGraphDestroy(aborted);
+  cudaGetLastError();
+
+  ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, out.get(), stream.get());  // warm-up
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  cudaGraph_t graph = nullptr;
+  RT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, out.get(), stream.get());
+  RT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  RT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  float got = 0;
+  for (float value : {1.0f, 2.0f, -0.5f}) {
+    std::fill(host.begin(), host.end(), value);
+    RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+    RT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, value * static_cast<float>(n));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST(RuntimeApi, SameCallSameBitsEveryTime) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::uint64_t n = (1 << 24) + 17;
+  const auto a = [&] {
+    DeviceArray x{verify::make_input(Op::sum, DType::f32, verify::Pattern::real, n, 5), DeviceBuffer(n * 4)};
+    RT_CUDA_CHECK(cudaMemcpy(x.device.get(), x.host.bytes.data(), n * 4, cudaMemcpyHostToDevice));
+    return x;
+  }();
+  const TypeRule t = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  const std::uint64_t first = run(ctx, Op::sum, t, a, 0, n);
+  int different = 0;
+  for (int i = 0; i < 100; ++i) different += run(ctx, Op::sum, t, a, 0, n) != first;
+  EXPECT_EQ(different, 0);
+  EXPECT_TRUE(ctx.explain(Op::sum, DType::f32, DType::f32, n).deterministic);
+}
+
+TEST(RuntimeApi, OutputInsideTheInputIsWrittenAfterTheInputIsRead) {
+  RT_REQUIRE_GPU();
+  const std::uint64_t n = (1 << 22) + 3;
+  std::vector<float> host(n);
+  for (std::uint64_t i = 0; i < n; ++i) host[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  double expected = 0;
+  for (float v : host) expected += v;
+  DeviceBuffer in(n * 4);
+  for (std::uint64_t where : {std::uint64_t{0}, n / 2, n - 1}) {
+    RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+    float* out = in.as<float>() + where;
+    sum(in.as<float>(), n, out);
+    float got = 0;
+    RT_CUDA_CHECK(cudaMemcpy(&got, out, 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, static_cast<float>(expected)) << "output at element " << where;
+  }
+}
+
+TEST(RuntimeApi, TunedWinnerIsUsedAndExplained) {
+  RT_REQUIRE_GPU();
+  const DeviceKey key = *testing::test_device();
+  const auto path = temp_dir("rt_api_tuned") / "tuning.db";
+  std::filesystem::remove(path);
+  {
+    auto database = db::Database::open(path);
+    db::BucketResult r;
+    r.device = key;
+    r.problem = {Op::sum, DType::f32, DType::f32, {}};
+    r.bucket = 12;
+    db::Measurement m;
+    m.problem = ProblemKey{Op::sum, DType::f32, DType::f32, {}, 4096};
+    m.config = *parse_config("complete_unroll:block=128,items=8,warp=redux").config;
+    m.config.warp_reduce = WarpReduce::smem;
+    m.status = db::MeasurementStatus::ok;
+    m.median_ms = 0.0031;
+    m.repetitions = 100;
+    m.gbps = 5.3;
+    m.tool_version = "reduce-tune test";
+    m.created_at = db::now_timestamp();
+    r.measurements = {m};
+    r.winners = {{db::Determinism::deterministic, 0}};
+    r.tool_version = "reduce-tune test";
+    r.created_at = db::now_timestamp();
+    database.store_bucket(r);
+  }
+  ContextOptions o;
+  o.database = path;
+  Context ctx(o);
+  const auto e = ctx.explain(Op::sum, DType::f32, DType::f32, 5000);
+  EXPECT_EQ(e.match, MatchKind::exact);
+  EXPECT_EQ(e.config.strategy, Strategy::complete_unroll);
+  ASSERT_TRUE(e.measured);
+  EXPECT_EQ(e.measured->bucket, 12);
+  EXPECT_NE(e.to_string().find("match: exact"), std::string::npos) << e.to_string();
+  const auto a = upload(Op::sum, DType::f32, 5000);
+  const TypeRule t = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  EXPECT_EQ(verify::compare_result(t, run(ctx, Op::sum, t, a, 1, 4999),
+                                   verify::reference_reduce(Op::sum, t, a.host, 1, 4999), 64),
+            "");
+  EXPECT_EQ(ctx.explain(Op::sum, DType::f32, DType::f32, 1 << 20).match, MatchKind::nearest_size);
+  EXPECT_EQ(ctx.explain(Op::max, DType::f32, DType::f32, 1 << 20).match, MatchKind::default_config);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(RuntimeApi, CorruptDatabaseFallsBackToDefaultsWithOneReport) {
+  RT_REQUIRE_GPU();
+  const auto dir = temp_dir("rt_api_corrupt");
+  const auto path = dir / "tuning.db";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    std::fputs("this is not a database, it is a text file of some length........................", f);
+    std::fclose(f);
+  }
+  std::vector<std::string> errors;
+  auto previous = set_log_sink([&](LogLevel level, std::string_view m) {
+    if (level == LogLevel::error) errors.emplace_back(m);
+  });
+  ContextOptions o;
+  o.database = path;
+  Context ctx(o);
+  const auto a = upload(Op::max, DType::f64, 1000);
+  const TypeRule t = *resolve_types(Op::max, DType::f64, DType::f64).rule;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(verify::compare_result(t, run(ctx, Op::max, t, a, 0, 1000), verify::reference_reduce(Op::max, t, a.host, 0, 1000), 1), "");
+  set_log_sink(previous);
+  EXPECT_EQ(errors.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+// Not a timed test: prints the host cost of a warm call, next to a bare launch of the
+// same kernel, and the cost of a first call with and without a cached binary.
+TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
+  RT_REQUIRE_GPU();
+  const DeviceKey key = *testing::test_device();
+  Stream stream;
+  DeviceBuffer in(4096 * 4), out(8);
+  RT_CUDA_CHECK(cudaMemset(in.get(), 0, 4096 * 4));
+  const auto dir = temp_dir("rt_api_latency");
+
+  // First call, nothing cached: selection, NVRTC compile, load, workspace.
+  ContextOptions cold_options;
+  cold_options.database = dir / "none.db";
+  Context cold(cold_options);
+  auto t0 = Clock::now();
+  cold.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get());
+  const double cold_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+
+  // A database holding the binary, as the tuner leaves it.
+  const TypeRule t = *resolve_types(Op::min, DType::u32, DType::u32).rule;
+  const KernelSpec spec{Op::min, t, builtin_default_config(Op::min, t, key.arch())};
+  NvrtcCompiler compiler;
+  const std::vector<KernelSpec> one = {spec};
+  const CompileRequest request = make_compile_request(one, key.arch());
+  const auto blob = serialize(compiler.compile(request));
+  {
+    auto database = db::Database::open(dir / "cached.db");
+    db::CompiledBinary b;
+    b.key = binary_cache_key(request, compiler.version());
+    b.arch = key.arch();
+    b.nvrtc_version = compiler.version();
+    b.cubin.resize(blob.size());
+    std::memcpy(b.cubin.data(), blob.data(), blob.size());
+    b.created_at = db::now_timestamp();
+    database.put_binary(b);
+  }
+  ContextOptions warm_options;
+  warm_options.database = dir / "cached.db";
+  Context cached(warm_options);
+  t0 = Clock::now();
+  cached.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get());
+  const double cached_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+
+  // Warm calls: host time per call (the GPU runs behind; 200 calls stay within the queue).
+  const int calls = 200;
+  double best_call_us = 1e9, best_launch_us = 1e9;
+  for (int rep = 0; rep < 5; ++rep) {
+    t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) cached.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get());
+    best_call_us = std::min(best_call_us, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }
+  // The same kernel launched bare, for comparison: what any library pays for the launch.
+  KernelSet set(std::make_shared<const CompiledProgram>(deserialize_program(blob)), 1);
+  DeviceBuffer ws(kWorkspaceHeaderBytes + 4096);
+  unsigned char header[kWorkspaceHeaderBytes];
+  make_workspace_header_image(header);
+  RT_CUDA_CHECK(cudaMemcpy(ws.get(), header, sizeof(header), cudaMemcpyHostToDevice));
+  const auto view = workspace_view(ws.get(), ws.size());
+  const auto plan = plan_launch(spec, 4096, key.sm_count);
+  CudaLauncher launcher;
+  for (int rep = 0; rep < 5; ++rep) {
+    t0 = Clock::now();
+    for (int i = 0; i < calls; ++i)
+      enqueue_reduction(launcher, set.handles(0), spec, plan, view, in.get(), 4096, out.get(), stream.get());
+    best_launch_us = std::min(best_launch_us, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }
+  std::printf("[ overhead ] first call: %.1f ms without a cached binary (NVRTC), %.2f ms with the binary in the database\n",
+              cold_ms, cached_ms);
+  std::printf("[ overhead ] warm call: %.2f us host time per call; bare cudaLaunchKernelExC of the same kernel: %.2f us; "
+              "library overhead %.2f us\n",
+              best_call_us, best_launch_us, best_call_us - best_launch_us);
+  EXPECT_LT(cached_ms, cold_ms);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace reduce_tune

@@ -1,0 +1,182 @@
+#include "selector.h"
+
+#include <gtest/gtest.h>
+
+#include "reduce_tune/context.h"
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/error.h"
+#include "reduce_tune/reduce.h"
+
+namespace reduce_tune {
+namespace {
+
+DeviceKey device(const std::string& uuid, const std::string& name = "NVIDIA H200", int major = 9) {
+  DeviceKey d;
+  d.name = name;
+  d.cc_major = major;
+  d.sm_count = 132;
+  d.uuid = uuid;
+  return d;
+}
+
+// Stores one winner per (problem, bucket) for `key` into an in-memory database.
+void store_winner(db::Database& database, const DeviceKey& key, Op op, DType dtype, DType out, int bucket,
+                  const std::string& config, double ms, bool nondeterministic = false) {
+  db::BucketResult r;
+  r.device = key;
+  r.problem = {op, dtype, out, {}};
+  r.bucket = bucket;
+  db::Measurement m;
+  m.problem = ProblemKey{op, dtype, out, {}, 1ull << bucket};
+  m.config = *parse_config(config).config;
+  m.status = db::MeasurementStatus::ok;
+  m.median_ms = ms;
+  m.repetitions = 10;
+  m.gbps = 1;
+  m.tool_version = "reduce-tune test";
+  m.created_at = db::now_timestamp();
+  r.measurements = {m};
+  r.winners = {{nondeterministic ? db::Determinism::nondeterministic : db::Determinism::deterministic, 0}};
+  r.tool_version = "reduce-tune test";
+  r.created_at = db::now_timestamp();
+  database.store_bucket(r);
+}
+
+Selector selector_for(db::Database& database, const DeviceKey& key) {
+  std::vector<db::Winner> own;
+  if (auto id = database.find_device(key.uuid)) own = database.winners_for_device(*id);
+  std::map<db::RowId, std::string> names;
+  for (const auto& d : database.list_devices()) names[d.id] = d.key.name;
+  return Selector(key, own, database.winners_for_same_arch(key), names);
+}
+
+const TypeRule kF32Sum = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+
+TEST(Selector, ExactBucketWins) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_winner(database, me, Op::sum, DType::f32, DType::f32, 20, "warp_shuffle:block=512", 0.01);
+  store_winner(database, me, Op::sum, DType::f32, DType::f32, 21, "vectorized:block=128", 0.02);
+  const auto s = selector_for(database, me).select(Op::sum, kF32Sum, (1u << 20) + 5, false);
+  EXPECT_EQ(s.match, MatchKind::exact);
+  EXPECT_EQ(to_string(s.config), to_string(*parse_config("warp_shuffle:block=512").config));
+  ASSERT_TRUE(s.winner);
+  EXPECT_EQ(s.winner->bucket, 20);
+  EXPECT_EQ(s.source_device, "NVIDIA H200");
+}
+
+TEST(Selector, FallsBackToNearestSize) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_winner(database, me, Op::sum, DType::f32, DType::f32, 10, "warp_shuffle:block=64", 0.003);
+  store_winner(database, me, Op::sum, DType::f32, DType::f32, 26, "vectorized:block=512", 0.05);
+  const auto sel = selector_for(database, me);
+  auto s = sel.select(Op::sum, kF32Sum, 1u << 24, false);
+  EXPECT_EQ(s.match, MatchKind::nearest_size);
+  EXPECT_EQ(s.winner->bucket, 26);
+  EXPECT_NE(s.reason.find("nearest tuned size 2^26"), std::string::npos) << s.reason;
+  // Equally far: the smaller bucket.
+  s = sel.select(Op::sum, kF32Sum, 1u << 18, false);
+  EXPECT_EQ(s.winner->bucket, 10);
+}
+
+TEST(Selector, FallsBackToTheSameComputeCapability) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_winner(database, device("GPU-b", "NVIDIA H100 80GB HBM3"), Op::max, DType::i64, DType::i64, 16,
+               "multi_element:block=1024", 0.004);
+  store_winner(database, device("GPU-c", "NVIDIA A100", 8), Op::max, DType::i64, DType::i64, 16,
+               "warp_shuffle:block=128", 0.004);
+  const TypeRule types = *resolve_types(Op::max, DType::i64, DType::i64).rule;
+  const auto s = selector_for(database, me).select(Op::max, types, 1u << 16, false);
+  EXPECT_EQ(s.match, MatchKind::same_arch);
+  EXPECT_EQ(s.config.block_threads, 1024u);
+  EXPECT_EQ(s.source_device, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(Selector, FallsBackToTheBuiltinDefault) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_winner(database, me, Op::sum, DType::f32, DType::f32, 20, "warp_shuffle", 0.01);
+  const TypeRule types = *resolve_types(Op::min, DType::f64, DType::f64).rule;
+  const auto s = selector_for(database, me).select(Op::min, types, 1000, false);
+  EXPECT_EQ(s.match, MatchKind::default_config);
+  EXPECT_FALSE(s.winner);
+  EXPECT_EQ(s.config, builtin_default_config(Op::min, types, 90));
+  EXPECT_EQ(s.config.vec_width, 2u);  // 16 bytes of f64
+  EXPECT_FALSE(check_config(KernelSpec{Op::min, types, s.config}, DeviceLimits{}));
+}
+
+TEST(Selector, NondeterministicWinnersOnlyWhenAllowed) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_winner(database, me, Op::sum, DType::f32, DType::f32, 20, "vectorized:passes=single_pass_ticket", 0.010);
+  store_winner(database, me, Op::sum, DType::f32, DType::f32, 20, "vectorized:passes=single_pass_atomic", 0.008, true);
+  const auto sel = selector_for(database, me);
+  EXPECT_EQ(sel.select(Op::sum, kF32Sum, 1u << 20, false).config.passes, Passes::single_pass_ticket);
+  EXPECT_EQ(sel.select(Op::sum, kF32Sum, 1u << 20, true).config.passes, Passes::single_pass_atomic);
+}
+
+TEST(Selector, MeanUsesTheWinnersOfTheMatchingSum) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_winner(database, me, Op::sum, DType::i32, DType::i64, 12, "warp_shuffle:block=128", 0.003);
+  const TypeRule mean = *resolve_types(Op::mean, DType::i32, DType::f64).rule;
+  EXPECT_EQ(tuning_problem(Op::mean, mean), (db::ProblemClass{Op::sum, DType::i32, DType::i64, {}}));
+  const auto s = selector_for(database, me).select(Op::mean, mean, 4096, false);
+  EXPECT_EQ(s.match, MatchKind::exact);
+  EXPECT_EQ(s.config.block_threads, 128u);
+}
+
+TEST(Selector, PassesOverWinnersInvalidOnThisDevice) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  // redux needs sm_80; stored for an sm_90 device, read by an sm_75 one of the same uuid.
+  store_winner(database, me, Op::sum, DType::i32, DType::i32, 12, "vectorized:warp=redux", 0.003);
+  auto old = me;
+  old.cc_major = 7;
+  old.cc_minor = 5;
+  const TypeRule types = *resolve_types(Op::sum, DType::i32, DType::i32).rule;
+  const auto s = selector_for(database, old).select(Op::sum, types, 4096, false);
+  EXPECT_EQ(s.match, MatchKind::default_config);
+}
+
+TEST(Context, RejectsBadArgumentsBeforeTouchingAnyDevice) {
+  Context context;
+  float x = 0;
+  try {
+    context.reduce(Op::min, DType::i32, DType::i64, &x, 1, &x, nullptr);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("min writes its input type"), std::string::npos);
+  }
+  EXPECT_THROW(context.reduce(Op::sum, DType::f32, DType::f32, nullptr, 10, &x, nullptr), InvalidArgument);
+  EXPECT_THROW(context.reduce(Op::sum, DType::f32, DType::f32, &x, 1, nullptr, nullptr), InvalidArgument);
+  alignas(8) unsigned char bytes[16];
+  EXPECT_THROW(context.reduce(Op::sum, DType::f64, DType::f64, bytes + 4, 1, bytes, nullptr), InvalidArgument);
+  EXPECT_THROW(context.reduce_to_host(Op::sum, DType::f32, DType::f32, &x, 1, nullptr, nullptr), InvalidArgument);
+}
+
+TEST(Context, WithoutADeviceCallsFailWithNoDeviceError) {
+  Context context;
+  const std::uint64_t host_marker = 0;  // never dereferenced: the device check comes first
+  try {
+    const Explanation e = context.explain(Op::sum, DType::f32, DType::f32, 100);
+    GTEST_SKIP() << "a CUDA device is present (" << e.device << "); the GPU tests cover calls";
+  } catch (const NoDeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos);
+  }
+  float out = 0;
+  EXPECT_THROW(context.reduce(Op::sum, DType::f32, DType::f32, &host_marker, 1, &out, nullptr), NoDeviceError);
+}
+
+TEST(PublicApi, TypedCallsMapToDTypes) {
+  static_assert(dtype_of<std::int32_t> == DType::i32);
+  static_assert(dtype_of<const double> == DType::f64);
+  static_assert(std::is_same_v<mean_t<float>, float>);
+  static_assert(std::is_same_v<mean_t<std::int64_t>, double>);
+  EXPECT_EQ(dtype_of<std::uint32_t>, DType::u32);
+}
+
+}  // namespace
+}  // namespace reduce_tune
