@@ -74,7 +74,8 @@ int run_info(const DbOptions& options, std::ostream& out) {
       << "measurements: " << counts.measurements << '\n'
       << "winners: " << counts.winners << '\n'
       << "tuned buckets: " << counts.tuned_buckets << '\n'
-      << "binaries: " << counts.binaries << " (" << counts.binary_bytes << " bytes)\n";
+      << "binaries: " << counts.binaries << " (" << counts.binary_bytes << " bytes)\n"
+      << "bench results: " << counts.bench_results << '\n';
   return kExitOk;
 }
 
@@ -106,7 +107,8 @@ int run_export(const DbOptions& options, std::ostream& out) {
   db::write_export(snapshot, options.output, format);
   out << "exported " << snapshot.devices.size() << " devices, " << snapshot.measurements.size()
       << " measurements, " << snapshot.winners.size() << " winners, " << snapshot.tuned_buckets.size()
-      << " tuned buckets, " << snapshot.binaries.size() << " binaries to " << options.output << " ("
+      << " tuned buckets, " << snapshot.binaries.size() << " binaries, " << snapshot.bench_results.size()
+      << " bench results to " << options.output << " ("
       << (format == db::ExportFormat::json ? "json" : "sqlite") << ")\n";
   return kExitOk;
 }
@@ -119,7 +121,7 @@ void print_stats(std::ostream& out, const char* verb, const std::string& file, c
     out << " kept " << s.winners_kept << " unverified " << s.winners_unverified;
   out << ", tuned buckets +" << s.tuned_buckets_added << ", binaries +" << s.binaries_added;
   if (s.binaries_replaced > 0) out << " replaced " << s.binaries_replaced;
-  out << '\n';
+  out << ", bench results +" << s.bench_results_added << " (" << s.bench_results_duplicate << " already present)\n";
 }
 
 int run_transfer(const DbOptions& options, std::ostream& out, bool merge) {

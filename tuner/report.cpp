@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace reduce_tune::tuner {
 
@@ -19,6 +20,35 @@ std::vector<BenchRow> bench_rows(const DeviceReport& device, const db::ProblemCl
   std::stable_sort(rows.begin(), rows.end(),
                    [](const BenchRow& a, const BenchRow& b) { return a.problem.n < b.problem.n; });
   return rows;
+}
+
+BenchComparison BenchSize::comparison() const {
+  BenchComparison c;
+  c.n = n;
+  auto time = [](const BenchRow* row) { return row ? std::optional<double>(row->median_ms) : std::nullopt; };
+  c.tuned_ms = time(tuned);
+  c.default_ms = time(default_config);
+  c.cub_ms = time(cub);
+  c.classic_best_ms = time(classic_best);
+  return c;
+}
+
+std::vector<BenchSize> bench_sizes(const DeviceReport& device, const db::ProblemClass& problem) {
+  std::map<std::uint64_t, BenchSize> sizes;
+  for (const auto& row : device.bench) {
+    if (db::ProblemClass::of(row.problem) != problem) continue;
+    auto& size = sizes[row.problem.n];
+    size.n = row.problem.n;
+    // The last row of an implementation wins, as in compare_with_bench.
+    if (row.implementation == kBenchTuned) size.tuned = &row;
+    else if (row.implementation == kBenchDefault) size.default_config = &row;
+    else if (row.implementation == kBenchCub) size.cub = &row;
+    else if (row.implementation == kBenchClassicBest) size.classic_best = &row;
+  }
+  std::vector<BenchSize> out;
+  out.reserve(sizes.size());
+  for (const auto& [n, size] : sizes) out.push_back(size);
+  return out;
 }
 
 std::optional<BenchComparison> compare_with_bench(const DeviceReport& device, const ProblemReport& problem,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,17 +19,20 @@ namespace reduce_tune::tuner {
 
 // One side-by-side benchmark result (`reduce-tune bench`): the same problem timed with
 // the tuned config, the built-in default, cub::DeviceReduce, or the best classic
-// strategy, in the same process with the same method.
+// strategy, in the same process with the same method. The loader fills these from
+// db::Database::latest_bench_results (the latest run per problem, n and implementation).
 struct BenchRow {
   ProblemKey problem;
   std::string implementation;  // one of the kBench* names below
   double median_ms = 0;
   double gbps = 0;
+  std::string config;          // canonical config text, or the CUB call's name
+  double peak_fraction = std::numeric_limits<double>::quiet_NaN();  // gbps / the bench's peak
 };
-inline constexpr std::string_view kBenchTuned = "tuned";
-inline constexpr std::string_view kBenchDefault = "default";
-inline constexpr std::string_view kBenchCub = "cub";
-inline constexpr std::string_view kBenchClassicBest = "classic_best";
+inline constexpr std::string_view kBenchTuned = db::kBenchTuned;
+inline constexpr std::string_view kBenchDefault = db::kBenchDefault;
+inline constexpr std::string_view kBenchCub = db::kBenchCub;
+inline constexpr std::string_view kBenchClassicBest = db::kBenchClassicBest;
 
 // A stored winner with the measurement that chose it (absent when that measurement is
 // not in this file, e.g. after a merge).
@@ -64,8 +68,9 @@ struct DeviceReport {
   std::size_t index = 0;  // the position `reduce-tune db info` lists the device at
   DeviceKey key;
   std::vector<ProblemReport> problems;  // ordered by (op, dtype, out dtype, layout)
-  // Bench results of this device. The database has no bench table yet, so the loader
-  // leaves this empty; every renderer shows speedups when rows are present.
+  // Bench results of this device: the latest run's row per (problem, n, implementation),
+  // oldest first, after the filter's ops and dtypes. Every renderer shows speedups when
+  // rows are present.
   std::vector<BenchRow> bench;
 };
 
@@ -104,6 +109,22 @@ struct BenchComparison {
 // Empty when no bench row of the problem class has an n in the bucket.
 std::optional<BenchComparison> compare_with_bench(const DeviceReport& device, const ProblemReport& problem,
                                                   const BucketReport& bucket);
+
+// The bench rows of one problem class at one n, side by side (the last row of each
+// implementation when there are several). Pointers into DeviceReport::bench.
+struct BenchSize {
+  std::uint64_t n = 0;
+  const BenchRow* tuned = nullptr;
+  const BenchRow* default_config = nullptr;
+  const BenchRow* cub = nullptr;
+  const BenchRow* classic_best = nullptr;
+
+  // The times at n; tuned_ms only from the bench's own tuned row (no winner stands in).
+  BenchComparison comparison() const;
+};
+
+// Every benchmarked n of the problem class, ascending.
+std::vector<BenchSize> bench_sizes(const DeviceReport& device, const db::ProblemClass& problem);
 
 // Bench rows of one implementation for one problem class, by ascending n.
 std::vector<BenchRow> bench_rows(const DeviceReport& device, const db::ProblemClass& problem,

@@ -14,6 +14,7 @@ constexpr const char* kColumns[] = {
     "bucket_min_n", "n", "strategy", "config", "median_ms", "gbps", "percent_of_peak", "spread", "repetitions",
     "measurement_id", "strategy_best", "winner", "winner_deterministic", "winner_nondeterministic", "bench_n",
     "bench_default_ms", "bench_cub_ms", "speedup_over_default", "speedup_over_cub", "speedup_over_classic_best",
+    "bench_tuned_ms", "bench_classic_best_ms",
 };
 
 std::string optional_number(const std::optional<double>& value) { return value ? exact_number(*value) : ""; }
@@ -106,7 +107,9 @@ void write_rows(CsvWriter& csv, const DeviceReport& device, const ProblemReport&
         .field(leads ? optional_number(comparison->cub_ms) : "")
         .field(leads ? optional_number(comparison->speedup_over_default()) : "")
         .field(leads ? optional_number(comparison->speedup_over_cub()) : "")
-        .field(leads ? optional_number(comparison->speedup_over_classic_best()) : "");
+        .field(leads ? optional_number(comparison->speedup_over_classic_best()) : "")
+        .field(leads ? optional_number(comparison->tuned_ms) : "")
+        .field(leads ? optional_number(comparison->classic_best_ms) : "");
     csv.end_row();
   }
 }

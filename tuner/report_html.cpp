@@ -227,6 +227,11 @@ void write_problem(std::ostream& out, const DeviceReport& device, const ProblemR
   write_chart(out, device, problem);
   out << "<h4>Winners</h4>\n";
   write_table(out, winners_table(device, problem));
+  if (has_bench_rows(device, problem.problem)) {
+    out << "<h4>Bench: tuned vs CUB</h4>\n<p class=\"note\">" << html_escape(bench_note(device, problem.problem))
+        << "</p>\n";
+    write_table(out, bench_table(device, problem.problem));
+  }
   out << "<h4>Candidates</h4>\n";
   write_table(out, candidates_table(problem));
   const auto failures = failure_examples(problem);

@@ -97,6 +97,8 @@ Json device_json(const DeviceReport& device) {
     json["implementation"] = row.implementation;
     json["median_ms"] = number_or_null(row.median_ms);
     json["gbps"] = number_or_null(row.gbps);
+    json["config"] = row.config;
+    json["peak_fraction"] = number_or_null(row.peak_fraction);
     bench.push_back(std::move(json));
   }
   return Json{{"index", device.index},

@@ -22,15 +22,28 @@ bool selected(const ReportFilter& filter, const db::ProblemClass& problem) {
 
 // The database lists measurements per problem class, not the classes themselves, so the
 // candidates are every supported (op, in, out) of the flat layout plus the classes that
-// hold winners (which covers layouts added later).
-std::set<db::ProblemClass> candidate_classes(const std::vector<db::Winner>& winners) {
+// hold winners or bench rows (which covers layouts added later).
+std::set<db::ProblemClass> candidate_classes(const std::vector<db::Winner>& winners,
+                                             const std::vector<BenchRow>& bench) {
   std::set<db::ProblemClass> classes;
   for (const auto op : kAllOps)
     for (const auto in : kAllDTypes)
       for (const auto out : kAllDTypes)
         if (resolve_types(op, in, out).rule) classes.insert(db::ProblemClass{op, in, out, Layout{}});
   for (const auto& w : winners) classes.insert(w.problem);
+  for (const auto& row : bench) classes.insert(db::ProblemClass::of(row.problem));
   return classes;
+}
+
+// The latest bench run's rows of the device that the filter selects.
+std::vector<BenchRow> load_bench_rows(const db::Database& database, db::RowId device_id, const ReportFilter& filter) {
+  std::vector<BenchRow> rows;
+  for (auto& r : database.latest_bench_results(device_id)) {
+    if (!selected(filter, db::ProblemClass::of(r.problem))) continue;
+    rows.push_back(BenchRow{r.problem, std::move(r.implementation), r.median_ms, r.gbps, std::move(r.config),
+                            r.peak_fraction});
+  }
+  return rows;
 }
 
 BucketReport summarize_bucket(int bucket, const std::vector<const db::Measurement*>& measurements,
@@ -99,16 +112,18 @@ ReportData load_report_data(const db::Database& database, const ReportFilter& fi
     device.index = index;
     device.key = record.key;
     const auto winners = database.winners_for_device(record.id);
-    for (const auto& problem : candidate_classes(winners)) {
+    device.bench = load_bench_rows(database, record.id, filter);
+    for (const auto& problem : candidate_classes(winners, device.bench)) {
       if (!selected(filter, problem)) continue;
       const auto measurements = database.measurements(record.id, problem);
       const bool has_winner =
           std::any_of(winners.begin(), winners.end(), [&](const db::Winner& w) { return w.problem == problem; });
-      if (measurements.empty() && !has_winner) continue;
+      const bool has_bench = std::any_of(device.bench.begin(), device.bench.end(), [&](const BenchRow& row) {
+        return db::ProblemClass::of(row.problem) == problem;
+      });
+      if (measurements.empty() && !has_winner && !has_bench) continue;
       device.problems.push_back(summarize_problem(problem, measurements, winners));
     }
-    // TODO(bench table): fill device.bench from the `bench` table (CUB comparison rows)
-    // once `reduce-tune bench` stores it; every renderer already shows bench rows.
     data.devices.push_back(std::move(device));
   }
   return data;

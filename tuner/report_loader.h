@@ -8,7 +8,8 @@
 namespace reduce_tune::tuner {
 
 // The devices, problems and buckets the filter selects. A problem class appears when the
-// device has measurements or winners for it. Bench rows stay empty (no bench table yet).
+// device has measurements, winners or bench rows for it. Bench rows are the latest run's
+// per (problem, n, implementation) (db::Database::latest_bench_results).
 ReportData load_report_data(const db::Database& database, const ReportFilter& filter = {});
 
 }  // namespace reduce_tune::tuner

@@ -78,6 +78,10 @@ std::string render_markdown(const ReportData& data) {
       out << "### " << markdown_escape(problem_title(problem.problem)) << "\n\n";
       out << "#### Winners\n\n";
       write_markdown_table(out, winners_table(device, problem));
+      if (has_bench_rows(device, problem.problem)) {
+        out << "#### Bench: tuned vs CUB\n\n" << markdown_escape(bench_note(device, problem.problem)) << "\n\n";
+        write_markdown_table(out, bench_table(device, problem.problem));
+      }
       out << "#### Candidates\n\n";
       write_markdown_table(out, candidates_table(problem));
       const auto failures = failure_examples(problem);

@@ -1,6 +1,7 @@
 #include "tuner/report_tables.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "reduce_tune/config.h"
 #include "tuner/report_text.h"
@@ -95,6 +96,51 @@ Table winners_table(const DeviceReport& device, const ProblemReport& problem) {
     }
   }
   return table;
+}
+
+Table bench_table(const DeviceReport& device, const db::ProblemClass& problem) {
+  Table table;
+  set_header(table,
+             {"bucket", "n", "tuned (ms)", "default (ms)", "CUB (ms)", "classic best (ms)", "tuned GB/s",
+              "tuned % of peak", "vs default", "vs CUB", "vs classic best"},
+             1);
+  auto time = [](const BenchRow* row) { return number(row ? time_ms(row->median_ms) : "-"); };
+  for (const auto& size : bench_sizes(device, problem)) {
+    const auto comparison = size.comparison();
+    std::string percent = "-";
+    if (size.tuned != nullptr)
+      percent = std::isfinite(size.tuned->peak_fraction) ? fixed_number(size.tuned->peak_fraction * 100, 1)
+                                                         : fixed_number(percent_of_peak(device.key, size.tuned->gbps), 1);
+    table.rows.push_back({text(bucket_label(size_bucket(size.n))), number(std::to_string(size.n)), time(size.tuned),
+                          time(size.default_config), time(size.cub), time(size.classic_best),
+                          number(size.tuned ? fixed_number(size.tuned->gbps, 1) : "-"), number(percent),
+                          speedup_cell(comparison.speedup_over_default()), speedup_cell(comparison.speedup_over_cub()),
+                          speedup_cell(comparison.speedup_over_classic_best())});
+  }
+  return table;
+}
+
+std::vector<std::string> bench_cub_calls(const DeviceReport& device, const db::ProblemClass& problem) {
+  std::vector<std::string> calls;
+  for (const auto& row : device.bench)
+    if (row.implementation == kBenchCub && db::ProblemClass::of(row.problem) == problem &&
+        std::find(calls.begin(), calls.end(), row.config) == calls.end())
+      calls.push_back(row.config);
+  return calls;
+}
+
+std::string bench_note(const DeviceReport& device, const db::ProblemClass& problem) {
+  std::string note =
+      "The latest reduce-tune bench run per size: milliseconds of the tuned call, the built-in default config, "
+      "cub::DeviceReduce and the best classic kernel, timed in one process with the same method. \"vs X\" is X's "
+      "time / the tuned time (above 1: the tuned call is faster).";
+  const auto calls = bench_cub_calls(device, problem);
+  if (!calls.empty()) {
+    note += " CUB: ";
+    for (std::size_t i = 0; i < calls.size(); ++i) note += (i ? ", " : "") + calls[i];
+    note += ".";
+  }
+  return note;
 }
 
 Table candidates_table(const ProblemReport& problem) {

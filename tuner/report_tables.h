@@ -46,6 +46,17 @@ std::vector<FailureExample> failure_examples(const ProblemReport& problem);
 // order, those never measured ok left out). Cells: "ms (GB/s)".
 Table strategy_table(const ProblemReport& problem);
 
+// The bench rows of the problem, one row per benchmarked n (ascending): each
+// implementation's time, the tuned call's GB/s and % of peak (the peak the bench stored),
+// and how much faster the tuned call is than each of the others.
+Table bench_table(const DeviceReport& device, const db::ProblemClass& problem);
+
+// The distinct CUB calls named by the problem's bench rows ("cub::DeviceReduce::Sum").
+std::vector<std::string> bench_cub_calls(const DeviceReport& device, const db::ProblemClass& problem);
+
+// The sentence above the bench table: what the columns mean and which CUB call ran.
+std::string bench_note(const DeviceReport& device, const db::ProblemClass& problem);
+
 // Whether any bench row belongs to the problem class.
 bool has_bench_rows(const DeviceReport& device, const db::ProblemClass& problem);
 

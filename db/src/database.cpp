@@ -303,6 +303,36 @@ std::vector<Measurement> Database::measurements(RowId device_id, const ProblemCl
       });
 }
 
+std::vector<RowId> Database::store_bench_results(const DeviceKey& device, const std::vector<BenchResult>& rows) {
+  require_writable("store bench results");
+  for (const auto& row : rows) detail::checked_bench_config(row);  // refuse a bad run before writing
+  Transaction transaction(*connection_, TransactionKind::immediate);
+  detail::RowWriter writer(*connection_);
+  const RowId device_id = writer.upsert_device(device);
+  std::vector<RowId> ids;
+  ids.reserve(rows.size());
+  for (const auto& row : rows) ids.push_back(writer.add_bench_result(device_id, row).first);
+  transaction.commit();
+  return ids;
+}
+
+std::vector<BenchResult> Database::bench_results(RowId device_id) const {
+  return detail::select_bench_results(*connection_, "WHERE r.device_id = ?1",
+                                      [&](Statement& s) { s.bind(1, device_id); });
+}
+
+std::vector<BenchResult> Database::latest_bench_results(RowId device_id) const {
+  // A row is the latest of its key when no row of the same key is newer; the UNIQUE
+  // index (which leads with the key) serves the inner lookup.
+  return detail::select_bench_results(
+      *connection_,
+      "WHERE r.device_id = ?1 AND NOT EXISTS (SELECT 1 FROM bench_results o WHERE o.device_id = r.device_id "
+      "AND (o.op, o.dtype, o.out_dtype, o.layout, o.layout_outer, o.layout_inner, o.n, o.implementation) = "
+      "(r.op, r.dtype, r.out_dtype, r.layout, r.layout_outer, r.layout_inner, r.n, r.implementation) AND "
+      "(o.created_at_us > r.created_at_us OR (o.created_at_us = r.created_at_us AND o.id > r.id)))",
+      [&](Statement& s) { s.bind(1, device_id); });
+}
+
 std::optional<CompiledBinary> Database::find_binary(std::string_view key) const {
   return detail::select_binary(*connection_, key);
 }
@@ -319,9 +349,9 @@ DbCounts Database::counts() const {
               "SELECT (SELECT count(*) FROM devices), (SELECT count(*) FROM configs), "
               "(SELECT count(*) FROM measurements), (SELECT count(*) FROM winners), "
               "(SELECT count(*) FROM tuned_buckets), (SELECT count(*) FROM binaries), "
-              "(SELECT coalesce(sum(length(cubin)), 0) FROM binaries)");
+              "(SELECT coalesce(sum(length(cubin)), 0) FROM binaries), (SELECT count(*) FROM bench_results)");
   s.step();
-  return DbCounts{s.int64(0), s.int64(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5), s.int64(6)};
+  return DbCounts{s.int64(0), s.int64(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5), s.int64(6), s.int64(7)};
 }
 
 std::vector<std::string> Database::integrity_problems() const {

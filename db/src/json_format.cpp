@@ -11,6 +11,7 @@
 
 #include "reduce_tune/db/transfer.h"
 #include "reduce_tune/error.h"
+#include "rows.h"
 
 namespace reduce_tune::db {
 namespace {
@@ -217,6 +218,24 @@ void write_json(const DatabaseSnapshot& snapshot, std::ostream& out) {
                         {"created_at_us", micros(b.created_at)},
                         {"cubin_base64", base64_encode(b.cubin)}});
   }
+  // Added in schema version 3; older readers ignore the section (no format bump).
+  Json& bench = root["bench_results"] = Json::array();
+  for (const auto& r : snapshot.bench_results) {
+    Json row = problem_fields({{"id", r.id}, {"device_id", r.device_id}}, ProblemClass::of(r.problem));
+    row["n"] = r.problem.n;
+    row["implementation"] = r.implementation;
+    row["config"] = r.config;
+    row["median_ms"] = real(r.median_ms);
+    row["spread"] = real(r.spread);
+    row["repetitions"] = r.repetitions;
+    row["gbps"] = real(r.gbps);
+    row["peak_fraction"] = real(r.peak_fraction);
+    row["peak_gbps"] = real(r.peak_gbps);
+    row["run_id"] = r.run_id;
+    row["tool_version"] = r.tool_version;
+    row["created_at_us"] = micros(r.created_at);
+    bench.push_back(std::move(row));
+  }
   out << root.dump(1) << '\n';
 }
 
@@ -326,6 +345,37 @@ DatabaseSnapshot read_json(std::istream& in, const std::string& label) {
       if (!cubin) r.fail(where, "\"cubin_base64\" is not base64");
       b.cubin = std::move(*cubin);
       snapshot.binaries.push_back(std::move(b));
+    }
+  }
+  // Absent from exports written before schema version 3.
+  if (root.contains("bench_results")) {
+    const Json& bench = r.array(root, "bench_results");
+    for (std::size_t i = 0; i < bench.size(); ++i) {
+      const Json& row = bench[i];
+      const auto where = at("bench_results", i);
+      BenchResult b;
+      b.id = r.get<RowId>(row, "id", where);
+      b.device_id = r.get<RowId>(row, "device_id", where);
+      b.problem = r.problem(row, where).with_size(r.get<std::uint64_t>(row, "n", where));
+      b.implementation = r.get<std::string>(row, "implementation", where);
+      if (!is_bench_implementation(b.implementation))
+        r.fail(where, "unknown implementation '" + b.implementation + "'");
+      b.config = r.get<std::string>(row, "config", where);
+      b.median_ms = r.get_real(row, "median_ms", where);
+      b.spread = r.get_real(row, "spread", where);
+      b.repetitions = r.get<int>(row, "repetitions", where);
+      b.gbps = r.get_real(row, "gbps", where);
+      b.peak_fraction = r.get_real(row, "peak_fraction", where);
+      b.peak_gbps = r.get_real(row, "peak_gbps", where);
+      b.run_id = r.get<std::string>(row, "run_id", where);
+      b.tool_version = r.get<std::string>(row, "tool_version", where);
+      b.created_at = r.time(row, "created_at_us", where);
+      try {
+        detail::checked_bench_config(b);  // refuse the file here, naming the row
+      } catch (const InvalidArgument& error) {
+        r.fail(where, error.what());
+      }
+      snapshot.bench_results.push_back(std::move(b));
     }
   }
   return snapshot;

@@ -59,6 +59,12 @@ std::optional<WinnerSource> parse_winner_source(std::string_view text) {
   return parse_by_name(kSourceNames, text);
 }
 
+bool is_bench_implementation(std::string_view name) {
+  for (const auto implementation : kBenchImplementations)
+    if (implementation == name) return true;
+  return false;
+}
+
 std::optional<LayoutKind> parse_layout_kind(std::string_view text) {
   if (text == to_string(Layout{LayoutKind::flat})) return LayoutKind::flat;
   return std::nullopt;

@@ -260,6 +260,62 @@ std::pair<bool, bool> RowWriter::put_binary(const CompiledBinary& binary, bool r
   return {!exists, exists};
 }
 
+std::string checked_bench_config(const BenchResult& row) {
+  auto fail = [&](const std::string& why) {
+    throw InvalidArgument("bench row " + std::string(to_string(row.problem.op)) + "<" +
+                          std::string(to_string(row.problem.dtype)) + "> n = " + std::to_string(row.problem.n) +
+                          ": " + why);
+  };
+  if (!is_bench_implementation(row.implementation))
+    fail("unknown implementation '" + row.implementation + "' (expected tuned, default, cub or classic_best)");
+  if (row.config.empty()) fail("empty config");
+  if (row.run_id.empty()) fail("empty run id");
+  if (row.implementation == kBenchCub) return row.config;
+  const auto parsed = parse_config(row.config);
+  if (!parsed.config) fail("config '" + row.config + "' does not parse (" + parsed.error + ")");
+  return to_string(*parsed.config);
+}
+
+std::pair<RowId, bool> RowWriter::add_bench_result(RowId device_id, const BenchResult& row) {
+  const std::string config = checked_bench_config(row);
+  const ProblemClass problem = ProblemClass::of(row.problem);
+  const std::int64_t n = to_db_size(row.problem.n, "n");
+  auto& insert = prepared(
+      insert_bench_,
+      std::string("INSERT INTO bench_results (device_id, ") + kProblemColumns +
+          ", n, implementation, config, median_ms, spread, repetitions, gbps, peak_fraction, peak_gbps, run_id, "
+          "tool_version, created_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+          "?15, ?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING RETURNING id");
+  insert.bind(1, device_id);
+  bind_problem(insert, 2, problem);
+  insert.bind(8, n)
+      .bind(9, row.implementation)
+      .bind(10, config)
+      .bind(11, row.median_ms)
+      .bind(12, row.spread)
+      .bind(13, row.repetitions)
+      .bind(14, row.gbps)
+      .bind(15, row.peak_fraction)
+      .bind(16, row.peak_gbps)
+      .bind(17, row.run_id)
+      .bind(18, row.tool_version)
+      .bind(19, to_db_time(row.created_at));
+  if (insert.step()) {
+    const RowId id = insert.int64(0);
+    insert.run();
+    return {id, true};
+  }
+  auto& find = prepared(find_bench_,
+                        std::string("SELECT id FROM bench_results WHERE device_id = ?1 AND (") + kProblemColumns +
+                            ") = (?2, ?3, ?4, ?5, ?6, ?7) AND n = ?8 AND implementation = ?9 AND run_id = ?10 "
+                            "AND created_at_us = ?11");
+  find.bind(1, device_id);
+  bind_problem(find, 2, problem);
+  find.bind(8, n).bind(9, row.implementation).bind(10, row.run_id).bind(11, to_db_time(row.created_at));
+  if (!find.step()) connection_.fail(SQLITE_CONSTRAINT, "a bench row was neither inserted nor found");
+  return {find.int64(0), false};
+}
+
 std::vector<DeviceRecord> select_devices(const Connection& connection, std::string_view where,
                                          const Binder& bind) {
   Statement s(connection,
@@ -362,6 +418,37 @@ std::vector<TunedBucket> select_tuned_buckets(const Connection& connection, std:
     b.tool_version = s.text(8);
     b.created_at = from_db_time(s.int64(9));
     rows.push_back(std::move(b));
+  }
+  return rows;
+}
+
+std::vector<BenchResult> select_bench_results(const Connection& connection, std::string_view where,
+                                              const Binder& bind) {
+  Statement s(connection,
+              std::string("SELECT r.id, r.device_id, r.op, r.dtype, r.out_dtype, r.layout, r.layout_outer, "
+                          "r.layout_inner, r.n, r.implementation, r.config, r.median_ms, r.spread, r.repetitions, "
+                          "r.gbps, r.peak_fraction, r.peak_gbps, r.run_id, r.tool_version, r.created_at_us "
+                          "FROM bench_results r ") +
+                  std::string(where) + " ORDER BY r.created_at_us, r.id");
+  if (bind) bind(s);
+  std::vector<BenchResult> rows;
+  while (s.step()) {
+    BenchResult r;
+    r.id = s.int64(0);
+    r.device_id = s.int64(1);
+    r.problem = read_problem(connection, s, 2).with_size(static_cast<std::uint64_t>(s.int64(8)));
+    r.implementation = s.text(9);
+    r.config = s.text(10);
+    r.median_ms = s.real(11);
+    r.spread = s.real(12);
+    r.repetitions = s.int32(13);
+    r.gbps = s.real(14);
+    r.peak_fraction = s.real(15);
+    r.peak_gbps = s.real(16);
+    r.run_id = s.text(17);
+    r.tool_version = s.text(18);
+    r.created_at = from_db_time(s.int64(19));
+    rows.push_back(std::move(r));
   }
   return rows;
 }

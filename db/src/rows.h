@@ -57,6 +57,11 @@ class RowWriter {
   // Inserts or (with `replace`) replaces by key; returns {inserted, replaced}.
   std::pair<bool, bool> put_binary(const CompiledBinary& binary, bool replace);
 
+  // Inserts the bench row unless one with the same identity (device, problem, n,
+  // implementation, run id, timestamp) exists; returns its id either way and whether it
+  // was inserted. Throws InvalidArgument for a row check_bench_result refuses.
+  std::pair<RowId, bool> add_bench_result(RowId device_id, const BenchResult& row);
+
  private:
   Statement& prepared(std::optional<Statement>& slot, std::string_view sql);
 
@@ -64,7 +69,8 @@ class RowWriter {
   std::map<std::string, RowId> config_ids_;
   std::optional<Statement> upsert_device_, find_device_, insert_device_, find_config_,
       insert_config_, insert_measurement_, find_measurement_, put_winner_, find_winner_,
-      mark_bucket_, refresh_bucket_, find_binary_, insert_binary_, replace_binary_;
+      mark_bucket_, refresh_bucket_, find_binary_, insert_binary_, replace_binary_, insert_bench_,
+      find_bench_;
 };
 
 // Queries return rows in id order. `where` is appended to the SELECT and names the
@@ -79,9 +85,18 @@ std::vector<Winner> select_winners(const Connection& connection, std::string_vie
                                    const Binder& bind);
 std::vector<TunedBucket> select_tuned_buckets(const Connection& connection, std::string_view where,
                                               const Binder& bind);
+// Alias r (bench_results); ordered oldest first (created_at_us, then id).
+std::vector<BenchResult> select_bench_results(const Connection& connection, std::string_view where,
+                                              const Binder& bind);
 // Binaries of one arch, or all when arch is empty.
 std::vector<CompiledBinary> select_binaries(const Connection& connection, std::optional<int> arch);
 std::optional<CompiledBinary> select_binary(const Connection& connection, std::string_view key);
+
+// The config text a bench row is stored with: the canonical ReduceConfig text for our
+// kernels (whatever form of it the caller gave), the name as given for CUB. Throws
+// InvalidArgument for an unknown implementation, an empty config or run id, or a config
+// of ours that does not parse.
+std::string checked_bench_config(const BenchResult& row);
 
 // Binds op, dtype, out_dtype, layout, layout_outer, layout_inner from `first`.
 void bind_problem(Statement& statement, int first, const ProblemClass& problem);

@@ -1,6 +1,7 @@
 #include "schema.h"
 
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "reduce_tune/db/database.h"
@@ -101,9 +102,41 @@ constexpr const char* kSchemaV2 = R"sql(
 ALTER TABLE measurements ADD COLUMN detail TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 3: `reduce-tune bench` results, the tuned call side by side with the built-in
+// default, cub::DeviceReduce and the best classic kernel. `config` is text, not a
+// configs row: a CUB row names the CUB call instead of a ReduceConfig. A row's identity
+// (device, problem, n, implementation, run, time) makes merging the same file twice add
+// nothing; its index also serves the latest-run lookup.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE bench_results (
+  id             INTEGER PRIMARY KEY,
+  device_id      INTEGER NOT NULL REFERENCES devices (id),
+  op             TEXT    NOT NULL,
+  dtype          TEXT    NOT NULL,
+  out_dtype      TEXT    NOT NULL,
+  layout         TEXT    NOT NULL,
+  layout_outer   INTEGER NOT NULL,
+  layout_inner   INTEGER NOT NULL,
+  n              INTEGER NOT NULL,
+  implementation TEXT    NOT NULL CHECK (implementation IN ('tuned', 'default', 'cub', 'classic_best')),
+  config         TEXT    NOT NULL,  -- canonical ReduceConfig text, or the CUB call's name
+  median_ms      REAL,              -- NULL where nothing was timed
+  spread         REAL,
+  repetitions    INTEGER NOT NULL,
+  gbps           REAL,
+  peak_fraction  REAL,              -- gbps / peak_gbps
+  peak_gbps      REAL,              -- the peak bandwidth the bench used
+  run_id         TEXT    NOT NULL,  -- one `reduce-tune bench` run
+  tool_version   TEXT    NOT NULL,
+  created_at_us  INTEGER NOT NULL,
+  UNIQUE (device_id, op, dtype, out_dtype, layout, layout_outer, layout_inner, n, implementation,
+          run_id, created_at_us)
+);
+)sql";
+
 // kSteps[i] takes a file from version i to i + 1. Append only: a released step never
 // changes, or files made by it would no longer match.
-constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2};
+constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 static_assert(std::size(kSteps) == kSchemaVersion, "kSchemaVersion names the last step");
 
 int pragma_int(const Connection& connection, const char* sql) {
@@ -115,11 +148,18 @@ int pragma_int(const Connection& connection, const char* sql) {
 
 FileState inspect(const Connection& connection) {
   try {
+    // The three reads must see one state of the file: another process creating it may
+    // commit its schema in between, and a mix (tables, but no application id yet) would
+    // look like another application's file. Outside a transaction, a read transaction
+    // gives them one snapshot; inside one (open() under the write lock) they have it.
+    std::optional<Transaction> snapshot;
+    if (sqlite3_get_autocommit(connection.get()) != 0) snapshot.emplace(connection, TransactionKind::deferred);
     FileState state;
     state.application_id = pragma_int(connection, "PRAGMA application_id");
     state.user_version = pragma_int(connection, "PRAGMA user_version");
     state.has_tables =
         pragma_int(connection, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'") > 0;
+    if (snapshot) snapshot->commit();
     return state;
   } catch (const DbError& error) {
     const int primary = error.code() & 0xff;

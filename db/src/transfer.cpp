@@ -103,6 +103,12 @@ TransferStats transfer(Database& destination, const DatabaseSnapshot& snapshot, 
     }
   }
 
+  // Bench rows have no key to replace at: every run is kept, in both rules.
+  for (const auto& r : snapshot.bench_results) {
+    const bool added = writer.add_bench_result(device_for(device_ids, r.device_id, "bench row"), r).second;
+    (added ? stats.bench_results_added : stats.bench_results_duplicate) += 1;
+  }
+
   for (const auto& b : snapshot.binaries) {
     const auto [added, replaced] = writer.put_binary(b, /*replace=*/rule == Rule::import);
     stats.binaries_added += added ? 1 : 0;
@@ -148,11 +154,13 @@ DatabaseSnapshot read_snapshot(const Database& database, std::optional<RowId> de
     snapshot.measurements = detail::select_measurements(connection, "WHERE m.device_id = ?1", bind);
     snapshot.winners = detail::select_winners(connection, "WHERE w.device_id = ?1", bind);
     snapshot.tuned_buckets = detail::select_tuned_buckets(connection, "WHERE b.device_id = ?1", bind);
+    snapshot.bench_results = detail::select_bench_results(connection, "WHERE r.device_id = ?1", bind);
   } else {
     snapshot.devices = detail::select_devices(connection, "", {});
     snapshot.measurements = detail::select_measurements(connection, "", {});
     snapshot.winners = detail::select_winners(connection, "", {});
     snapshot.tuned_buckets = detail::select_tuned_buckets(connection, "", {});
+    snapshot.bench_results = detail::select_bench_results(connection, "", {});
   }
   snapshot.binaries = detail::select_binaries(connection, arch);
   transaction.commit();

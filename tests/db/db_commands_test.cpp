@@ -30,6 +30,7 @@ void make_database(const std::filesystem::path& path) {
   database.store_bucket(sample_bucket(sample_device("GPU-h200"), sum_f32(), 10));
   database.store_bucket(sample_bucket(sample_device("GPU-a100", 8, 0), sum_f32(), 12, 2));
   database.put_binary({"k", 90, "12.4", {std::byte{1}, std::byte{2}}, fixed_time()});
+  database.store_bench_results(sample_device("GPU-h200"), sample_bench_run(sum_f32(), 1u << 20, "run-1", fixed_time()));
 }
 
 bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
@@ -41,13 +42,14 @@ TEST(DbCommand, InfoShowsPathVersionDevicesAndCounts) {
   const auto r = run({"info", "--db", path});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("database: " + path + "\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("schema version: 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("schema version: " + std::to_string(db::kSchemaVersion) + "\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("devices: 2\n  [0] NVIDIA H200 (sm_90, 132 SMs) GPU-h200\n  [1] NVIDIA H200 (sm_80, 132 SMs) GPU-a100"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("measurements: 5\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("winners: 2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("binaries: 1 (2 bytes)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bench results: 4\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.err, "");
 }
 
@@ -84,11 +86,13 @@ TEST(DbCommand, ExportImportMergeRoundTrip) {
     r = run({"import", "--db", target, file});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("measurements +5 (0 already present)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("bench results +4 (0 already present)"), std::string::npos) << r.out;
     EXPECT_EQ(db::Database::open(target).counts(), db::Database::open(source).counts());
     r = run({"merge", "--db", target, file});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("measurements +0 (5 already present), winners +0 replaced 0 kept 2"), std::string::npos)
         << r.out;
+    EXPECT_NE(r.out.find("bench results +0 (4 already present)"), std::string::npos) << r.out;
   }
 }
 
@@ -102,7 +106,7 @@ TEST(DbCommand, ExportOneDeviceByIndexOrUuid) {
   EXPECT_EQ(file_bytes(dir / "a100.out").front(), '{');
   r = run({"export", "--db", source, "--device", "GPU-h200", "-o", (dir / "h200.db").string()});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("exported 1 devices, 3 measurements, 1 winners, 1 tuned buckets, 1 binaries"),
+  EXPECT_NE(r.out.find("exported 1 devices, 3 measurements, 1 winners, 1 tuned buckets, 1 binaries, 4 bench results"),
             std::string::npos)
       << r.out;
 }

@@ -31,8 +31,10 @@ std::vector<std::string> schema_sql(const Database& database) {
   return rows;
 }
 
-void expect_v1_fixture_rows(const Database& database) {
-  const auto device_id = database.find_device("GPU-fixture-v1");
+// The fixtures of versions 1 and 2 hold the same rows (tests/db/make_fixtures.cpp), each
+// under the device UUID "GPU-fixture-v<version>"; version 2 adds a failure detail.
+void expect_fixture_rows(const Database& database, int version) {
+  const auto device_id = database.find_device("GPU-fixture-v" + std::to_string(version));
   ASSERT_TRUE(device_id);
   EXPECT_EQ(database.device(*device_id)->key.name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(database.device(*device_id)->key.arch(), 90);
@@ -42,7 +44,9 @@ void expect_v1_fixture_rows(const Database& database) {
   EXPECT_EQ(measurements[0].median_ms, 0.125);
   EXPECT_EQ(measurements[2].status, MeasurementStatus::compile_failed);
   EXPECT_TRUE(std::isnan(measurements[2].median_ms));
-  for (const auto& m : measurements) EXPECT_EQ(m.detail, "");  // the column v2 added
+  // The column v2 added: empty for v1's rows, kept for v2's.
+  EXPECT_EQ(measurements[2].detail, version >= 2 ? "ptxas: too many registers" : "");
+  EXPECT_EQ(measurements[0].detail, "");
   const auto winners = database.winners_for_device(*device_id);
   ASSERT_EQ(winners.size(), 1u);
   EXPECT_EQ(winners[0].config, ReduceConfig{});
@@ -51,6 +55,16 @@ void expect_v1_fixture_rows(const Database& database) {
   EXPECT_EQ(database.tuned_buckets(*device_id, sum_f32()), std::vector<int>{24});
   ASSERT_TRUE(database.find_binary("fixture-key"));
   EXPECT_EQ(database.find_binary("fixture-key")->cubin.size(), 7u);
+  // The table v3 added: there, and empty.
+  EXPECT_TRUE(database.bench_results(*device_id).empty());
+  EXPECT_TRUE(database.latest_bench_results(*device_id).empty());
+  EXPECT_EQ(database.counts().bench_results, 0);
+}
+
+int file_user_version(const std::filesystem::path& path) {
+  detail::Connection raw(path.string(), SQLITE_OPEN_READONLY, path.string());
+  detail::Statement version(raw, "PRAGMA user_version");
+  return version.step() ? version.int32(0) : -1;
 }
 
 TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
@@ -59,7 +73,7 @@ TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
   {
     auto database = Database::open(path);
     EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
-    expect_v1_fixture_rows(database);
+    expect_fixture_rows(database, 1);
     EXPECT_TRUE(database.integrity_problems().empty());
     // New rows use the new column.
     auto bucket = sample_bucket(sample_device(), sum_f32(), 12);
@@ -67,31 +81,58 @@ TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
     const auto stored = database.store_bucket(bucket);
     EXPECT_EQ(database.measurements(stored.device_id, sum_f32())[0].detail, "why");
   }
-  detail::Connection raw(path.string(), SQLITE_OPEN_READONLY, path.string());
-  detail::Statement version(raw, "PRAGMA user_version");
-  ASSERT_TRUE(version.step());
-  EXPECT_EQ(version.int32(0), kSchemaVersion);
+  EXPECT_EQ(file_user_version(path), kSchemaVersion);
+}
+
+TEST(Migration, UpgradesV2FixtureWhenOpenedForWriting) {
+  TempDir dir;
+  const auto path = copy_fixture(dir, "schema_v2.db");
+  EXPECT_EQ(file_user_version(path), 2);
+  {
+    auto database = Database::open(path);
+    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
+    expect_fixture_rows(database, 2);
+    // Bench rows go in beside the old rows, for the fixture's own device too.
+    auto device = database.device(*database.find_device("GPU-fixture-v2"))->key;
+    const auto ids = database.store_bench_results(device, sample_bench_run(sum_f32(), 1u << 24, "r", fixed_time()));
+    EXPECT_EQ(ids.size(), 4u);
+    EXPECT_EQ(database.latest_bench_results(*database.find_device("GPU-fixture-v2")).size(), 4u);
+    EXPECT_EQ(database.counts().devices, 1);
+    EXPECT_EQ(database.counts().measurements, 3);
+    EXPECT_TRUE(database.integrity_problems().empty());
+  }
+  EXPECT_EQ(file_user_version(path), kSchemaVersion);
+  auto reopened = Database::open_read_only(path);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(reopened->file_schema_version(), kSchemaVersion);
+  EXPECT_EQ(reopened->counts().bench_results, 4);
 }
 
 TEST(Migration, MigratedSchemaEqualsFreshSchema) {
   TempDir dir;
-  const auto migrated = Database::open(copy_fixture(dir, "schema_v1.db"));
   const auto fresh = Database::open(dir / "fresh.db");
-  EXPECT_EQ(schema_sql(migrated), schema_sql(fresh));
+  for (const char* fixture : {"schema_v1.db", "schema_v2.db"}) {
+    const auto migrated = Database::open(copy_fixture(dir, fixture));
+    EXPECT_EQ(schema_sql(migrated), schema_sql(fresh)) << fixture;
+  }
 }
 
-TEST(Migration, ReadsV1FixtureReadOnlyWithoutWritingIt) {
+TEST(Migration, ReadsOldFixturesReadOnlyWithoutWritingThem) {
   TempDir dir;
-  const auto path = copy_fixture(dir, "schema_v1.db");
-  const auto before = file_bytes(path);
-  {
-    auto database = Database::open_read_only(path);
-    ASSERT_TRUE(database);
-    EXPECT_EQ(database->file_schema_version(), 1);
-    expect_v1_fixture_rows(*database);
-    EXPECT_THROW(database->put_binary({"k", 90, "12", {}, fixed_time()}), DbError);
+  for (const int version : {1, 2}) {
+    const auto path = copy_fixture(dir, "schema_v" + std::to_string(version) + ".db");
+    const auto before = file_bytes(path);
+    {
+      auto database = Database::open_read_only(path);
+      ASSERT_TRUE(database);
+      EXPECT_EQ(database->file_schema_version(), version);
+      expect_fixture_rows(*database, version);
+      EXPECT_THROW(database->put_binary({"k", 90, "12", {}, fixed_time()}), DbError);
+      EXPECT_THROW(database->store_bench_results(sample_device(), sample_bench_run(sum_f32(), 64, "r", fixed_time())),
+                   DbError);
+    }
+    EXPECT_EQ(file_bytes(path), before) << version;
   }
-  EXPECT_EQ(file_bytes(path), before);
 }
 
 // Makes a valid database of ours whose user_version is `version`.
@@ -114,7 +155,10 @@ TEST(Database, RefusesNewerSchema) {
       FAIL() << "a newer schema was accepted";
     } catch (const DbError& e) {
       const std::string message = e.what();
-      EXPECT_NE(message.find(path.string() + ": database schema version 3 is newer"), std::string::npos) << message;
+      EXPECT_NE(message.find(path.string() + ": database schema version " + std::to_string(kSchemaVersion + 1) +
+                             " is newer"),
+                std::string::npos)
+          << message;
       EXPECT_EQ(message.find('\n'), std::string::npos);
     }
     EXPECT_EQ(file_bytes(path), before);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reduce_tune/db/database.h"
@@ -80,6 +81,35 @@ inline BucketResult sample_bucket(const DeviceKey& device, const ProblemClass& p
   r.tool_version = "0.1.0";
   r.created_at = at;
   return r;
+}
+
+// One bench row of run `run_id` at time `at`: our kernels get a short config text (the
+// database stores it canonically), CUB the name of its call.
+inline BenchResult sample_bench_row(const ProblemClass& problem, std::uint64_t n, std::string_view implementation,
+                                    const std::string& run_id, Timestamp at, double median_ms) {
+  BenchResult r;
+  r.problem = problem.with_size(n);
+  r.implementation = std::string(implementation);
+  r.config = implementation == kBenchCub ? "cub::DeviceReduce::Sum" : "multi_element:block=512";
+  r.median_ms = median_ms;
+  r.spread = 0.02;
+  r.repetitions = 30;
+  r.gbps = static_cast<double>(n * 4) / (median_ms * 1e6);
+  r.peak_gbps = 4915.2;
+  r.peak_fraction = r.gbps / r.peak_gbps;
+  r.run_id = run_id;
+  r.tool_version = "0.2.0";
+  r.created_at = at;
+  return r;
+}
+
+// The four implementations of one size, as one bench run measures them.
+inline std::vector<BenchResult> sample_bench_run(const ProblemClass& problem, std::uint64_t n,
+                                                 const std::string& run_id, Timestamp at, double tuned_ms = 1.0) {
+  return {sample_bench_row(problem, n, kBenchTuned, run_id, at, tuned_ms),
+          sample_bench_row(problem, n, kBenchDefault, run_id, at, tuned_ms * 1.5),
+          sample_bench_row(problem, n, kBenchCub, run_id, at, tuned_ms * 1.25),
+          sample_bench_row(problem, n, kBenchClassicBest, run_id, at, tuned_ms * 2)};
 }
 
 // A fresh folder under the system temp folder, removed with everything in it.

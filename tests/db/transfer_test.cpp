@@ -65,6 +65,15 @@ std::vector<std::string> canonical_rows(const DatabaseSnapshot& s) {
     rows.push_back("binary " + b.key + " " + std::to_string(b.arch) + " " + b.nvrtc_version + " " + bytes + " " +
                    std::to_string(b.created_at.time_since_epoch().count()));
   }
+  for (const auto& r : s.bench_results) {
+    std::ostringstream os;
+    os.precision(17);
+    os << "bench " << uuid[r.device_id] << " " << to_string(r.problem) << " " << r.implementation << " ["
+       << r.config << "] " << num(r.median_ms) << " " << num(r.spread) << " " << r.repetitions << " " << num(r.gbps)
+       << " " << num(r.peak_fraction) << " " << num(r.peak_gbps) << " " << r.run_id << " " << r.tool_version << " "
+       << r.created_at.time_since_epoch().count();
+    rows.push_back(os.str());
+  }
   std::sort(rows.begin(), rows.end());
   return rows;
 }
@@ -86,6 +95,13 @@ void fill(Database& database) {
   database.put_binary({"k90", 90, "12.4", {std::byte{0}, std::byte{255}, std::byte{7}}, fixed_time(1)});
   database.put_binary({"k80", 80, "12.4", {std::byte{1}}, fixed_time(2)});
   database.put_binary({"k90-empty", 90, "12.8", {}, fixed_time(3)});
+  // Two bench runs on the H200 (one row not measured) and one on the A100.
+  auto run = sample_bench_run(sum_f32(), 1u << 20, "run-1", fixed_time(5));
+  run[1].median_ms = run[1].gbps = run[1].peak_fraction = std::nan("");
+  database.store_bench_results(sample_device("GPU-h200"), run);
+  database.store_bench_results(sample_device("GPU-h200"), sample_bench_run(sum_f32(), 1u << 20, "run-2", fixed_time(6)));
+  database.store_bench_results(sample_device("GPU-a100", 8, 0),
+                               {sample_bench_row(mean_i32, 1u << 16, kBenchCub, "a100 run", fixed_time(7), 0.01)});
 }
 
 void expect_round_trip(const std::string& name) {
@@ -100,7 +116,9 @@ void expect_round_trip(const std::string& name) {
   EXPECT_EQ(stats.measurements_added, source.counts().measurements);
   EXPECT_EQ(stats.measurements_duplicate, 0);
   const auto rows = canonical_rows(read_snapshot(source));
-  EXPECT_EQ(rows.size(), 2u + 15u + 7u + 4u + 3u);  // devices + measurements + winners + buckets + binaries
+  // devices + measurements + winners + buckets + binaries + bench rows
+  EXPECT_EQ(rows.size(), 2u + 15u + 7u + 4u + 3u + 9u);
+  EXPECT_EQ(stats.bench_results_added, 9);
   EXPECT_EQ(canonical_rows(read_snapshot(target)), rows);
   EXPECT_EQ(target.counts(), source.counts());
   EXPECT_TRUE(target.integrity_problems().empty());
@@ -151,6 +169,8 @@ TEST(Transfer, ExportOfOneDeviceHoldsOnlyItsRows) {
   EXPECT_EQ(snapshot.tuned_buckets.size(), 1u);
   ASSERT_EQ(snapshot.binaries.size(), 1u);  // only sm_80's
   EXPECT_EQ(snapshot.binaries[0].key, "k80");
+  ASSERT_EQ(snapshot.bench_results.size(), 1u);
+  EXPECT_EQ(snapshot.bench_results[0].run_id, "a100 run");
   EXPECT_THROW(read_snapshot(source, 999), InvalidArgument);
 }
 
@@ -269,6 +289,8 @@ TEST(Transfer, MergingTwiceAddsNothing) {
   EXPECT_EQ(second.measurements_duplicate, static_cast<std::int64_t>(snapshot.measurements.size()));
   EXPECT_EQ(second.winners_added + second.winners_replaced, 0);
   EXPECT_EQ(second.devices_added + second.tuned_buckets_added + second.binaries_added, 0);
+  EXPECT_EQ(second.bench_results_added, 0);
+  EXPECT_EQ(second.bench_results_duplicate, 9);
   EXPECT_EQ(mine.counts(), counts);
   EXPECT_EQ(canonical_rows(read_snapshot(mine)), after_first);
 }
@@ -320,6 +342,64 @@ TEST(Transfer, ImportReplacesExistingRowsAtTheSameKey) {
   EXPECT_EQ(winners_by_bucket(mine)[10].source, WinnerSource::tuned);
   EXPECT_EQ(mine.find_binary("k")->nvrtc_version, "12.8");
   EXPECT_EQ(mine.counts().measurements, 2);
+}
+
+TEST(Transfer, MergeKeepsEveryBenchRunOfBothFiles) {
+  auto mine = Database::open_in_memory();
+  mine.store_bench_results(sample_device("GPU-h200"), sample_bench_run(sum_f32(), 4096, "mine", fixed_time(10)));
+  auto theirs = Database::open_in_memory();
+  // Their newer run, and a copy of mine (same identity): kept once.
+  theirs.store_bench_results(sample_device("GPU-h200"), sample_bench_run(sum_f32(), 4096, "theirs", fixed_time(20), 0.5));
+  theirs.store_bench_results(sample_device("GPU-h200"), sample_bench_run(sum_f32(), 4096, "mine", fixed_time(10)));
+  const auto stats = merge_snapshot(mine, read_snapshot(theirs));
+  EXPECT_EQ(stats.bench_results_added, 4);
+  EXPECT_EQ(stats.bench_results_duplicate, 4);
+  const RowId device = *mine.find_device("GPU-h200");
+  EXPECT_EQ(mine.bench_results(device).size(), 8u);
+  const auto latest = mine.latest_bench_results(device);
+  ASSERT_EQ(latest.size(), 4u);
+  for (const auto& r : latest) EXPECT_EQ(r.run_id, "theirs");
+  // A bench row of a device the file does not hold is refused, and nothing is written.
+  auto broken = read_snapshot(theirs);
+  broken.bench_results.back().device_id = 4242;
+  auto empty = Database::open_in_memory();
+  EXPECT_THROW(merge_snapshot(empty, broken), DbError);
+  EXPECT_EQ(empty.counts(), DbCounts{});
+}
+
+TEST(Transfer, ReadsJsonExportsWithoutBenchRows) {
+  // What a reduce-tune of schema version 2 wrote: no "bench_results" section.
+  std::istringstream old_export(
+      R"({"format": "reduce-tune-db", "version": 1, "schema_version": 2,
+          "devices": [{"id": 3, "uuid": "GPU-old", "name": "NVIDIA H100", "cc_major": 9, "cc_minor": 0,
+                       "sm_count": 132, "l2_bytes": 52428800, "memory_bus_bits": 5120,
+                       "memory_clock_khz": 2619000, "driver_version": 12040, "runtime_version": 12040}],
+          "measurements": [], "winners": [], "tuned_buckets": [], "binaries": []})");
+  const auto snapshot = read_json(old_export, "old.json");
+  EXPECT_TRUE(snapshot.bench_results.empty());
+  auto database = Database::open_in_memory();
+  import_snapshot(database, snapshot);
+  EXPECT_EQ(database.counts().devices, 1);
+}
+
+TEST(Transfer, JsonBenchRowWithUnknownImplementationIsRefused) {
+  auto source = Database::open_in_memory();
+  source.store_bench_results(sample_device(), sample_bench_run(sum_f32(), 64, "r", fixed_time()));
+  std::ostringstream out;
+  write_json(read_snapshot(source), out);
+  std::string text = out.str();
+  EXPECT_NE(text.find("\"bench_results\": ["), std::string::npos);
+  const auto at = text.find("\"implementation\": \"cub\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("\"implementation\": \"cub\"").size(), "\"implementation\": \"thrust\"");
+  std::istringstream in(text);
+  try {
+    read_json(in, "edited.json");
+    FAIL() << "an unknown implementation was read";
+  } catch (const DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("bench_results[2]: unknown implementation 'thrust'"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Transfer, ImportRollsBackOnBrokenReference) {

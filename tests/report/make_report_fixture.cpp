@@ -1,7 +1,8 @@
 // Writes tests/assets/report/fixture.db, the database the report tests read: two devices
 // (the first with a name full of HTML and CSV specials), several problems and buckets,
-// every strategy of the classic lineage, and failed candidates of every status. The
-// times follow a simple bandwidth model, so charts look like real ones. Run it only to
+// every strategy of the classic lineage, failed candidates of every status, and two bench
+// runs for the first device's f32 sum. The times follow a simple bandwidth model, so
+// charts look like real ones. Run it only to
 // recreate the fixture:
 //   cmake --build build-report --target make_report_fixture &&
 //     ./build-report/tests/report/make_report_fixture tests/assets/report/fixture.db
@@ -11,6 +12,9 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "reduce_tune/config.h"
 #include "reduce_tune/db/database.h"
@@ -168,6 +172,59 @@ db::BucketResult make_bucket(const DeviceKey& device, const db::ProblemClass& pr
   return r;
 }
 
+// Bench rows for one problem of a device: an older run ("bench-1") at 1.5 * 2^22 and
+// 1.5 * 2^26, and a newer one ("bench-2") at 1.5 * 2^22 only, so a report must take the
+// newer run where both ran and the older one elsewhere. The times are fixed numbers
+// (the speedups the tests expect are their ratios).
+struct BenchTimes {
+  double tuned, default_config, cub, classic_best;
+};
+
+std::vector<db::BenchResult> bench_run(const DeviceKey& device, const db::ProblemClass& problem, std::uint64_t n,
+                                       const std::string& run_id, db::Timestamp at, const BenchTimes& times) {
+  ReduceConfig tuned_config = default_config(Strategy::vectorized);  // what a tuned winner looks like
+  tuned_config.block_threads = 512;
+  tuned_config.items_per_thread = 8;
+  const std::string tuned = to_string(tuned_config);
+  const std::string builtin = to_string(ReduceConfig{});
+  const std::string classic = to_string(default_config(Strategy::multi_element));
+  const std::pair<std::string_view, std::pair<std::string, double>> rows[] = {
+      {db::kBenchTuned, {tuned, times.tuned}},
+      {db::kBenchDefault, {builtin, times.default_config}},
+      {db::kBenchCub, {"cub::DeviceReduce::Sum", times.cub}},
+      {db::kBenchClassicBest, {classic, times.classic_best}},
+  };
+  std::vector<db::BenchResult> out;
+  for (const auto& [implementation, config_and_ms] : rows) {
+    db::BenchResult r;
+    r.problem = problem.with_size(n);
+    r.implementation = std::string(implementation);
+    r.config = config_and_ms.first;
+    r.median_ms = config_and_ms.second;
+    r.spread = 0.006;
+    r.repetitions = 50;
+    r.gbps = static_cast<double>(n * size_of(problem.dtype)) / (r.median_ms * 1e6);
+    r.peak_gbps = device.peak_bandwidth_gbps();
+    r.peak_fraction = r.gbps / r.peak_gbps;
+    r.run_id = run_id;
+    r.tool_version = "0.1.0";
+    r.created_at = at;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void store_bench_runs(db::Database& database, const DeviceKey& device, const db::ProblemClass& problem) {
+  const std::uint64_t n22 = (std::uint64_t{3} << 22) / 2, n26 = (std::uint64_t{3} << 26) / 2;
+  const db::Timestamp first = kTime + std::chrono::hours(1), second = kTime + std::chrono::hours(2);
+  auto run1 = bench_run(device, problem, n22, "bench-1", first, {0.0130, 0.0156, 0.0143, 0.0208});
+  for (auto& r : bench_run(device, problem, n26, "bench-1", first, {0.0905, 0.0990, 0.0950, 0.1040}))
+    run1.push_back(std::move(r));
+  database.store_bench_results(device, run1);
+  database.store_bench_results(device,
+                               bench_run(device, problem, n22, "bench-2", second, {0.0125, 0.0150, 0.0140, 0.0200}));
+}
+
 void check(int rc, sqlite3* db, const char* what) {
   if (rc != SQLITE_OK) throw Error(std::string(what) + ": " + sqlite3_errmsg(db));
 }
@@ -206,6 +263,7 @@ int main(int argc, char** argv) {
       for (const int b : {10, 14, 18, 22, 26}) database.store_bucket(make_bucket(gpu, sum_f32, b, 10));
       for (const int b : {12, 20, 24}) database.store_bucket(make_bucket(gpu, sum_i32_i64, b, 10));
       for (const int b : {16, 24}) database.store_bucket(make_bucket(gpu, max_f64, b, 10));
+      store_bench_runs(database, gpu, sum_f32);
       const auto a100 = plain_device();
       database.store_bucket(make_bucket(a100, sum_f32, 10, 0, true));
       for (const int b : {20, 24}) database.store_bucket(make_bucket(a100, sum_f32, b, 4));

@@ -2,10 +2,12 @@
 // and the text helpers.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "reduce_tune/config.h"
 #include "report_test_support.h"
 #include "tuner/report_loader.h"
+#include "tuner/report_render.h"
 #include "tuner/report_text.h"
 
 namespace reduce_tune::tuner {
@@ -34,7 +36,102 @@ TEST(Report, LoadsEveryDeviceProblemAndBucketOfTheFixture) {
   std::vector<int> buckets;
   for (const auto& b : gpu.problems[1].buckets) buckets.push_back(b.bucket);
   EXPECT_EQ(buckets, (std::vector<int>{10, 14, 18, 22, 26}));
-  EXPECT_TRUE(gpu.bench.empty());  // no bench table yet
+  // The latest bench run per size: 4 implementations at each of two sizes.
+  ASSERT_EQ(gpu.bench.size(), 8u);
+  for (const auto& row : gpu.bench) {
+    EXPECT_EQ(db::ProblemClass::of(row.problem), gpu.problems[1].problem);
+    EXPECT_TRUE(row.problem.n == kBenchSmallN || row.problem.n == kBenchLargeN) << row.problem.n;
+  }
+  EXPECT_TRUE(data.devices[1].bench.empty());
+}
+
+TEST(Report, ReadsTheLatestBenchRunsSpeedupsFromTheDatabase) {
+  const auto database = open_fixture();
+  const auto data = load_report_data(database);
+  const auto& gpu = data.devices[0];
+  const auto* problem = find_problem(gpu, Op::sum, DType::f32);
+  ASSERT_NE(problem, nullptr);
+  std::map<int, const BucketReport*> buckets;
+  for (const auto& b : problem->buckets) buckets[b.bucket] = &b;
+
+  // Bucket 22: both runs measured it; the newer one counts.
+  const auto small = compare_with_bench(gpu, *problem, *buckets.at(22));
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ(small->n, kBenchSmallN);
+  EXPECT_EQ(small->tuned_ms, kBenchSmall.tuned);
+  EXPECT_EQ(small->cub_ms, kBenchSmall.cub);
+  EXPECT_DOUBLE_EQ(small->speedup_over_cub().value(), kBenchSmall.cub / kBenchSmall.tuned);
+  EXPECT_DOUBLE_EQ(small->speedup_over_default().value(), kBenchSmall.default_config / kBenchSmall.tuned);
+  EXPECT_DOUBLE_EQ(small->speedup_over_classic_best().value(), kBenchSmall.classic_best / kBenchSmall.tuned);
+  // Bucket 26: only the older run measured it.
+  const auto large = compare_with_bench(gpu, *problem, *buckets.at(26));
+  ASSERT_TRUE(large.has_value());
+  EXPECT_EQ(large->n, kBenchLargeN);
+  EXPECT_DOUBLE_EQ(large->speedup_over_cub().value(), kBenchLarge.cub / kBenchLarge.tuned);
+  EXPECT_DOUBLE_EQ(large->speedup_over_classic_best().value(), kBenchLarge.classic_best / kBenchLarge.tuned);
+  // No bench row in the other buckets.
+  EXPECT_FALSE(compare_with_bench(gpu, *problem, *buckets.at(18)).has_value());
+
+  // The rows carry their config and the bench's own fraction of peak.
+  const auto cub = bench_rows(gpu, problem->problem, kBenchCub);
+  ASSERT_EQ(cub.size(), 2u);
+  EXPECT_EQ(cub[0].config, kCubCall);
+  EXPECT_DOUBLE_EQ(cub[0].peak_fraction, cub[0].gbps / gpu.key.peak_bandwidth_gbps());
+  const auto tuned = bench_rows(gpu, problem->problem, kBenchTuned);
+  ASSERT_EQ(tuned.size(), 2u);
+  EXPECT_TRUE(parse_config(tuned[0].config).config.has_value()) << tuned[0].config;
+  const auto sizes = bench_sizes(gpu, problem->problem);
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_EQ(sizes[0].n, kBenchSmallN);
+  ASSERT_NE(sizes[0].classic_best, nullptr);
+  EXPECT_EQ(sizes[0].classic_best->median_ms, kBenchSmall.classic_best);
+  EXPECT_DOUBLE_EQ(sizes[1].comparison().speedup_over_default().value(),
+                   kBenchLarge.default_config / kBenchLarge.tuned);
+}
+
+TEST(Report, ShowsProblemsWithOnlyBenchRowsAndFiltersBenchRows) {
+  auto database = db::Database::open_in_memory();
+  DeviceKey device;
+  device.name = "GPU";
+  device.uuid = "GPU-bench-only";
+  device.memory_bus_bits = 5120;
+  device.memory_clock_khz = 2'619'000;
+  const db::ProblemClass min_i32{Op::min, DType::i32, DType::i32, Layout{}};
+  const db::ProblemClass sum_f64{Op::sum, DType::f64, DType::f64, Layout{}};
+  std::vector<db::BenchResult> rows;
+  for (const auto& problem : {min_i32, sum_f64})
+    for (const auto implementation : db::kBenchImplementations) {
+      db::BenchResult r;
+      r.problem = problem.with_size(1u << 20);
+      r.implementation = std::string(implementation);
+      r.config = implementation == db::kBenchCub ? "cub::DeviceReduce::Min" : "warp_shuffle";
+      r.median_ms = implementation == db::kBenchTuned ? 0.01 : 0.02;
+      r.repetitions = 10;
+      r.run_id = "only";
+      rows.push_back(r);
+    }
+  database.store_bench_results(device, rows);
+
+  const auto data = load_report_data(database);
+  ASSERT_EQ(data.devices.size(), 1u);
+  ASSERT_EQ(data.devices[0].problems.size(), 2u);  // no measurements, yet shown
+  EXPECT_EQ(data.devices[0].problems[0].problem, sum_f64);  // in (op, dtype) order
+  EXPECT_EQ(data.devices[0].problems[1].problem, min_i32);
+  EXPECT_TRUE(data.devices[0].problems[1].buckets.empty());
+  const auto comparison = bench_sizes(data.devices[0], min_i32).at(0).comparison();
+  EXPECT_DOUBLE_EQ(comparison.speedup_over_cub().value(), 2.0);
+  // Every format renders a problem without buckets, with its bench table.
+  for (const auto format : kAllReportFormats) EXPECT_FALSE(render_report(data, format).empty());
+  EXPECT_NE(render_markdown(data).find("CUB: cub::DeviceReduce::Min."), std::string::npos);
+  EXPECT_EQ(data.devices[0].bench.size(), 8u);
+
+  ReportFilter filter;
+  filter.dtypes = {DType::f64};
+  const auto filtered = load_report_data(database, filter);
+  ASSERT_EQ(filtered.devices[0].problems.size(), 1u);
+  EXPECT_EQ(filtered.devices[0].problems[0].problem, sum_f64);
+  ASSERT_EQ(filtered.devices[0].bench.size(), 4u);
+  for (const auto& row : filtered.devices[0].bench) EXPECT_EQ(row.problem.dtype, DType::f64);
 }
 
 TEST(Report, CountsCandidatesPerStatusWithExampleDetail) {
@@ -138,8 +235,8 @@ TEST(Report, ComparesABucketWithBenchRowsOfItsSize) {
   EXPECT_FALSE(compare_with_bench(device, problem, bucket).has_value());
 
   const auto key = problem.problem.with_size(1u << 20);
-  device.bench = {{key, "cub", 0.3, 0}, {key, "default", 0.45, 0}, {key, "tuned", 0.2, 0},
-                  {problem.problem.with_size(1u << 22), "cub", 9, 0}};
+  device.bench = {bench_row(key, "cub", 0.3, 0), bench_row(key, "default", 0.45, 0), bench_row(key, "tuned", 0.2, 0),
+                  bench_row(problem.problem.with_size(1u << 22), "cub", 9, 0)};
   const auto comparison = compare_with_bench(device, problem, bucket);
   ASSERT_TRUE(comparison.has_value());
   EXPECT_EQ(comparison->n, 1u << 20);

@@ -42,11 +42,11 @@ ReportData with_bench_rows() {
   auto& device = data.devices[0];
   const db::ProblemClass sum_f32{Op::sum, DType::f32, DType::f32, Layout{}};
   const auto key = sum_f32.with_size((std::uint64_t{3} << 22) / 2);
-  device.bench = {{key, "tuned", 0.010, 2516.0},
-                  {key, "default", 0.015, 1677.0},
-                  {key, "cub", 0.020, 1258.0},
-                  {key, "classic_best", 0.040, 629.0},
-                  {sum_f32.with_size(std::uint64_t{3} << 25), "cub", 0.030, 4000.0}};
+  device.bench = {bench_row(key, "tuned", 0.010, 2516.0),
+                  bench_row(key, "default", 0.015, 1677.0),
+                  bench_row(key, "cub", 0.020, 1258.0),
+                  bench_row(key, "classic_best", 0.040, 629.0),
+                  bench_row(sum_f32.with_size(std::uint64_t{3} << 25), "cub", 0.030, 4000.0)};
   return data;
 }
 
@@ -65,7 +65,8 @@ TEST(Report, MarkdownShowsDeviceWinnersCandidatesAndLineage) {
   EXPECT_NE(md.find("- compile\\_failed: "), std::string::npos);
   EXPECT_NE(md.find("too many registers"), std::string::npos);
   EXPECT_NE(md.find("no candidate passed"), std::string::npos);
-  EXPECT_NE(md.find("No bench data stored"), std::string::npos);
+  EXPECT_EQ(count_of(md, "No bench data stored"), 1u);  // the A100 has none
+  EXPECT_EQ(count_of(md, "#### Bench: tuned vs CUB"), 1u);  // the first device's f32 sum
   // The strategy columns follow the lineage.
   std::size_t at = md.find("#### Best time per strategy");
   ASSERT_NE(at, std::string::npos);
@@ -116,7 +117,7 @@ TEST(Report, HtmlChartsHaveASeriesPerStrategyWithTheNumbers) {
         << to_string(strategy);
   }
   EXPECT_EQ(count_of(html, "<polyline class=\"series\""), 3 * 10 + 4u);
-  EXPECT_EQ(count_of(html, "data-strategy=\"cub\""), 0u);  // no bench data
+  EXPECT_EQ(count_of(html, "data-strategy=\"cub\""), 1u);  // the first device's f32 sum has bench data
   // Every strategy's best GB/s is a point of the chart.
   for (const auto& d : data.devices)
     for (const auto& p : d.problems)
@@ -209,7 +210,10 @@ TEST(Report, JsonParsesBackToTheDatabasesNumbers) {
         std::int64_t total = 0;
         for (const auto& [status, count] : bucket.at("candidates").at("by_status").items()) total += count.get<std::int64_t>();
         EXPECT_EQ(total, bucket.at("candidates").at("tried").get<std::int64_t>());
-        EXPECT_TRUE(bucket.at("bench").is_null());
+        // Only the first device's f32 sum has bench rows, in buckets 22 and 26.
+        const bool benchmarked = d.at("index") == 0 && problem.at("op") == "sum" && problem.at("dtype") == "f32" &&
+                                 (bucket.at("bucket") == 22 || bucket.at("bucket") == 26);
+        EXPECT_EQ(bucket.at("bench").is_null(), !benchmarked) << bucket.at("bucket");
       }
   std::size_t expected = 0;
   for (const auto& d : fixture_data().devices)
@@ -257,6 +261,71 @@ TEST(Report, BenchRowsRenderSpeedupsInEveryFormat) {
   EXPECT_NE(html.find("data-gbps=\"1258\""), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">2.00x</td>"), std::string::npos);
   EXPECT_NE(html.find("CUB (bench)"), std::string::npos);
+}
+
+// The fixture's own bench rows, read from the database: the latest run's times and their
+// ratios in every format.
+TEST(Report, FixtureBenchRowsShowTunedAgainstCubInEveryFormat) {
+  const auto& data = fixture_data();
+  const double small_cub = kBenchSmall.cub / kBenchSmall.tuned;  // 1.12
+  const double large_cub = kBenchLarge.cub / kBenchLarge.tuned;  // 1.05
+
+  const auto md = render_markdown(data);
+  const auto bench_at = md.find("#### Bench: tuned vs CUB");
+  ASSERT_NE(bench_at, std::string::npos);
+  EXPECT_NE(md.find("CUB: cub::DeviceReduce::Sum.", bench_at), std::string::npos);
+  EXPECT_NE(md.find("| 2^22 | " + std::to_string(kBenchSmallN) + " | 0.01250 | 0.01500 | 0.01400 | 0.02000 |"),
+            std::string::npos);
+  EXPECT_NE(md.find(" | 1.20x | 1.12x | 1.60x |"), std::string::npos);  // bench table and winners table
+  EXPECT_NE(md.find(" | 1.09x | 1.05x | 1.15x |"), std::string::npos);
+  EXPECT_EQ(md.find("0.01300"), std::string::npos);  // the older run's time at 2^22 is not shown
+
+  const auto rows = csv_rows(render_csv(data));
+  std::map<std::string, std::map<std::string, std::string>> lead;  // bucket → the row with bench columns
+  for (const auto& row : rows)
+    if (!row.at("bench_n").empty()) lead[row.at("device_index") + ":" + row.at("dtype") + ":" + row.at("bucket")] = row;
+  ASSERT_EQ(lead.size(), 2u);
+  const auto& row22 = lead.at("0:f32:22");
+  EXPECT_EQ(row22.at("winner_deterministic"), "true");
+  EXPECT_EQ(std::stoull(row22.at("bench_n")), kBenchSmallN);
+  EXPECT_EQ(std::stod(row22.at("bench_tuned_ms")), kBenchSmall.tuned);
+  EXPECT_EQ(std::stod(row22.at("bench_cub_ms")), kBenchSmall.cub);
+  EXPECT_EQ(std::stod(row22.at("bench_default_ms")), kBenchSmall.default_config);
+  EXPECT_EQ(std::stod(row22.at("bench_classic_best_ms")), kBenchSmall.classic_best);
+  EXPECT_DOUBLE_EQ(std::stod(row22.at("speedup_over_cub")), small_cub);
+  EXPECT_DOUBLE_EQ(std::stod(lead.at("0:f32:26").at("speedup_over_cub")), large_cub);
+
+  const auto report = json::parse(render_json(data));
+  const auto& device = report.at("devices")[0];
+  ASSERT_EQ(device.at("bench").size(), 8u);
+  for (const auto& row : device.at("bench")) {
+    EXPECT_FALSE(row.at("config").get<std::string>().empty());
+    EXPECT_GT(row.at("peak_fraction").get<double>(), 0.0);
+    if (row.at("implementation") == "cub") {
+      EXPECT_EQ(row.at("config"), kCubCall);
+    }
+  }
+  EXPECT_TRUE(report.at("devices")[1].at("bench").empty());
+  const auto& problem = device.at("problems")[1];
+  ASSERT_EQ(problem.at("dtype"), "f32");
+  const auto& bucket22 = problem.at("buckets")[3];
+  ASSERT_EQ(bucket22.at("bucket"), 22);
+  EXPECT_EQ(bucket22.at("bench").at("tuned_ms").get<double>(), kBenchSmall.tuned);
+  EXPECT_DOUBLE_EQ(bucket22.at("bench").at("speedup_over_cub").get<double>(), small_cub);
+
+  const auto html = render_html(data);
+  const auto cub_at = html.find("<g data-strategy=\"cub\">");
+  ASSERT_NE(cub_at, std::string::npos);
+  const auto cub_end = html.find("</g>", cub_at);
+  EXPECT_EQ(count_of(html.substr(cub_at, cub_end - cub_at), "<circle"), 2u);  // one point per benchmarked n
+  for (const auto& row : data.devices[0].bench) {
+    if (row.implementation == kBenchCub) {
+      EXPECT_NE(html.find("data-gbps=\"" + exact_number(row.gbps) + "\"", cub_at), std::string::npos);
+    }
+  }
+  EXPECT_NE(html.find("<h4>Bench: tuned vs CUB</h4>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">1.12x</td>"), std::string::npos);
+  EXPECT_NE(html.find("and cub::DeviceReduce from the bench data"), std::string::npos);
 }
 
 TEST(Report, RendersAnEmptyReport) {

@@ -13,16 +13,40 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reduce_tune/db/database.h"
 #include "tuner/commands.h"
+#include "tuner/report.h"
 
 namespace reduce_tune::tuner::testing {
 
 inline constexpr const char* kHostileName = "<script>alert(\"x\")</script> & GPU";
 inline constexpr const char* kHostileUuid = "GPU-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
 inline constexpr const char* kPlainName = "NVIDIA A100-SXM4-80GB";
+
+// What the fixture's bench runs stored for the first device's f32 sum
+// (tests/report/make_report_fixture.cpp): the latest run per size.
+inline constexpr std::uint64_t kBenchSmallN = (std::uint64_t{3} << 22) / 2;  // bucket 22: run "bench-2"
+inline constexpr std::uint64_t kBenchLargeN = (std::uint64_t{3} << 26) / 2;  // bucket 26: run "bench-1"
+struct FixtureBenchTimes {
+  double tuned, default_config, cub, classic_best;
+};
+inline constexpr FixtureBenchTimes kBenchSmall{0.0125, 0.0150, 0.0140, 0.0200};
+inline constexpr FixtureBenchTimes kBenchLarge{0.0905, 0.0990, 0.0950, 0.1040};
+inline constexpr const char* kCubCall = "cub::DeviceReduce::Sum";
+
+// A bench row as the loader makes them; CUB rows name the CUB call.
+inline BenchRow bench_row(const ProblemKey& problem, std::string_view implementation, double median_ms, double gbps) {
+  BenchRow row;
+  row.problem = problem;
+  row.implementation = std::string(implementation);
+  row.median_ms = median_ms;
+  row.gbps = gbps;
+  row.config = implementation == kBenchCub ? kCubCall : "multi_element";
+  return row;
+}
 
 inline std::filesystem::path fixture_path() {
   return std::filesystem::path(REDUCE_TUNE_REPORT_ASSETS) / "fixture.db";

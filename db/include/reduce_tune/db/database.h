@@ -23,7 +23,7 @@ class Connection;  // RAII over sqlite3*; db/src/sqlite_handle.h
 // The schema this code writes. Files of older versions are migrated when opened for
 // writing (and read through an in-memory migrated copy when opened read-only); files of
 // newer versions are refused and left untouched.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct OpenOptions {
   // How long a writer waits for another writer's transaction before giving up. Tuning
@@ -85,6 +85,20 @@ class Database {
   // Measurements of a device and problem class, all sizes or one size bucket; by id.
   std::vector<Measurement> measurements(RowId device_id, const ProblemClass& problem,
                                         std::optional<int> bucket = std::nullopt) const;
+
+  // Bench results (`reduce-tune bench`). store_bench_results writes one run's rows for a
+  // device in one transaction, upserting the device; ids are parallel to `rows`. A row
+  // equal to a stored one (same device, problem, n, implementation, run id and
+  // timestamp) is not duplicated: its id is the stored row's. Configs of our kernels are
+  // stored as canonical text. Throws InvalidArgument, before writing anything, for an
+  // implementation other than kBenchImplementations, an empty config or run id, or a
+  // config of ours that does not parse.
+  std::vector<RowId> store_bench_results(const DeviceKey& device, const std::vector<BenchResult>& rows);
+  // Every bench row of a device, oldest first (by timestamp, then id).
+  std::vector<BenchResult> bench_results(RowId device_id) const;
+  // Per (problem, n, implementation), only the row of the latest run that measured it
+  // (the newest timestamp; the later-stored row on a tie); oldest first.
+  std::vector<BenchResult> latest_bench_results(RowId device_id) const;
 
   // Binary cache. put_binary replaces an entry with the same key.
   std::optional<CompiledBinary> find_binary(std::string_view key) const;

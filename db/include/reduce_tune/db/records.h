@@ -146,6 +146,36 @@ struct StoredBucket {
   std::vector<RowId> measurement_ids;  // parallel to BucketResult::measurements
 };
 
+// The implementations `reduce-tune bench` times side by side, as stored in
+// bench_results.implementation: the runtime's tuned call, the runtime's built-in default
+// config, cub::DeviceReduce, and the best classic kernel (the multi_element strategy).
+inline constexpr std::string_view kBenchTuned = "tuned";
+inline constexpr std::string_view kBenchDefault = "default";
+inline constexpr std::string_view kBenchCub = "cub";
+inline constexpr std::string_view kBenchClassicBest = "classic_best";
+inline constexpr std::string_view kBenchImplementations[] = {kBenchTuned, kBenchDefault, kBenchCub,
+                                                             kBenchClassicBest};
+bool is_bench_implementation(std::string_view name);
+
+// One row of a bench run: one implementation timed on one problem, with the same method
+// as the tuner's measurements. Times are NaN where nothing was measured (stored as NULL).
+struct BenchResult {
+  RowId id = 0;          // set by the database; ignored when storing
+  RowId device_id = 0;   // set by the database; ignored when storing
+  ProblemKey problem;
+  std::string implementation;  // one of kBenchImplementations
+  std::string config;          // canonical config text, or the CUB call's name
+  double median_ms = 0;
+  double spread = 0;           // relative spread of the repetitions
+  int repetitions = 0;
+  double gbps = 0;             // input bytes / median time
+  double peak_fraction = 0;    // gbps / peak_gbps
+  double peak_gbps = 0;        // the peak bandwidth the bench compared against
+  std::string run_id;          // names one bench run; rows of a run share it
+  std::string tool_version;
+  Timestamp created_at{};
+};
+
 struct DbCounts {
   std::int64_t devices = 0;
   std::int64_t configs = 0;
@@ -154,6 +184,7 @@ struct DbCounts {
   std::int64_t tuned_buckets = 0;
   std::int64_t binaries = 0;
   std::int64_t binary_bytes = 0;
+  std::int64_t bench_results = 0;
   friend bool operator==(const DbCounts&, const DbCounts&) = default;
 };
 

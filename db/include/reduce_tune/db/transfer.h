@@ -25,9 +25,11 @@ struct DatabaseSnapshot {
   std::vector<Winner> winners;
   std::vector<TunedBucket> tuned_buckets;
   std::vector<CompiledBinary> binaries;
+  std::vector<BenchResult> bench_results;
 };
 
-// Reads everything, or only one device's rows (and the binaries of its arch).
+// Reads everything, or only one device's rows (and the binaries of its arch). Bench rows
+// are all of them, every run, not only the latest.
 DatabaseSnapshot read_snapshot(const Database& database,
                                std::optional<RowId> device_id = std::nullopt);
 
@@ -64,14 +66,16 @@ struct TransferStats {
   std::int64_t tuned_buckets_added = 0;
   std::int64_t binaries_added = 0;
   std::int64_t binaries_replaced = 0;
+  std::int64_t bench_results_added = 0;
+  std::int64_t bench_results_duplicate = 0;  // already present (same identity)
 };
 
 // Import: the snapshot's rows go in unchanged (provenance included), in one
 // transaction. Where a row exists already (device UUID, winner key, binary key) the
-// imported one replaces it; measurements are deduplicated by identity.
+// imported one replaces it; measurements and bench rows are deduplicated by identity.
 TransferStats import_snapshot(Database& destination, const DatabaseSnapshot& snapshot);
 
-// Merge: every measurement of both is kept (deduplicated by identity); for a winner key
+// Merge: every measurement and bench row of both is kept (deduplicated by identity); for a winner key
 // (device, problem class, bucket, determinism) the faster verified winner stays, a tie
 // keeps the existing one, and a winner taken from the snapshot is marked `merged`.
 // Existing devices and binaries are kept as they are. One transaction.
