@@ -10,7 +10,11 @@ BIN=${BIN:-gpu-stage}
 OUT=${OUT:-gpu-check-out}
 mkdir -p "$OUT"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer bench)
+[ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer tune bench)
+DB=${DB:-/tmp/reduce-tune-check/tuning.db}
+TUNE_ARGS=${TUNE_ARGS:---ops sum --dtypes f32}
+BENCH_ARGS=${BENCH_ARGS:---ops sum --dtypes f32}
+mkdir -p "$(dirname "$DB")"
 want() { local s; for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 
@@ -46,11 +50,19 @@ if want sanitizer; then
     "$BIN/gpu_tests" --gtest_filter='AllStrategies/KernelFamily.*'
   unset REDUCE_TUNE_GPU_TEST_QUICK
 fi
+if want tune && [ -x "$BIN/reduce-tune" ]; then
+  # shellcheck disable=SC2086
+  run_step "tune $TUNE_ARGS" tune.log "$BIN/reduce-tune" tune --device 0 --db "$DB" $TUNE_ARGS
+  tail -4 "$OUT/tune.log" | sed 's/^/  /' >"$OUT/tune-summary.txt"
+fi
 if want bench && [ -x "$BIN/reduce_tune_bench" ]; then
-  run_step "bench vs CUB" bench.log "$BIN/reduce_tune_bench"
+  # shellcheck disable=SC2086
+  run_step "bench $BENCH_ARGS" bench.log "$BIN/reduce_tune_bench" --db "$DB" $BENCH_ARGS
+  [ -x "$BIN/reduce-tune" ] && "$BIN/reduce-tune" report --db "$DB" --format html -o "$OUT/report.html" >/dev/null 2>&1
 fi
 
-grep -h "\[ counts   \]" "$OUT"/gpu_tests.log 2>/dev/null
+grep -h "\[ counts   \]\|\[ overhead \]\|\[ tuning   \]" "$OUT"/gpu_tests.log 2>/dev/null
+[ -f "$OUT/tune-summary.txt" ] && cat "$OUT/tune-summary.txt"
 echo
 head -2 "$OUT/device.txt"
 printf '%-28s | %-6s | %s\n' step status "counts / seconds"

@@ -1,0 +1,335 @@
+// reduce_tune_bench: the tuned runtime call, the runtime's built-in default,
+// cub::DeviceReduce and the best classic kernel (multi_element, the reduce6 lineage),
+// side by side in one process with one timing method (tuner/measure.h: CUDA events
+// around batches of back-to-back calls, median of samples, inputs past L2 rotated).
+// Prints a table and stores the rows in the tuning database. `reduce-tune bench` runs it.
+#include <cub/device/device_reduce.cuh>
+#include <cuda/std/functional>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda_api.h"
+#include "kernel_set.h"
+#include "launch.h"
+#include "reduce_tune/context.h"
+#include "reduce_tune/reduce.h"
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/db/paths.h"
+#include "reduce_tune/error.h"
+#include "search_space.h"
+#include "selector.h"
+#include "tuner/measure.h"
+#include "tuner/tune_options.h"
+#include "tuner/tuner.h"
+
+namespace rt = reduce_tune;
+using rt::DType;
+using rt::Op;
+
+namespace {
+
+struct Options {
+  int device = 0;
+  std::optional<std::string> db;
+  std::vector<Op> ops = {Op::sum, Op::min, Op::max, Op::prod};
+  std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::u32};
+  std::vector<std::uint64_t> sizes;
+  bool store = true;
+};
+
+std::vector<std::uint64_t> default_bench_sizes() {
+  std::vector<std::uint64_t> s;
+  for (int b = 10; b <= 30; ++b) s.push_back(1ull << b);
+  s.push_back(1000);
+  s.push_back(1000003);
+  s.push_back(100000007);
+  std::sort(s.begin(), s.end());
+  return s;
+}
+
+int usage(const std::string& error) {
+  std::cerr << "reduce-tune bench: " << error << "\n"
+            << "usage: reduce-tune bench [--device N] [--db PATH] [--ops LIST] [--dtypes LIST] [--sizes LIST] [--no-store]\n";
+  return 2;
+}
+
+template <typename T>
+__global__ void fill_values(T* out, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    std::uint64_t z = i * 0x9E3779B97F4A7C15ull;
+    z ^= z >> 29;
+    out[i] = static_cast<T>(static_cast<int>(z % 7) - 3);  // small values: products stay finite-ish
+  }
+}
+
+struct Prod {
+  template <typename T>
+  __host__ __device__ T operator()(const T& a, const T& b) const { return a * b; }
+};
+
+// cub::DeviceReduce for (op, T): temp storage is sized once for the largest n and
+// reused, so the timed call is what a CUB user pays per reduction.
+template <typename T>
+class CubReducer {
+ public:
+  CubReducer(Op op, std::uint64_t max_n) : op_(op) {
+    T* null = nullptr;
+    std::size_t bytes = 0;
+    run(nullptr, bytes, null, null, max_n, nullptr);
+    temp_ = rt::DeviceBuffer(std::max<std::size_t>(bytes, 16));
+    temp_bytes_ = temp_.size();
+  }
+  void operator()(const T* in, std::uint64_t n, T* out, cudaStream_t stream) {
+    std::size_t bytes = temp_bytes_;
+    RT_CUDA_CHECK(run(temp_.get(), bytes, in, out, n, stream));
+  }
+  std::string name() const {
+    switch (op_) {
+      case Op::sum: return "cub::DeviceReduce::Sum";
+      case Op::min: return "cub::DeviceReduce::Min";
+      case Op::max: return "cub::DeviceReduce::Max";
+      default: return "cub::DeviceReduce::Reduce(multiplies)";
+    }
+  }
+
+ private:
+  cudaError_t run(void* temp, std::size_t& bytes, const T* in, T* out, std::uint64_t n, cudaStream_t stream) {
+    const auto items = static_cast<std::int64_t>(n);
+    switch (op_) {
+      case Op::sum: return cub::DeviceReduce::Sum(temp, bytes, in, out, items, stream);
+      case Op::min: return cub::DeviceReduce::Min(temp, bytes, in, out, items, stream);
+      case Op::max: return cub::DeviceReduce::Max(temp, bytes, in, out, items, stream);
+      default: return cub::DeviceReduce::Reduce(temp, bytes, in, out, items, Prod{}, T(1), stream);
+    }
+  }
+  Op op_;
+  rt::DeviceBuffer temp_;
+  std::size_t temp_bytes_ = 0;
+};
+
+struct Row {
+  rt::db::BenchResult result;
+  std::string label;
+};
+
+template <typename T>
+void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tuned, rt::Context& fallback,
+                 rt::db::Database* database, std::optional<rt::db::RowId> device_id, const std::string& run_id,
+                 std::vector<Row>& rows) {
+  const DType dtype = rt::dtype_of<T>;
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  const std::uint64_t l2 = static_cast<std::uint64_t>(device.l2_bytes);
+  const std::uint64_t elements = std::max<std::uint64_t>(max_n, 8 * l2 / sizeof(T)) + 64;
+  rt::DeviceBuffer input(elements * sizeof(T));
+  fill_values<<<device.sm_count * 8, 256>>>(input.as<T>(), elements);
+  RT_CUDA_CHECK(cudaDeviceSynchronize());
+  rt::DeviceBuffer out(16);
+  rt::Stream stream;
+  const double peak = device.peak_bandwidth_gbps();
+
+  for (Op op : o.ops) {
+    CubReducer<T> cub(op, max_n);
+    const rt::TypeRule types = *rt::resolve_types(op, dtype, dtype).rule;
+    const rt::db::ProblemClass problem{op, dtype, dtype, {}};
+    std::vector<rt::db::Measurement> measured;
+    if (database && device_id) measured = database->measurements(*device_id, problem);
+    rt::NvrtcCompiler compiler;
+    std::map<std::string, std::unique_ptr<rt::KernelSet>> classic_sets;
+    for (std::uint64_t n : o.sizes) {
+      const std::uint64_t stride = (n + 31) / 32 * 32;
+      const int rotations = rt::tuner::rotation_count(stride * sizeof(T), device.l2_bytes, elements * sizeof(T));
+      auto slice = [&](int s) { return input.as<T>() + static_cast<std::uint64_t>(s) * stride; };
+
+      // The best measured multi_element config of this bucket, else its default.
+      rt::ReduceConfig classic = rt::default_config_for(rt::Strategy::multi_element, op, types, device.arch());
+      double best = 1e300;
+      for (const auto& m : measured)
+        if (m.status == rt::db::MeasurementStatus::ok && m.config.strategy == rt::Strategy::multi_element &&
+            rt::size_bucket(m.problem.n) == rt::size_bucket(n) && m.median_ms < best) {
+          best = m.median_ms;
+          classic = m.config;
+        }
+      const rt::KernelSpec classic_spec{op, types, classic};
+      auto& set = classic_sets[rt::to_string(classic_spec)];
+      if (!set) {
+        const std::vector<rt::KernelSpec> one = {classic_spec};
+        set = std::make_unique<rt::KernelSet>(
+            std::make_shared<const rt::CompiledProgram>(compiler.compile(rt::make_compile_request(one, device.arch()))), 1);
+      }
+      const rt::LaunchPlan plan = rt::plan_launch(classic_spec, n, device.sm_count);
+      rt::DeviceBuffer ws(rt::kWorkspaceHeaderBytes + plan.partial_count * 8 + 64);
+      unsigned char header[rt::kWorkspaceHeaderBytes];
+      rt::make_workspace_header_image(header);
+      RT_CUDA_CHECK(cudaMemcpy(ws.get(), header, sizeof(header), cudaMemcpyHostToDevice));
+      const auto view = rt::workspace_view(ws.get(), ws.size());
+      rt::CudaLauncher launcher;
+
+      struct Impl {
+        std::string name, config;
+        std::function<void(int)> enqueue;
+      };
+      const std::vector<Impl> impls = {
+          {"tuned", rt::to_string(tuned.explain(op, dtype, dtype, n).config),
+           [&](int s) { tuned.reduce(op, dtype, dtype, slice(s), n, out.get(), stream.get()); }},
+          {"default", rt::to_string(fallback.explain(op, dtype, dtype, n).config),
+           [&](int s) { fallback.reduce(op, dtype, dtype, slice(s), n, out.get(), stream.get()); }},
+          {"cub", cub.name(), [&](int s) { cub(slice(s), n, out.as<T>(), stream.get()); }},
+          {"classic_best", rt::to_string(classic),
+           [&](int s) {
+             rt::enqueue_reduction(launcher, set->handles(0), classic_spec, plan, view, slice(s), n, out.get(),
+                                   stream.get());
+           }},
+      };
+      // Results must agree before timings mean anything.
+      std::vector<double> results;
+      for (const auto& impl : impls) {
+        impl.enqueue(0);
+        T value{};
+        RT_CUDA_CHECK(cudaMemcpyAsync(&value, out.get(), sizeof(T), cudaMemcpyDeviceToHost, stream.get()));
+        RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        results.push_back(static_cast<double>(value));
+      }
+      for (std::size_t i = 1; i < results.size(); ++i) {
+        const double a = results[0], b = results[i];
+        const bool same = (std::isnan(a) && std::isnan(b)) || a == b ||
+                          std::fabs(a - b) <= 1e-3 * std::max(std::fabs(a), 1.0);
+        if (!same)
+          std::fprintf(stderr, "warning: %s<%s> n=%llu: %s gives %.17g, tuned gives %.17g\n",
+                       std::string(rt::to_string(op)).c_str(), std::string(rt::to_string(dtype)).c_str(),
+                       static_cast<unsigned long long>(n), impls[i].name.c_str(), b, a);
+      }
+      for (const auto& impl : impls) {
+        const rt::tuner::TimingResult t = rt::tuner::time_reduction(impl.enqueue, rotations, stream.get());
+        Row row;
+        auto& r = row.result;
+        r.problem = rt::ProblemKey{op, dtype, dtype, {}, n};
+        r.implementation = impl.name;
+        r.config = impl.config;
+        r.median_ms = t.median_ms;
+        r.spread = t.spread;
+        r.repetitions = t.repetitions;
+        r.gbps = static_cast<double>(n * sizeof(T)) / (t.median_ms * 1e6);
+        r.peak_gbps = peak;
+        r.peak_fraction = r.gbps / peak;
+        r.run_id = run_id;
+        r.tool_version = rt::tuner::tool_version_string();
+        r.created_at = rt::db::now_timestamp();
+        rows.push_back(row);
+      }
+      // Print this size's line: time (us), GB/s and % of peak for each, ratio to CUB.
+      const auto* last = &rows[rows.size() - 4];
+      const double cub_ms = last[2].result.median_ms;
+      std::printf("%-5s %-4s %11llu", std::string(rt::to_string(op)).c_str(), std::string(rt::to_string(dtype)).c_str(),
+                  static_cast<unsigned long long>(n));
+      for (int i = 0; i < 4; ++i)
+        std::printf(" | %9.2f %7.1f %5.1f%%", last[i].result.median_ms * 1e3, last[i].result.gbps,
+                    100 * last[i].result.peak_fraction);
+      std::printf(" | %6.2fx %6.2fx\n", cub_ms / last[0].result.median_ms, cub_ms / last[1].result.median_ms);
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string error;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    };
+    const std::string& a = args[i];
+    if (a == "--no-store") {
+      o.store = false;
+    } else if (a == "--help" || a == "-h") {
+      std::cout << "usage: reduce-tune bench [--device N] [--db PATH] [--ops LIST] [--dtypes LIST] [--sizes LIST] "
+                   "[--no-store]\n";
+      return 0;
+    } else if (a == "--device" || a == "--db" || a == "--ops" || a == "--dtypes" || a == "--sizes") {
+      auto v = value();
+      if (!v) return usage(a + ": needs a value");
+      if (a == "--db") {
+        o.db = *v;
+      } else if (a == "--device") {
+        try {
+          o.device = std::stoi(*v);
+        } catch (...) {
+          return usage("--device: bad value '" + *v + "' (a device index such as 0)");
+        }
+      } else {
+        // Reuse the tune command's parser for lists, sizes and their messages.
+        const std::string key = a == "--sizes" ? "--sizes" : a;
+        auto parsed = rt::tuner::parse_tune_options({key, *v});
+        if (!parsed.options) return usage(parsed.error);
+        if (a == "--ops") o.ops = parsed.options->ops;
+        if (a == "--dtypes") o.dtypes = parsed.options->dtypes;
+        if (a == "--sizes") o.sizes = parsed.options->sizes;
+      }
+    } else {
+      return usage("unknown option '" + a + "'");
+    }
+  }
+  if (o.sizes.empty()) o.sizes = default_bench_sizes();
+  try {
+    const rt::DeviceKey device = rt::query_device(o.device);
+    RT_CUDA_CHECK(cudaSetDevice(o.device));
+    const std::filesystem::path db_path = o.db ? std::filesystem::path(*o.db) : rt::db::default_database_path();
+    std::optional<rt::db::Database> database = rt::db::Database::open_read_only(db_path);
+    std::optional<rt::db::RowId> device_id;
+    if (database) device_id = database->find_device(device.uuid);
+    if (!device_id)
+      std::fprintf(stderr, "note: %s holds no tuning for this device: 'tuned' runs the built-in defaults\n",
+                   db_path.c_str());
+    rt::ContextOptions tuned_options;
+    tuned_options.database = db_path;
+    rt::Context tuned(tuned_options);
+    rt::ContextOptions default_options;
+    default_options.database = std::filesystem::path("/nonexistent/reduce-tune/none.db");
+    rt::Context fallback(default_options);
+
+    std::printf("device: %s, %d SMs, L2 %lld MiB, peak %.0f GB/s (memory bus %d bits x %lld MHz x 2)\n",
+                device.name.c_str(), device.sm_count, static_cast<long long>(device.l2_bytes >> 20),
+                device.peak_bandwidth_gbps(), device.memory_bus_bits,
+                static_cast<long long>(device.memory_clock_khz / 1000));
+    std::printf("%-5s %-4s %11s | %-23s | %-23s | %-23s | %-23s | %s\n", "op", "type", "n", "tuned us GB/s %peak",
+                "default us GB/s %peak", "cub us GB/s %peak", "multi_element us GB/s", "tuned/cub default/cub");
+    std::vector<Row> rows;
+    const std::string run_id = std::to_string(rt::db::now_timestamp().time_since_epoch().count());
+    rt::db::Database* db_ptr = database ? &*database : nullptr;
+    for (DType d : o.dtypes) {
+      switch (d) {
+        case DType::f32: bench_dtype<float>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
+        case DType::f64: bench_dtype<double>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
+        case DType::i32: bench_dtype<std::int32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
+        case DType::i64: bench_dtype<std::int64_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
+        case DType::u32: bench_dtype<std::uint32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
+      }
+    }
+    if (o.store) {
+      database.reset();
+      auto writable = rt::db::Database::open(db_path);
+      std::vector<rt::db::BenchResult> results;
+      for (const auto& r : rows) results.push_back(r.result);
+      writable.store_bench_results(device, results);
+      std::printf("stored %zu rows in %s\n", results.size(), db_path.c_str());
+    }
+  } catch (const rt::NoDeviceError& e) {
+    std::fprintf(stderr, "reduce-tune bench: %s\n", e.what());
+    return 3;
+  } catch (const rt::Error& e) {
+    std::fprintf(stderr, "reduce-tune bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
