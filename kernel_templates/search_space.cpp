@@ -185,6 +185,26 @@ std::vector<ReduceConfig> enumerate_space(Strategy s, Op op, const TypeRule& typ
   return out;
 }
 
+std::vector<ReduceConfig> portfolio_seeds(Op op, const TypeRule& types, int arch) {
+  // From `reduce-tune tune --strategy exhaustive` over 7260 configs per bucket (sum<f32>
+  // at 2^12, 2^20, 2^26, NVIDIA H200, 2026-11-21): the winners, and the large-grid shape.
+  const char* texts[] = {
+      "vectorized:block=512,items=8,vec=4,grid=sm*2,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
+      "vectorized:block=1024,items=4,vec=4,grid=sm*2,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
+      "vectorized:block=256,items=8,vec=4,grid=sm*8,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
+      "multi_element:block=1024,items=4,vec=1,grid=sm*4,warp=shuffle,passes=single_pass_ticket,load=ldg,unroll=1",
+  };
+  std::vector<ReduceConfig> seeds;
+  DeviceLimits limits;
+  limits.arch = arch;
+  for (const char* text : texts) {
+    ReduceConfig c = *parse_config(text).config;
+    while (c.vec_width > 2 && c.vec_width * size_of(types.in) > 16) c.vec_width /= 2;
+    if (!check_config(KernelSpec{op, types, c}, limits)) seeds.push_back(c);
+  }
+  return seeds;
+}
+
 ReduceConfig default_config_for(Strategy s, Op op, const TypeRule& types, int arch) {
   ReduceConfig c = default_config(s);
   while (c.vec_width > 1 && c.vec_width * size_of(types.in) > 16) c.vec_width /= 2;

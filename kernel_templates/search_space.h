@@ -48,6 +48,11 @@ std::size_t declared_space_size(Strategy strategy);
 // 8-byte elements, redux swapped for shuffle where it does not apply).
 ReduceConfig default_config_for(Strategy strategy, Op op, const TypeRule& types, int arch);
 
+// Starting points for local search besides the strategy defaults: configs that
+// exhaustive search found best on an H200 (sm_90) at several sizes, adapted to the types
+// (vector width capped at 16 bytes). Seeds only: every one is measured like any other.
+std::vector<ReduceConfig> portfolio_seeds(Op op, const TypeRule& types, int arch);
+
 // The classic strategies keep their original shape: one tile per block, fixed items
 // per thread, shared-memory trees.
 bool is_classic(Strategy strategy);

@@ -147,7 +147,7 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
            "  --dtypes LIST       i32,i64,u32,f32,f64 or all (default all)\n"
            "  --sizes LIST        e.g. 2^10..2^30 (default), 1000,4096,1e8, 64k,16M\n"
            "  --strategy KIND     local (default), random or exhaustive\n"
-           "  --budget N|Ss       candidates per bucket (default 32 for local) or seconds for the run\n"
+           "  --budget N|Ss       candidates per bucket (default 48 for local) or seconds for the run\n"
            "  --db PATH           database file (default $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db)\n"
            "  --fresh             retune buckets that are already stored (default: resume)\n"
            "  --dry-run [--arch SM]  print the search space and the plan; needs no GPU\n"

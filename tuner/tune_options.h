@@ -28,7 +28,7 @@ struct TuneOptions {
   std::vector<DType> dtypes = {DType::i32, DType::i64, DType::u32, DType::f32, DType::f64};
   std::vector<std::uint64_t> sizes;  // empty: 2^10 .. 2^30, powers of two
   SearchKind search = SearchKind::local;
-  Budget budget{32, 0};
+  Budget budget{48, 0};
   std::optional<std::string> db;     // --db PATH
   bool dry_run = false;              // print the space, touch nothing
   int dry_run_arch = 90;             // --arch for --dry-run without a GPU

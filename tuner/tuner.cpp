@@ -323,7 +323,10 @@ class GpuEvaluator final : public Evaluator {
 WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                           std::uint64_t input_capacity, Progress& progress) {
   WorkPlan plan;
-  const std::vector<std::uint64_t> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
+  // Largest first: large sizes have clear, stable optima, whose winners then seed the
+  // smaller buckets (neighbouring winners are local search's first starting points).
+  std::vector<std::uint64_t> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
+  std::sort(sizes.rbegin(), sizes.rend());
   for (Op op : options.ops)
     for (DType dtype : options.dtypes) {
       const TypeRule types = *resolve_types(op, dtype, default_out_dtype(op, dtype)).rule;
@@ -346,34 +349,41 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
   return plan;
 }
 
+double noise_band(double median_ms, double spread) {
+  // Below ~10 us a call is bounded by the launch rate and run-to-run variation exceeds
+  // the within-run spread; elsewhere 1% (or twice the measured spread).
+  const double floor = median_ms < 0.010 ? 0.03 : 0.01;
+  return std::max(floor, 2 * spread);
+}
+
 std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>& ms, Op op, const TypeRule& types,
-                                             const std::vector<ReduceConfig>& previous) {
+                                             const std::vector<ReduceConfig>& previous, int sm_count) {
+  // Simpler first: fewer launches, no cross-block hand-off, fewer blocks, then the
+  // canonical text (a stable total order).
+  auto simplicity = [&](const db::Measurement& m) {
+    const KernelSpec spec{op, types, m.config};
+    const LaunchPlan plan = plan_launch(spec, m.problem.n, sm_count);
+    return std::make_tuple(plan.finalize ? 2 : 1, plan.uses_ticket ? 1 : 0, plan.grid, to_string(m.config));
+  };
   std::vector<db::BucketWinner> winners;
   for (auto cls : {db::Determinism::deterministic, db::Determinism::nondeterministic}) {
+    auto in_class = [&](const db::Measurement& m) {
+      return m.status == db::MeasurementStatus::ok &&
+             is_deterministic(KernelSpec{op, types, m.config}) == (cls == db::Determinism::deterministic);
+    };
     std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < ms.size(); ++i) {
-      if (ms[i].status != db::MeasurementStatus::ok) continue;
-      const bool det = is_deterministic(KernelSpec{op, types, ms[i].config});
-      if (det != (cls == db::Determinism::deterministic)) continue;
-      if (!best || ms[i].median_ms < ms[*best].median_ms) best = i;
-    }
+    for (std::size_t i = 0; i < ms.size(); ++i)
+      if (in_class(ms[i]) && (!best || ms[i].median_ms < ms[*best].median_ms)) best = i;
     if (!best) continue;
-    const double limit = ms[*best].median_ms * (1.0 + std::max(0.005, 2 * ms[*best].spread));
-    std::size_t chosen = *best;
-    bool chose_previous = false;
+    const double limit = ms[*best].median_ms * (1.0 + noise_band(ms[*best].median_ms, ms[*best].spread));
+    std::optional<std::size_t> chosen_previous, chosen_simplest;
     for (std::size_t i = 0; i < ms.size(); ++i) {
-      if (ms[i].status != db::MeasurementStatus::ok || ms[i].median_ms > limit) continue;
-      const bool det = is_deterministic(KernelSpec{op, types, ms[i].config});
-      if (det != (cls == db::Determinism::deterministic)) continue;
-      const bool was_winner = std::find(previous.begin(), previous.end(), ms[i].config) != previous.end();
-      if (was_winner && !chose_previous) {
-        chosen = i;
-        chose_previous = true;
-      } else if (!chose_previous && to_string(ms[i].config) < to_string(ms[chosen].config)) {
-        chosen = i;
-      }
+      if (!in_class(ms[i]) || ms[i].median_ms > limit) continue;
+      if (!chosen_previous && std::find(previous.begin(), previous.end(), ms[i].config) != previous.end())
+        chosen_previous = i;
+      if (!chosen_simplest || simplicity(ms[i]) < simplicity(ms[*chosen_simplest])) chosen_simplest = i;
     }
-    winners.push_back({cls, chosen});
+    winners.push_back({cls, chosen_previous ? *chosen_previous : *chosen_simplest});
   }
   return winners;
 }
@@ -460,6 +470,7 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
       auto it = run_winners.find({w.op, dtype, b});
       if (it != run_winners.end()) request.seeds.insert(request.seeds.end(), it->second.begin(), it->second.end());
     }
+    for (const auto& c : portfolio_seeds(w.op, w.types, result.device.arch())) request.seeds.push_back(c);
     for (Strategy s : kAllStrategies) request.seeds.push_back(default_config_for(s, w.op, w.types, result.device.arch()));
 
     Clock::time_point deadline = Clock::time_point::max();
@@ -497,7 +508,7 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     stored.problem = problem;
     stored.bucket = bucket;
     stored.measurements = evaluator.measurements();
-    stored.winners = choose_winners(stored.measurements, w.op, w.types, previous);
+    stored.winners = choose_winners(stored.measurements, w.op, w.types, previous, result.device.sm_count);
     stored.tool_version = tool_version_string();
     stored.created_at = db::now_timestamp();
     database.store_bucket(stored);

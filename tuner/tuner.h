@@ -78,11 +78,14 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
                           std::uint64_t input_capacity, Progress& progress);
 
 // The winner of each determinism class among a bucket's measurements: the fastest
-// verified candidate; among those within noise of it (the larger of 0.5% and twice its
-// spread) the previous winner if it is one of them, else the first in canonical text
-// order, so that reruns on the same GPU agree.
+// verified candidate; among those within noise of it (noise_band) the previous winner if
+// it is one of them, else the simplest (fewest launches, no cross-block hand-off, fewest
+// blocks, then canonical text), so that reruns on the same GPU agree.
 std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>& measurements, Op op,
-                                             const TypeRule& types, const std::vector<ReduceConfig>& previous);
+                                             const TypeRule& types, const std::vector<ReduceConfig>& previous,
+                                             int sm_count);
+// The relative difference below which two times count as equal.
+double noise_band(double median_ms, double spread);
 
 // Throws NoDeviceError for a missing device and DbError/CudaError for failures that end
 // the run; candidate failures are stored, never thrown.

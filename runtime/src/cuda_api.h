@@ -1,6 +1,7 @@
 // Thin RAII wrappers over the CUDA runtime, one per handle, move-only; destructors log
 // failures instead of throwing. Kernels compiled by NVRTC are loaded with
-// cudaLibraryLoadData and launched with cudaLaunchKernelExC, so nothing links libcuda
+// cudaLibraryLoadData and launched through the runtime API (cudaLaunchKernel with the
+// cudaKernel_t handle), so nothing links libcuda
 // directly and the binaries start on machines without a driver.
 #pragma once
 
@@ -81,7 +82,7 @@ class LoadedLibrary {
   LoadedLibrary& operator=(LoadedLibrary&&) = delete;
   LoadedLibrary(const LoadedLibrary&) = delete;
   LoadedLibrary& operator=(const LoadedLibrary&) = delete;
-  // The kernel with this (lowered) name; usable as the `func` of cudaLaunchKernelExC.
+  // The kernel with this (lowered) name; usable as the `func` of cudaLaunchKernel(ExC).
   cudaKernel_t kernel(const std::string& lowered_name) const;
 
  private:

@@ -59,7 +59,8 @@ class Launcher {
                       void** args) = 0;
 };
 
-// Launches with cudaLaunchKernelExC; throws CudaError when the launch is refused.
+// Launches a cudaKernel_t with cudaLaunchKernel (no libcuda link); throws CudaError
+// when the launch is refused.
 class CudaLauncher final : public Launcher {
  public:
   void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream,

@@ -93,3 +93,23 @@ TEST(SearchSpace, EnumerationKeepsOnlyValidConfigs) {
 
 }  // namespace
 }  // namespace reduce_tune
+
+namespace reduce_tune {
+namespace {
+
+TEST(SearchSpace, PortfolioSeedsAreValidAndInTheSpace) {
+  for (const auto& [op, types] : testing::all_problem_types()) {
+    const auto seeds = portfolio_seeds(op, types, 90);
+    EXPECT_GE(seeds.size(), 3u) << to_string(op) << " " << to_string(types.in);
+    DeviceLimits limits;
+    for (const auto& c : seeds) {
+      EXPECT_FALSE(check_config(KernelSpec{op, types, c}, limits)) << to_string(c);
+      EXPECT_LE(c.vec_width * size_of(types.in), 16u);
+      const auto space = enumerate_space(c.strategy, op, types, limits);
+      EXPECT_NE(std::find(space.begin(), space.end(), c), space.end()) << to_string(c);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace reduce_tune

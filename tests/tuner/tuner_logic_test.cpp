@@ -99,7 +99,7 @@ TEST(Winners, FastestVerifiedCandidateOfEachClassWins) {
       ok_measurement("multi_element", 0.001),
   };
   ms[3].status = db::MeasurementStatus::wrong_result;  // fastest, but wrong
-  const auto w = choose_winners(ms, Op::sum, types, {});
+  const auto w = choose_winners(ms, Op::sum, types, {}, 132);
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].determinism, db::Determinism::deterministic);
   EXPECT_EQ(w[0].measurement_index, 2u);
@@ -107,21 +107,43 @@ TEST(Winners, FastestVerifiedCandidateOfEachClassWins) {
   EXPECT_EQ(w[1].measurement_index, 1u);
 }
 
-TEST(Winners, TiesWithinNoiseKeepThePreviousWinnerElseTheFirstByText) {
+TEST(Winners, TiesWithinNoiseKeepThePreviousWinnerElseTheSimplest) {
   const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   std::vector<db::Measurement> ms = {
       ok_measurement("warp_shuffle:block=512", 0.01002),
       ok_measurement("vectorized", 0.01000),
       ok_measurement("multi_element", 0.01003),
   };
-  auto w = choose_winners(ms, Op::sum, types, {});
+  auto w = choose_winners(ms, Op::sum, types, {}, 132);
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].measurement_index, 2u);  // "multi_element..." sorts first among the ties
-  w = choose_winners(ms, Op::sum, types, {ms[0].config});
+  // n = 1024: the vectorized default (a 4096-element tile) runs one block, one launch;
+  // multi_element's default is two-pass: with 1024/(256*4) = 1 block also one launch;
+  // warp_shuffle at block 512 and 4 items: one block. All one launch, one block: text.
+  EXPECT_EQ(w[0].measurement_index, 2u);
+  w = choose_winners(ms, Op::sum, types, {ms[0].config}, 132);
   EXPECT_EQ(w[0].measurement_index, 0u);  // the previous winner stays
   ms[0].median_ms = 0.0110;               // 10% slower: no longer a tie
-  w = choose_winners(ms, Op::sum, types, {ms[0].config});
+  w = choose_winners(ms, Op::sum, types, {ms[0].config}, 132);
   EXPECT_EQ(w[0].measurement_index, 2u);
+}
+
+TEST(Winners, AmongTiesFewerLaunchesAndBlocksWin) {
+  const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  const std::uint64_t n = 1 << 20;
+  std::vector<db::Measurement> ms = {
+      ok_measurement("interleaved:block=256", 0.00400, n),                                  // 4096 blocks, two launches
+      ok_measurement("warp_shuffle:grid=sm*4,passes=single_pass_ticket", 0.00401, n),      // 528 blocks, ticket
+      ok_measurement("warp_shuffle:grid=sm*1,passes=single_pass_ticket", 0.00402, n),      // 132 blocks, ticket
+      ok_measurement("warp_shuffle:grid=sm*1,passes=single_pass_ticket,block=512", 0.0050, n),  // not a tie
+  };
+  const auto w = choose_winners(ms, Op::sum, types, {}, 132);
+  EXPECT_EQ(w[0].measurement_index, 2u);
+}
+
+TEST(Winners, NoiseBandIsWiderWhenLaunchBound) {
+  EXPECT_DOUBLE_EQ(noise_band(0.004, 0.001), 0.03);
+  EXPECT_DOUBLE_EQ(noise_band(1.0, 0.001), 0.01);
+  EXPECT_DOUBLE_EQ(noise_band(1.0, 0.02), 0.04);
 }
 
 TEST(Timing, MedianAndInterquartileSpread) {

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Gap between a search's winners and exhaustive search, per bucket.
+
+usage: compare-search.py EXHAUSTIVE_DB OTHER_DB
+
+For every deterministic winner in OTHER_DB whose bucket EXHAUSTIVE_DB also tuned, prints
+the winner's config, its time as measured by the exhaustive run, the exhaustive run's
+best deterministic time, and the gap between the two (both times from the same run, so
+run-to-run drift does not enter), plus the gap in the other run's own timing.
+"""
+import sqlite3
+import sys
+
+
+def winners(db):
+    return db.execute(
+        """SELECT w.op, w.dtype, w.out_dtype, w.bucket, c.text, w.median_ms
+           FROM winners w JOIN configs c ON c.id = w.config_id
+           WHERE w.determinism = 'deterministic' ORDER BY w.op, w.dtype, w.bucket""").fetchall()
+
+
+def main():
+    exhaustive = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+    other = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
+    exhaustive_best = {(op, d, o, b): (cfg, ms) for op, d, o, b, cfg, ms in winners(exhaustive)}
+    print(f"{'problem':<16} {'bucket':>6} {'candidates':>10} {'exhaustive best ms':>19} "
+          f"{'winner in exh. run':>19} {'gap':>7} {'own-run gap':>11}  winner (gaps against the fastest time)")
+    worst = 0.0
+    for op, d, o, b, cfg, ms in winners(other):
+        key = (op, d, o, b)
+        if key not in exhaustive_best:
+            continue
+        # The fastest verified time of the bucket (the stored winner may be a simpler
+        # config within noise of it).
+        best_ms = exhaustive.execute(
+            """SELECT MIN(median_ms) FROM measurements
+               WHERE op = ? AND dtype = ? AND out_dtype = ? AND n >= ? AND n < ? AND status = 'ok'""",
+            (op, d, o, 1 << b, 2 << b)).fetchone()[0]
+        # The exhaustive run's own time for the other search's winner (same n, same bucket).
+        row = exhaustive.execute(
+            """SELECT MIN(m.median_ms), (SELECT COUNT(*) FROM measurements m2
+                   WHERE m2.op = ? AND m2.dtype = ? AND m2.out_dtype = ? AND m2.n >= ? AND m2.n < ?)
+               FROM measurements m JOIN configs c ON c.id = m.config_id
+               WHERE m.op = ? AND m.dtype = ? AND m.out_dtype = ? AND m.n >= ? AND m.n < ?
+                 AND c.text = ? AND m.status = 'ok'""",
+            (op, d, o, 1 << b, 2 << b, op, d, o, 1 << b, 2 << b, cfg)).fetchone()
+        same_run_ms, candidates = row
+        gap = (same_run_ms / best_ms - 1) if same_run_ms else float("nan")
+        own_gap = ms / best_ms - 1
+        worst = max(worst, gap if gap == gap else 0)
+        print(f"{op + '<' + d + '>':<16} {'2^' + str(b):>6} {candidates:>10} {best_ms:>19.5f} "
+              f"{(same_run_ms or float('nan')):>19.5f} {gap * 100:>6.2f}% {own_gap * 100:>10.2f}%  {cfg}")
+    print(f"largest gap (same-run times): {worst * 100:.2f}%")
+
+
+if __name__ == "__main__":
+    main()
