@@ -1,7 +1,7 @@
 // Thin RAII wrappers over the CUDA runtime, one per handle, move-only; destructors log
 // failures instead of throwing. Kernels compiled by NVRTC are loaded with
-// cudaLibraryLoadData and launched through the runtime API (cudaLaunchKernel with the
-// cudaKernel_t handle), so nothing links libcuda
+// cudaLibraryLoadData and launched with cudaLaunchKernelExC on the cudaKernel_t
+// handle, so nothing links libcuda
 // directly and the binaries start on machines without a driver.
 #pragma once
 

@@ -59,7 +59,7 @@ class Launcher {
                       void** args) = 0;
 };
 
-// Launches a cudaKernel_t with cudaLaunchKernel (no libcuda link); throws CudaError
+// Launches a cudaKernel_t with cudaLaunchKernelExC (no libcuda link); throws CudaError
 // when the launch is refused.
 class CudaLauncher final : public Launcher {
  public:
