@@ -206,8 +206,26 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
                        std::string(rt::to_string(op)).c_str(), std::string(rt::to_string(dtype)).c_str(),
                        static_cast<unsigned long long>(n), impls[i].name.c_str(), b, a);
       }
-      for (const auto& impl : impls) {
-        const rt::tuner::TimingResult t = rt::tuner::time_reduction(impl.enqueue, rotations, stream.get());
+      // Three rounds, the order rotated each round, so no implementation always runs
+      // first (clocks and caches drift between measurements); the median of the rounds.
+      constexpr int kRounds = 3;
+      std::vector<std::vector<rt::tuner::TimingResult>> timings(impls.size());
+      for (int round = 0; round < kRounds; ++round)
+        for (std::size_t k = 0; k < impls.size(); ++k) {
+          const std::size_t i = (k + static_cast<std::size_t>(round)) % impls.size();
+          timings[i].push_back(rt::tuner::time_reduction(impls[i].enqueue, rotations, stream.get()));
+        }
+      for (std::size_t i = 0; i < impls.size(); ++i) {
+        std::vector<double> medians;
+        rt::tuner::TimingResult t;
+        for (const auto& r : timings[i]) {
+          medians.push_back(r.median_ms);
+          t.spread = std::max(t.spread, r.spread);
+          t.repetitions += r.repetitions;
+        }
+        std::sort(medians.begin(), medians.end());
+        t.median_ms = medians[medians.size() / 2];
+        const Impl& impl = impls[i];
         Row row;
         auto& r = row.result;
         r.problem = rt::ProblemKey{op, dtype, dtype, {}, n};
