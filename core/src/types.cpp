@@ -79,29 +79,38 @@ DType default_out_dtype(Op op, DType in) {
 }
 
 TypeRuleResult resolve_types(Op op, DType in, DType out) {
+  // Called on every runtime call: the supported pairs return without building a message.
   auto ok = [&](DType acc) { return TypeRuleResult{TypeRule{in, out, acc}, {}}; };
-  auto widening = [&] {
-    return (in == DType::i32 && out == DType::i64) || (in == DType::u32 && out == DType::i64) ||
-           (in == DType::f32 && out == DType::f64);
-  };
-  std::ostringstream why;
+  const bool widening = (in == DType::i32 && out == DType::i64) || (in == DType::u32 && out == DType::i64) ||
+                        (in == DType::f32 && out == DType::f64);
   switch (op) {
     case Op::min:
     case Op::max:
       if (out == in) return ok(in);
-      why << to_string(op) << " writes its input type: " << to_string(op) << "<"
-          << to_string(in) << "> cannot output " << to_string(out);
       break;
     case Op::sum:
     case Op::prod:
-      if (out == in || widening()) return ok(out);
+      if (out == in || widening) return ok(out);
+      break;
+    case Op::mean:
+      if (is_floating(in) && is_floating(out) && size_of(out) >= size_of(in)) return ok(out);
+      if (!is_floating(in) && out == DType::f64) return ok(DType::i64);
+      break;
+  }
+  std::ostringstream why;
+  switch (op) {
+    case Op::min:
+    case Op::max:
+      why << to_string(op) << " writes its input type: " << to_string(op) << "<" << to_string(in)
+          << "> cannot output " << to_string(out);
+      break;
+    case Op::sum:
+    case Op::prod:
       why << to_string(op) << "<" << to_string(in) << ", " << to_string(out)
           << "> is not supported: the output must be the input type or a wider one "
              "(i32->i64, u32->i64, f32->f64)";
       break;
     case Op::mean:
-      if (is_floating(in) && is_floating(out) && size_of(out) >= size_of(in)) return ok(out);
-      if (!is_floating(in) && out == DType::f64) return ok(DType::i64);
       why << "mean<" << to_string(in) << ", " << to_string(out)
           << "> is not supported: mean writes f32 or f64 for float input and f64 for "
              "integer input";
