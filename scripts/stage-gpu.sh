@@ -4,16 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-targets=(gpu_tests)
-for t in reduce-tune reduce_tune_bench; do
-  if cmake --build "$BUILD" --target help 2>/dev/null | grep -q "^$t:"; then targets+=("$t"); fi
+targets=(gpu_tests reduce-tune)
+# Optional targets exist when configure found what they need (nvcc for the bench).
+# Asked of the build folder itself, so it works for Ninja and Makefile builds alike.
+for t in reduce_tune_bench; do
+  if [ -n "$(find "$BUILD" -type d -name "$t.dir" -print -quit)" ]; then targets+=("$t"); fi
 done
 cmake --build "$BUILD" -j2 --target "${targets[@]}"
 rm -rf gpu-stage && mkdir -p gpu-stage
 for t in "${targets[@]}"; do
-  find "$BUILD" -type f -name "$t" -perm -u+x -exec cp {} gpu-stage/ \;
+  found=$(find "$BUILD" -type f -name "$t" -perm -u+x -print -quit)
+  if [ -z "$found" ]; then echo "stage-gpu: $t was built but not found under $BUILD" >&2; exit 1; fi
+  cp "$found" gpu-stage/
   # The tree that travels to the GPU machine is limited to 64 MiB: no debug info.
-  [ -f "gpu-stage/$t" ] && strip --strip-debug "gpu-stage/$t"
+  strip --strip-debug "gpu-stage/$t"
 done
 ls -la gpu-stage
 du -sh gpu-stage

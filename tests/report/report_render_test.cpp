@@ -71,7 +71,9 @@ TEST(Report, MarkdownShowsDeviceWinnersCandidatesAndLineage) {
   std::size_t at = md.find("#### Best time per strategy");
   ASSERT_NE(at, std::string::npos);
   for (const auto strategy : kAllStrategies) {
-    const auto next = md.find(" " + markdown_escape(to_string(strategy)) + " |", at);
+    std::string cell = " ";
+    cell.append(markdown_escape(to_string(strategy))).append(" |");
+    const auto next = md.find(cell, at);
     ASSERT_NE(next, std::string::npos) << to_string(strategy);
     at = next;
   }
@@ -165,6 +167,21 @@ TEST(Report, CsvParsesBackToTheDatabasesNumbers) {
   // A deterministic winner slower than its strategy's atomic config has a row of its own.
   EXPECT_GT(rows.size(), expected_strategy_rows);
   EXPECT_EQ(rows.front().at("speedup_over_cub"), "");
+}
+
+TEST(Report, CsvGuardsDatabaseTextAgainstSpreadsheetFormulas) {
+  ReportData data = fixture_data();
+  ASSERT_FALSE(data.devices.empty());
+  data.devices[0].key.name = "=HYPERLINK(\"http://x\",\"GPU\")";
+  data.devices[0].key.uuid = "@SUM(1+1)";
+  const auto rows = csv_rows(render_csv(data));
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.front().at("device_name"), "'=HYPERLINK(\"http://x\",\"GPU\")");
+  EXPECT_EQ(rows.front().at("device_uuid"), "'@SUM(1+1)");
+  for (const char* cell : {"+1", "-1", "@x", "=x", "\tx", "\rx"})
+    EXPECT_EQ(csv_text_field(cell).find('\''), csv_text_field(cell).front() == '"' ? 1u : 0u) << cell;
+  EXPECT_EQ(csv_text_field("NVIDIA H200"), "NVIDIA H200");
+  EXPECT_EQ(csv_field("-1.5"), "-1.5");  // numbers the report formats stay numbers
 }
 
 TEST(Report, CsvWinnerColumnsMatchTheStoredWinners) {
