@@ -4,12 +4,12 @@
 // of that text. New fields go at the end, with a default, so older text still parses.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 namespace reduce_tune {
 
@@ -55,8 +55,11 @@ enum class GridKind : std::uint8_t {
 struct GridPolicy {
   GridKind kind = GridKind::per_sm;
   std::uint32_t value = 4;
-  friend auto operator<=>(const GridPolicy&, const GridPolicy&) = default;
+  auto tie() const { return std::tie(kind, value); }
 };
+inline bool operator==(const GridPolicy& a, const GridPolicy& b) { return a.tie() == b.tie(); }
+inline bool operator!=(const GridPolicy& a, const GridPolicy& b) { return !(a == b); }
+inline bool operator<(const GridPolicy& a, const GridPolicy& b) { return a.tie() < b.tie(); }
 
 struct ReduceConfig {
   Strategy strategy = Strategy::vectorized;
@@ -68,8 +71,13 @@ struct ReduceConfig {
   Passes passes = Passes::single_pass_ticket;
   LoadHint load = LoadHint::ldg;
   std::uint32_t unroll = 2;  // independent accumulators per thread
-  friend auto operator<=>(const ReduceConfig&, const ReduceConfig&) = default;
+  auto tie() const {
+    return std::tie(strategy, block_threads, items_per_thread, vec_width, grid, warp_reduce, passes, load, unroll);
+  }
 };
+inline bool operator==(const ReduceConfig& a, const ReduceConfig& b) { return a.tie() == b.tie(); }
+inline bool operator!=(const ReduceConfig& a, const ReduceConfig& b) { return !(a == b); }
+inline bool operator<(const ReduceConfig& a, const ReduceConfig& b) { return a.tie() < b.tie(); }
 
 std::string_view to_string(Strategy s);
 std::string_view to_string(WarpReduce w);

@@ -2,10 +2,10 @@
 // (UUID), and fall back to other devices of the same compute capability.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <tuple>
 
 namespace reduce_tune {
 
@@ -24,8 +24,14 @@ struct DeviceKey {
   int arch() const { return cc_major * 10 + cc_minor; }  // 90 for sm_90
   // Peak DRAM bandwidth from bus width and memory clock (double data rate), in GB/s.
   double peak_bandwidth_gbps() const;
-  friend auto operator<=>(const DeviceKey&, const DeviceKey&) = default;
+  auto tie() const {
+    return std::tie(name, cc_major, cc_minor, sm_count, l2_bytes, memory_bus_bits, memory_clock_khz, uuid,
+                    driver_version, runtime_version);
+  }
 };
+inline bool operator==(const DeviceKey& a, const DeviceKey& b) { return a.tie() == b.tie(); }
+inline bool operator!=(const DeviceKey& a, const DeviceKey& b) { return !(a == b); }
+inline bool operator<(const DeviceKey& a, const DeviceKey& b) { return a.tie() < b.tie(); }
 
 std::ostream& operator<<(std::ostream& os, const DeviceKey& key);
 

@@ -3,13 +3,13 @@
 // parseable and comparable; none pulls in CUDA, NVRTC or SQLite.
 #pragma once
 
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 namespace reduce_tune {
 
@@ -40,8 +40,11 @@ struct TypeRule {
   DType in;
   DType out;
   DType acc;
-  friend bool operator==(const TypeRule&, const TypeRule&) = default;
 };
+inline bool operator==(const TypeRule& a, const TypeRule& b) {
+  return a.in == b.in && a.out == b.out && a.acc == b.acc;
+}
+inline bool operator!=(const TypeRule& a, const TypeRule& b) { return !(a == b); }
 
 // The output type a call gets when it names none: the input type, except mean of an
 // integer type, which is f64.
@@ -65,8 +68,11 @@ struct Layout {
   LayoutKind kind = LayoutKind::flat;
   std::uint64_t outer = 1;
   std::uint64_t inner = 1;
-  friend auto operator<=>(const Layout&, const Layout&) = default;
+  auto tie() const { return std::tie(kind, outer, inner); }
 };
+inline bool operator==(const Layout& a, const Layout& b) { return a.tie() == b.tie(); }
+inline bool operator!=(const Layout& a, const Layout& b) { return !(a == b); }
+inline bool operator<(const Layout& a, const Layout& b) { return a.tie() < b.tie(); }
 std::string to_string(const Layout& layout);
 
 struct ProblemKey {
@@ -75,8 +81,11 @@ struct ProblemKey {
   DType out_dtype = DType::f32;
   Layout layout;
   std::uint64_t n = 0;
-  friend auto operator<=>(const ProblemKey&, const ProblemKey&) = default;
+  auto tie() const { return std::tie(op, dtype, out_dtype, layout, n); }
 };
+inline bool operator==(const ProblemKey& a, const ProblemKey& b) { return a.tie() == b.tie(); }
+inline bool operator!=(const ProblemKey& a, const ProblemKey& b) { return !(a == b); }
+inline bool operator<(const ProblemKey& a, const ProblemKey& b) { return a.tie() < b.tie(); }
 std::string to_string(const ProblemKey& key);
 std::ostream& operator<<(std::ostream& os, const ProblemKey& key);
 

@@ -1,7 +1,9 @@
-// Compiles against the installed headers only: no CUDA include is needed to call.
+// Compiles against the installed headers only, as C++17: no CUDA include is needed to call.
 #include <reduce_tune/reduce_tune.h>
 
 #include <cstdio>
+
+static_assert(__cplusplus == 201703L, "the consumer is built as C++17");
 
 int main() {
   try {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "reduce_tune/config.h"
@@ -56,7 +57,9 @@ struct ProblemClass {
     return {key.op, key.dtype, key.out_dtype, key.layout};
   }
   ProblemKey with_size(std::uint64_t n) const { return {op, dtype, out_dtype, layout, n}; }
-  friend auto operator<=>(const ProblemClass&, const ProblemClass&) = default;
+  auto tie() const { return std::tie(op, dtype, out_dtype, layout); }
+  friend bool operator==(const ProblemClass& a, const ProblemClass& b) { return a.tie() == b.tie(); }
+  friend bool operator<(const ProblemClass& a, const ProblemClass& b) { return a.tie() < b.tie(); }
 };
 std::string to_string(const ProblemClass& problem);  // "sum<f32>[flat]"
 

@@ -1,0 +1,44 @@
+// A CUDA program compiled by nvcc (its default C++ standard) that fills an array with its
+// own kernel and sums it with reduce-tune on a stream of its own.
+#include <cstdio>
+
+#include <cuda_runtime.h>
+
+#include <reduce_tune/reduce_tune.h>
+
+__global__ void fill_ones(float* out, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += 256ull * gridDim.x) out[i] = 1.0f;
+}
+
+int main() {
+  const unsigned long long n = (1ull << 20) + 3;
+  float* d_in = nullptr;
+  float* d_out = nullptr;
+  if (cudaMalloc(&d_in, n * sizeof(float)) != cudaSuccess || cudaMalloc(&d_out, sizeof(float)) != cudaSuccess) {
+    std::printf("cuda consumer built and ran: no usable CUDA device (%s)\n", cudaGetErrorString(cudaGetLastError()));
+    return 0;
+  }
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  fill_ones<<<256, 256, 0, stream>>>(d_in, n);
+  try {
+    reduce_tune::sum(d_in, n, d_out, stream);
+    float total = 0;
+    cudaMemcpyAsync(&total, d_out, sizeof(float), cudaMemcpyDeviceToHost, stream);
+    cudaStreamSynchronize(stream);
+    const double mean = reduce_tune::mean_value(d_in, n, stream);
+    if (total != static_cast<float>(n) || mean != 1.0) {
+      std::printf("cuda consumer: wrong result %f (mean %f)\n", total, mean);
+      return 1;
+    }
+    std::printf("cuda consumer: sum of %llu ones = %.0f, match: %s\n", n, total,
+                std::string(reduce_tune::to_string(reduce_tune::explain<float>(reduce_tune::Op::sum, n).match)).c_str());
+  } catch (const reduce_tune::Error& e) {
+    std::printf("cuda consumer: %s\n", e.what());
+    return 1;
+  }
+  cudaStreamDestroy(stream);
+  cudaFree(d_in);
+  cudaFree(d_out);
+  return 0;
+}
