@@ -29,6 +29,13 @@ class CsvWriter {
     first_ = false;
     return *this;
   }
+  // Text from the database: guarded against spreadsheet formulas.
+  CsvWriter& text(std::string_view text) {
+    if (!first_) out_ << ',';
+    out_ << csv_text_field(text);
+    first_ = false;
+    return *this;
+  }
   void end_row() {
     out_ << "\r\n";  // RFC 4180 line break
     first_ = true;
@@ -80,8 +87,8 @@ void write_rows(CsvWriter& csv, const DeviceReport& device, const ProblemReport&
     const auto* m = row.measurement;
     const bool leads = row.leads && comparison.has_value();
     csv.field(std::to_string(device.index))
-        .field(device.key.uuid)
-        .field(device.key.name)
+        .text(device.key.uuid)
+        .text(device.key.name)
         .field(arch_label(device.key))
         .field(to_string(problem.problem.op))
         .field(to_string(problem.problem.dtype))
@@ -91,7 +98,7 @@ void write_rows(CsvWriter& csv, const DeviceReport& device, const ProblemReport&
         .field(std::to_string(min_n))
         .field(m ? std::to_string(m->problem.n) : "")
         .field(to_string(row.config.strategy))
-        .field(to_string(row.config))
+        .text(to_string(row.config))
         .field(exact_number(row.median_ms))
         .field(m ? exact_number(m->gbps) : "")
         .field(m ? exact_number(percent_of_peak(device.key, m->gbps)) : "")

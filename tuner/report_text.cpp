@@ -37,6 +37,15 @@ std::string csv_field(std::string_view text) {
   return out;
 }
 
+std::string csv_text_field(std::string_view text) {
+  if (!text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos) {
+    std::string guarded = "'";
+    guarded.append(text);
+    return csv_field(guarded);
+  }
+  return csv_field(text);
+}
+
 std::string markdown_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -17,6 +17,11 @@ std::string html_escape(std::string_view text);
 
 // One RFC 4180 field: quoted (with quotes doubled) when it holds a comma, a quote, CR or LF.
 std::string csv_field(std::string_view text);
+// The same for text from the database (device names, UUIDs, configs), which is not
+// trusted: a cell starting with = + - @ or a tab or CR would run as a formula when the
+// file is opened in a spreadsheet, so such text gets a leading apostrophe (OWASP's
+// CSV-injection rule). Numbers the report formats itself go through csv_field.
+std::string csv_text_field(std::string_view text);
 
 // Text for a Markdown table cell: HTML-significant characters as entities (Markdown
 // passes raw HTML through), Markdown punctuation backslash-escaped, line breaks as spaces.

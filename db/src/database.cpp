@@ -77,24 +77,6 @@ void create_parent_folder(const std::filesystem::path& path) {
                   path.string() + ": cannot create the folder " + folder.string() + " (" + ec.message() + ")");
 }
 
-// Reads an old file through a migrated copy in memory: the reader must not write the
-// file, yet queries are written against the current schema only.
-std::unique_ptr<Connection> migrated_copy(const Connection& file, int from) {
-  auto memory = std::make_unique<Connection>(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                             file.label());
-  sqlite3_backup* backup = sqlite3_backup_init(memory->get(), "main", file.get(), "main");
-  if (backup == nullptr) memory->fail(sqlite3_errcode(memory->get()), "cannot copy the database");
-  const int step_rc = sqlite3_backup_step(backup, -1);
-  const int finish_rc = sqlite3_backup_finish(backup);
-  if (step_rc != SQLITE_DONE) file.fail(step_rc, "cannot copy the database");
-  if (finish_rc != SQLITE_OK) memory->fail(finish_rc, "cannot copy the database");
-  Transaction transaction(*memory, TransactionKind::immediate);
-  detail::migrate(*memory, from, kSchemaVersion);
-  transaction.commit();
-  memory->exec("PRAGMA query_only = ON");
-  return memory;
-}
-
 std::int64_t bucket_low(int bucket) { return bucket == 0 ? 0 : std::int64_t{1} << bucket; }
 std::int64_t bucket_high(int bucket) {  // inclusive
   return bucket >= 62 ? std::numeric_limits<std::int64_t>::max() : (std::int64_t{1} << (bucket + 1)) - 1;
@@ -183,16 +165,28 @@ std::optional<Database> Database::open_read_only(const std::filesystem::path& pa
   } catch (const DbError& error) {
     // A WAL file needs its -shm index; in a read-only folder where it cannot be created
     // SQLite refuses a plain read-only open. immutable=1 reads the main file without the
-    // index. That is exact here: with no -wal file beside it (a writer that closed
-    // cleanly checkpoints and removes it) the main file holds every commit.
+    // index, which is exact only when no -wal file holds commits the main file lacks (a
+    // writer that closed cleanly checkpoints and removes it). With one there, reading
+    // the main file alone would give stale or torn answers: refuse instead.
     const int primary = error.code() & 0xff;
     if (primary != SQLITE_CANTOPEN && primary != SQLITE_READONLY) throw;
+    auto wal = path;
+    wal += "-wal";
+    std::error_code wal_error;
+    const auto wal_size = std::filesystem::file_size(wal, wal_error);
+    if (!wal_error && wal_size > 0)
+      throw DbError(error.code(), path.string() +
+                                      ": cannot read consistently: " + wal.filename().string() +
+                                      " holds commits not yet in the main file (a tuner is writing, or was killed), "
+                                      "and its index cannot be created here (" + error.what() +
+                                      "); run reduce-tune once with write access to the folder, or wait for the "
+                                      "writer to finish");
     connection = open_with("mode=ro&immutable=1");
     state = detail::inspect(*connection);
   }
   if (detail::is_empty(state)) return std::nullopt;
   detail::check_compatible(state, *connection, kSchemaVersion);
-  if (state.user_version < kSchemaVersion) connection = migrated_copy(*connection, state.user_version);
+  if (state.user_version < kSchemaVersion) detail::add_read_shims(*connection, state.user_version);
   return Database(std::move(connection), path, true, state.user_version);
 }
 

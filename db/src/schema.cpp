@@ -139,6 +139,25 @@ CREATE TABLE bench_results (
 constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 static_assert(std::size(kSteps) == kSchemaVersion, "kSchemaVersion names the last step");
 
+// kReadShims[i] lets a read-only connection to a file of version i + 1 or older read it
+// as version i + 1, without writing the file and without copying it: temp-schema views
+// and empty temp tables, which SQLite resolves before the file's own tables. Every
+// schema step needs its shim (a new table: an empty temp table; a new column: a view
+// that supplies its default).
+constexpr const char* kReadShims[] = {
+    "",  // version 1 is the first schema
+    "CREATE TEMP VIEW measurements AS SELECT *, '' AS detail FROM main.measurements;",
+    R"sql(
+CREATE TEMP TABLE bench_results (
+  id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
+  out_dtype TEXT NOT NULL, layout TEXT NOT NULL, layout_outer INTEGER NOT NULL, layout_inner INTEGER NOT NULL,
+  n INTEGER NOT NULL, implementation TEXT NOT NULL, config TEXT NOT NULL, median_ms REAL, spread REAL,
+  repetitions INTEGER NOT NULL, gbps REAL, peak_fraction REAL, peak_gbps REAL, run_id TEXT NOT NULL,
+  tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL);
+)sql",
+};
+static_assert(std::size(kReadShims) == std::size(kSteps), "every schema step needs a read shim");
+
 int pragma_int(const Connection& connection, const char* sql) {
   Statement statement(connection, sql);
   return statement.step() ? statement.int32(0) : 0;
@@ -191,6 +210,13 @@ void check_compatible(const FileState& state, const Connection& connection, int 
     throw DbError(SQLITE_NOTADB, connection.label() +
                                      ": not a reduce-tune database (no schema version)");
   }
+}
+
+void add_read_shims(const Connection& connection, int from) {
+  if (from < 1 || from > static_cast<int>(std::size(kReadShims)))
+    throw DbError(SQLITE_MISUSE, connection.label() + ": no read shim from schema version " + std::to_string(from));
+  for (int version = from; version < static_cast<int>(std::size(kReadShims)); ++version)
+    connection.exec(kReadShims[version], "cannot read schema version " + std::to_string(from));
 }
 
 void migrate(const Connection& connection, int from, int to) {

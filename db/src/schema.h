@@ -30,6 +30,11 @@ void check_compatible(const FileState& state, const Connection& connection, int 
 
 bool is_empty(const FileState& state);
 
+// Lets a read-only connection to a file of version `from` (older than the current one)
+// read it as the current version, through temp-schema views and tables: nothing is
+// written to the file and nothing of it is copied.
+void add_read_shims(const Connection& connection, int from);
+
 // Applies the steps from `from` to `to` and sets user_version and application_id. The
 // caller holds a write transaction.
 void migrate(const Connection& connection, int from, int to);

@@ -1,9 +1,12 @@
 #include "reduce_tune/db/transfer.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -125,11 +128,44 @@ bool ends_with_json(const std::filesystem::path& file) {
 }
 
 // A name beside the target, so the final rename stays on one file system and is atomic:
-// a crashed export leaves no half-written file under the name asked for.
+// a crashed export leaves no half-written file under the name asked for. Unique per
+// process and per call, so concurrent exports never share one.
 std::filesystem::path partial_name(const std::filesystem::path& file) {
+  static std::atomic<unsigned> counter{0};
   auto partial = file;
-  partial += ".partial-" + std::to_string(::getpid());
+  partial += ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
   return partial;
+}
+
+// Flushes a file (or a folder's entries) to stable storage.
+void sync_path(const std::filesystem::path& path, bool folder) {
+  const int fd = ::open(path.c_str(), (folder ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw DbError(SQLITE_IOERR, path.string() + ": cannot open to sync (" + std::strerror(errno) + ")");
+  const int rc = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  // Some file systems cannot sync a folder (EINVAL); the file itself was synced.
+  if (rc != 0 && !(folder && (saved == EINVAL || saved == EROFS)))
+    throw DbError(SQLITE_IOERR, path.string() + ": cannot sync (" + std::strerror(saved) + ")");
+}
+
+// Gives `partial` the name `file` only if no file has that name: one atomic step, so two
+// exports to one name cannot both succeed and none overwrites what another wrote.
+void publish_without_replacing(const std::filesystem::path& partial, const std::filesystem::path& file) {
+  if (::renameat2(AT_FDCWD, partial.c_str(), AT_FDCWD, file.c_str(), RENAME_NOREPLACE) == 0) return;
+  int error = errno;
+  if (error == EINVAL || error == ENOSYS) {
+    // The file system cannot rename without replacing: a hard link fails just as
+    // atomically when the name exists.
+    if (::link(partial.c_str(), file.c_str()) == 0) {
+      ::unlink(partial.c_str());
+      return;
+    }
+    error = errno;
+  }
+  if (error == EEXIST)
+    throw InvalidArgument(file.string() + ": already exists; export writes a new file");
+  throw DbError(SQLITE_IOERR, file.string() + ": cannot write (" + std::strerror(error) + ")");
 }
 
 void remove_quietly(const std::filesystem::path& file) {
@@ -203,6 +239,7 @@ void export_database(const Database& source, const std::filesystem::path& file, 
 
 void write_export(const DatabaseSnapshot& snapshot, const std::filesystem::path& file, ExportFormat format) {
   std::error_code ec;
+  // Checked here for an early message; publish_without_replacing is what guarantees it.
   if (std::filesystem::exists(file, ec))
     throw InvalidArgument(file.string() + ": already exists; export writes a new file");
   if (!file.parent_path().empty()) std::filesystem::create_directories(file.parent_path(), ec);
@@ -221,10 +258,11 @@ void write_export(const DatabaseSnapshot& snapshot, const std::filesystem::path&
       // One self-contained file: no -wal beside it, and readers need no -shm.
       DatabaseAccess::connection(exported).exec("PRAGMA journal_mode = DELETE", "cannot finish the export");
     }
-    std::error_code rename_error;
-    std::filesystem::rename(partial, file, rename_error);
-    if (rename_error)
-      throw DbError(SQLITE_IOERR, file.string() + ": cannot write (" + rename_error.message() + ")");
+    // The contents reach the disk before the name does, and the name before we return.
+    sync_path(partial, false);
+    publish_without_replacing(partial, file);
+    const auto folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+    sync_path(folder, true);
   } catch (...) {
     remove_quietly(partial);
     remove_quietly(std::filesystem::path(partial) += "-wal");

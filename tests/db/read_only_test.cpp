@@ -90,6 +90,48 @@ TEST(ReadOnly, WorksFromReadOnlyFileInReadOnlyFolder) {
   EXPECT_FALSE(fs::exists(folder / "tuning.db-shm"));
 }
 
+TEST(ReadOnly, RefusesToReadAroundAWalThatHoldsCommits) {
+  // A writer killed mid-run leaves commits in the -wal file. Where the -shm index
+  // cannot be created (a read-only folder), reading the main file alone would miss them:
+  // the open must say so instead of returning stale winners.
+  TempDir dir;
+  const auto folder = dir / "shipped";
+  const auto path = folder / "tuning.db";
+  Database::open(path).store_bucket(sample_bucket(sample_device(), sum_f32(), 10));  // checkpointed
+  ASSERT_EQ(run_in_child([&] {
+              auto writer = Database::open(path);
+              writer.store_bucket(sample_bucket(sample_device(), sum_f32(), 11));
+              std::_Exit(0);  // killed: no close, no checkpoint
+              return 1;
+            }),
+            0);
+  auto wal = path;
+  wal += "-wal";
+  ASSERT_TRUE(fs::exists(wal));
+  ASSERT_GT(fs::file_size(wal), 0u);
+  auto shm = path;
+  shm += "-shm";
+  fs::remove(shm);
+  fs::permissions(dir.path(), fs::perms(0755));
+  fs::permissions(folder, fs::perms(0555));
+  const int status = run_without_write_permission([&]() -> int {
+    if (::access(folder.c_str(), W_OK) == 0) return 91;
+    try {
+      auto database = Database::open_read_only(path);
+      return 20;  // opened: it would have read one winner where the file holds two
+    } catch (const DbError& e) {
+      return std::string(e.what()).find("tuning.db-wal") != std::string::npos ? 0 : 21;
+    }
+  });
+  fs::permissions(folder, fs::perms(0755));
+  if (status == 90) GTEST_SKIP() << "cannot drop root privileges to test a read-only folder";
+  EXPECT_EQ(status, 0) << "child failed at step " << status;
+  // With write access the -shm is rebuilt and both commits are there.
+  auto database = Database::open_read_only(path);
+  ASSERT_TRUE(database);
+  EXPECT_EQ(database->counts().winners, 2);
+}
+
 TEST(ReadOnly, ReadOnlyFileInWritableFolderOpens) {
   TempDir dir;
   const auto path = dir / "tuning.db";

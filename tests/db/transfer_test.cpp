@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "reduce_tune/error.h"
 #include "test_support.h"
@@ -181,6 +183,41 @@ TEST(Transfer, ExportRefusesToOverwrite) {
   write_file(file, "keep me");
   EXPECT_THROW(export_database(source, file, ExportFormat::sqlite), InvalidArgument);
   EXPECT_EQ(file_bytes(file), "keep me");
+}
+
+TEST(Transfer, ConcurrentExportsToOneNameLeaveExactlyOneCompleteFile) {
+  // The existence check and the final rename used to be two steps: exports racing for
+  // one name could all pass the check and overwrite each other. Now exactly one wins.
+  TempDir dir;
+  auto source = Database::open_in_memory();
+  fill(source);
+  const DatabaseSnapshot snapshot = read_snapshot(source);
+  for (auto format : {ExportFormat::sqlite, ExportFormat::json}) {
+    const auto file = dir / (format == ExportFormat::sqlite ? "race.db" : "race.json");
+    std::atomic<int> written{0}, refused{0}, other{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&] {
+        try {
+          write_export(snapshot, file, format);
+          ++written;
+        } catch (const InvalidArgument&) {
+          ++refused;
+        } catch (...) {
+          ++other;
+        }
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(written.load(), 1);
+    EXPECT_EQ(refused.load(), 7);
+    EXPECT_EQ(other.load(), 0);
+    EXPECT_EQ(canonical_rows(load_snapshot(file)), canonical_rows(snapshot));
+  }
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"race.db", "race.json"}));  // no partial file left
 }
 
 TEST(Transfer, LoadRefusesFilesThatAreNotExports) {
