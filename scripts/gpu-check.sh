@@ -49,6 +49,10 @@ if want sanitizer; then
   run_step "synccheck (quick set)" synccheck.log compute-sanitizer --tool synccheck --error-exitcode 1 \
     "$BIN/gpu_tests" --gtest_filter='AllStrategies/KernelFamily.*'
   unset REDUCE_TUNE_GPU_TEST_QUICK
+  # The runtime's workspaces, graphs and pointer checks: memcheck sees a replayed graph
+  # touching a freed workspace, and a refused pointer that was launched anyway.
+  run_step "memcheck (runtime)" memcheck-runtime.log compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$BIN/gpu_tests" --gtest_filter='Graphs.*:PointerChecks.*:Concurrency.SynchronousCalls*'
 fi
 if want tune && [ -x "$BIN/reduce-tune" ]; then
   # shellcheck disable=SC2086

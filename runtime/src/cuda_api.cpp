@@ -10,6 +10,9 @@ namespace reduce_tune {
 
 void check_cuda(cudaError_t result, const char* expression) {
   if (result == cudaSuccess) return;
+  // The error is reported by the exception: clear the runtime's last error so that the
+  // caller's next cudaGetLastError does not see it again (sticky errors stay).
+  cudaGetLastError();
   throw CudaError(static_cast<int>(result), expression,
                   std::string(cudaGetErrorName(result)) + ": " + cudaGetErrorString(result));
 }
@@ -96,6 +99,23 @@ Stream::~Stream() {
   if (stream_) log_cuda_failure(cudaStreamDestroy(stream_), "cudaStreamDestroy");
 }
 Stream::Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
+  RT_CUDA_CHECK(cudaHostAlloc(&host_, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  const cudaError_t e = cudaHostGetDevicePointer(&device_, host_, 0);
+  if (e != cudaSuccess) {
+    log_cuda_failure(cudaFreeHost(host_), "cudaFreeHost");
+    host_ = nullptr;
+    check_cuda(e, "cudaHostGetDevicePointer");
+  }
+}
+PinnedBuffer::~PinnedBuffer() {
+  if (host_) log_cuda_failure(cudaFreeHost(host_), "cudaFreeHost");
+}
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
+    : host_(std::exchange(other.host_, nullptr)),
+      device_(std::exchange(other.device_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
 
 LoadedLibrary::LoadedLibrary(const std::vector<char>& cubin) {
   RT_CUDA_CHECK(cudaLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr,

@@ -73,6 +73,27 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// Page-locked host memory mapped into the device's address space (cudaHostAlloc with
+// cudaHostAllocMapped | cudaHostAllocPortable): kernels write it directly.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& other) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&&) = delete;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void* host() const { return host_; }
+  void* device() const { return device_; }  // the address kernels use
+  std::size_t size() const { return bytes_; }
+
+ private:
+  void* host_ = nullptr;
+  void* device_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
 // A CUBIN loaded into the current context of the current device.
 class LoadedLibrary {
  public:

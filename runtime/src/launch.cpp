@@ -74,17 +74,39 @@ void make_workspace_header_image(unsigned char (&image)[kWorkspaceHeaderBytes]) 
     }
 }
 
-void validate_arguments(const KernelSpec& spec, const void* in, std::uint64_t n, const void* out) {
-  if (out == nullptr) throw InvalidArgument("output pointer is null");
+namespace {
+struct HeaderImage {
+  unsigned char bytes[kWorkspaceHeaderBytes];
+  HeaderImage() { make_workspace_header_image(bytes); }
+};
+}  // namespace
+
+Workspace::Workspace(std::size_t partial_bytes, cudaStream_t stream)
+    : buffer_(kWorkspaceHeaderBytes + partial_bytes) {
+  static const HeaderImage image;
+  RT_CUDA_CHECK(cudaMemcpyAsync(buffer_.get(), image.bytes, sizeof(image.bytes), cudaMemcpyHostToDevice, stream));
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void validate_input(const KernelSpec& spec, const void* in, std::uint64_t n) {
   if (in == nullptr && n > 0) throw InvalidArgument("input pointer is null but n > 0");
   const auto in_align = size_of(spec.types.in);
-  const auto out_align = size_of(spec.types.out);
   if (reinterpret_cast<std::uintptr_t>(in) % in_align != 0)
     throw InvalidArgument("input pointer is not aligned to its " + std::to_string(in_align) +
                           "-byte element type " + std::string(to_string(spec.types.in)));
+}
+
+void validate_output(const KernelSpec& spec, const void* out) {
+  if (out == nullptr) throw InvalidArgument("output pointer is null");
+  const auto out_align = size_of(spec.types.out);
   if (reinterpret_cast<std::uintptr_t>(out) % out_align != 0)
     throw InvalidArgument("output pointer is not aligned to its " + std::to_string(out_align) +
                           "-byte element type " + std::string(to_string(spec.types.out)));
+}
+
+void validate_arguments(const KernelSpec& spec, const void* in, std::uint64_t n, const void* out) {
+  validate_output(spec, out);
+  validate_input(spec, in, n);
 }
 
 void CudaLauncher::launch(const void* kernel, std::uint32_t grid, std::uint32_t block,

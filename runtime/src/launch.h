@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda_api.h"
 #include "kernel_spec.h"
 
 namespace reduce_tune {
@@ -43,9 +44,29 @@ WorkspaceView workspace_view(void* base, std::size_t total_bytes);
 // The bytes the header must hold before first use: ticket 0, every slot at its identity.
 void make_workspace_header_image(unsigned char (&image)[kWorkspaceHeaderBytes]);
 
+// One workspace allocation, header initialised before the constructor returns: the
+// header is copied on `stream` (from a constant image, so the copy needs no buffer that
+// outlives the call) and `stream` is waited for. Callers that may run while another
+// thread captures a graph pass a stream of their own, not the caller's.
+class Workspace {
+ public:
+  Workspace() = default;
+  Workspace(std::size_t partial_bytes, cudaStream_t stream);
+  WorkspaceView view() const { return workspace_view(buffer_.get(), buffer_.size()); }
+  bool holds(std::size_t partial_bytes) const {
+    return buffer_.get() != nullptr && buffer_.size() >= kWorkspaceHeaderBytes + partial_bytes;
+  }
+  std::size_t partial_capacity() const { return buffer_.size() - kWorkspaceHeaderBytes; }
+
+ private:
+  DeviceBuffer buffer_;
+};
+
 // Throws InvalidArgument for arguments no kernel can take: a null input with n > 0, a
 // null output, pointers not aligned to their element type.
 void validate_arguments(const KernelSpec& spec, const void* in, std::uint64_t n, const void* out);
+void validate_input(const KernelSpec& spec, const void* in, std::uint64_t n);
+void validate_output(const KernelSpec& spec, const void* out);
 
 struct KernelHandles {
   const void* reduce = nullptr;

@@ -5,8 +5,10 @@
 // A call enqueues the reduction on the stream of the current device and returns: no
 // host synchronisation, no allocation and no database query once warm (the first call
 // on a device loads its winners; the first call of a problem size class loads or
-// compiles its kernel; the first call on a stream creates that stream's workspace, so
-// make one call on a stream before capturing it into a CUDA graph). Thread-safe.
+// compiles its kernel; the first call on a stream creates that stream's small workspace,
+// which lives as long as the context). Calls may be captured into CUDA graphs, the first
+// call on a stream included. Thread-safe: no call holds a lock while it launches, copies
+// or waits.
 #pragma once
 
 #include <cstdint>
@@ -55,29 +57,57 @@ struct Explanation {
   std::string to_string() const;
 };
 
+namespace detail {
+// The stream a caller means. A translation unit built with `nvcc --default-stream
+// per-thread` (which defines CUDA_API_PER_THREAD_DEFAULT_STREAM) means its thread's
+// default stream by a null stream; the library itself is built without that option, so
+// the header, compiled in the caller's unit, names the per-thread stream explicitly.
+inline cudaStream_t caller_stream(cudaStream_t stream) {
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+  // cudaStreamPerThread, as cuda_runtime_api.h defines it.
+  if (stream == nullptr) return reinterpret_cast<cudaStream_t>(0x2);
+#endif
+  return stream;
+}
+}  // namespace detail
+
 class Context {
  public:
   explicit Context(ContextOptions options = {});
+  // Frees the context's workspaces and kernels; work it enqueued must have finished
+  // (and graphs captured from its calls must no longer be replayed).
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  // Enqueues out[0] = op(in[0..n)) on `stream` (nullptr: the legacy default stream).
-  // Throws InvalidArgument (unsupported op/type pair, null pointers, pointers not
-  // aligned to their element type), NoDeviceError, CudaError, NvrtcError.
+  // Enqueues out[0] = op(in[0..n)) on `stream` (nullptr: the default stream, per thread
+  // where the caller was built for per-thread default streams; cudaStreamPerThread works
+  // too). Calls from any number of threads may run at once, on the same or different
+  // streams; no launch waits for another thread's call.
+  // Throws InvalidArgument (unsupported op/type pair; null, misaligned or host pointers
+  // the device cannot read; a range that runs past its allocation), NoDeviceError,
+  // CudaError, NvrtcError.
   // `out` may point into the input: the input is read completely before `out` is written.
   void reduce(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* out,
-              cudaStream_t stream);
-  // The same, then waits for the stream and copies the result to `host_out`
-  // (size_of(out_type) bytes).
+              cudaStream_t stream) {
+    enqueue(op, in_type, out_type, in, n, out, detail::caller_stream(stream));
+  }
+  // The same, then waits for the stream and writes the result to `host_out`
+  // (size_of(out_type) bytes of host memory).
   void reduce_to_host(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* host_out,
-                      cudaStream_t stream);
+                      cudaStream_t stream) {
+    enqueue_and_wait(op, in_type, out_type, in, n, host_out, detail::caller_stream(stream));
+  }
   // What reduce() would run on the current device.
   Explanation explain(Op op, DType in_type, DType out_type, std::uint64_t n);
 
   const ContextOptions& options() const;
 
  private:
+  void enqueue(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* out,
+               cudaStream_t stream);
+  void enqueue_and_wait(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* host_out,
+                        cudaStream_t stream);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

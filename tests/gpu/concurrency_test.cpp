@@ -1,0 +1,388 @@
+// The runtime's promises about threads, streams, graphs and pointers, on the GPU:
+// - threads sharing cudaStreamPerThread (one handle, a different stream per thread) get
+//   their own workspaces;
+// - a graph captured before a workspace grows still replays correctly afterwards;
+// - the first call on a stream may itself be captured;
+// - a synchronous call waiting on its stream blocks no other thread;
+// - synchronous calls sharing one stream each get their own result;
+// - pointers the device cannot read are refused before anything is launched, and the
+//   process can reduce afterwards;
+// - the calls per second of 8 threads against 1, and the host cost of each check.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "gpu_env.h"
+#include "pointer_check.h"
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/reduce_tune.h"
+
+namespace reduce_tune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+using testing::no_database;
+using testing::temp_dir;
+
+// Ends a capture left open by a failing call, so one failed test does not break the next.
+struct CaptureGuard {
+  cudaStream_t stream;
+  ~CaptureGuard() {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+      cudaGraph_t graph = nullptr;
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+    }
+    cudaGetLastError();
+  }
+};
+
+// Small integers: every summation order gives the exact float value.
+std::vector<float> small_integers(std::size_t n, int salt) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>((i * 7 + salt) % 9) - 4);
+  return v;
+}
+double exact_sum(const std::vector<float>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+
+TEST(Concurrency, SixteenThreadsOnThePerThreadDefaultStream) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  // Many blocks with a last-block ticket: two calls sharing a workspace at once would
+  // mix their partials and tickets.
+  const std::size_t n = (std::size_t{1} << 22) + 5;
+  std::atomic<int> wrong{0}, checked{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] {
+      RT_CUDA_CHECK(cudaSetDevice(0));
+      const auto host = small_integers(n, t);
+      const float expected = static_cast<float>(exact_sum(host));
+      DeviceBuffer in(n * 4), out(64 * 4);
+      RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+      for (int round = 0; round < 20; ++round) {
+        for (int k = 0; k < 64; ++k)
+          ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, out.as<float>() + k, cudaStreamPerThread);
+        RT_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+        float got[64];
+        RT_CUDA_CHECK(cudaMemcpy(got, out.get(), sizeof(got), cudaMemcpyDeviceToHost));
+        for (float g : got) {
+          ++checked;
+          if (g != expected) ++wrong;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0) << "of " << checked.load();
+  EXPECT_EQ(checked.load(), 16 * 20 * 64);
+}
+
+TEST(Concurrency, SynchronousCallsSharingOneStreamEachGetTheirOwnResult) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  Stream shared;
+  const std::size_t n = 100003;
+  std::vector<DeviceBuffer> inputs;
+  std::vector<double> expected;
+  for (int t = 0; t < 8; ++t) {
+    const auto host = small_integers(n, 3 * t + 1);
+    expected.push_back(exact_sum(host));
+    inputs.emplace_back(n * 4);
+    RT_CUDA_CHECK(cudaMemcpy(inputs.back().get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+  }
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      RT_CUDA_CHECK(cudaSetDevice(0));
+      for (int i = 0; i < 200; ++i) {
+        float got = 0;
+        ctx.reduce_to_host(Op::sum, DType::f32, DType::f32, inputs[t].get(), n, &got, shared.get());
+        if (got != static_cast<float>(expected[t])) ++wrong;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0) << "of " << 8 * 200;
+}
+
+TEST(Concurrency, AWaitingSynchronousCallBlocksNoOtherThread) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  Stream blocked, free_stream;
+  const std::size_t n = 1 << 20;
+  DeviceBuffer in(n * 4), out(4);
+  RT_CUDA_CHECK(cudaMemset(in.get(), 0, n * 4));
+  ctx.reduce(Op::max, DType::f32, DType::f32, in.get(), n, out.get(), free_stream.get());  // warm
+  RT_CUDA_CHECK(cudaStreamSynchronize(free_stream.get()));
+
+  // The blocked stream waits on a host function until the test releases it, so the
+  // synchronous call below sits in its wait for as long as the test decides.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  auto wait_for_release = [](void* data) { static_cast<std::shared_future<void>*>(data)->wait(); };
+  RT_CUDA_CHECK(cudaLaunchHostFunc(blocked.get(), wait_for_release, &released));
+  std::atomic<bool> sync_returned{false};
+  std::thread waiter([&] {
+    RT_CUDA_CHECK(cudaSetDevice(0));
+    float value = 0;
+    ctx.reduce_to_host(Op::max, DType::f32, DType::f32, in.get(), n, &value, blocked.get());
+    sync_returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the waiter is now in its wait
+
+  // Another thread's warm calls must go through while it waits.
+  std::promise<int> done;
+  auto done_future = done.get_future();
+  std::thread caller([&] {
+    RT_CUDA_CHECK(cudaSetDevice(0));
+    for (int i = 0; i < 100; ++i)
+      ctx.reduce(Op::max, DType::f32, DType::f32, in.get(), n, out.get(), free_stream.get());
+    RT_CUDA_CHECK(cudaStreamSynchronize(free_stream.get()));
+    done.set_value(100);
+  });
+  const bool finished = done_future.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  EXPECT_TRUE(finished) << "warm calls on another stream waited for a synchronous call";
+  EXPECT_FALSE(sync_returned.load()) << "the synchronous call returned before its stream ran";
+  release.set_value();
+  caller.join();
+  waiter.join();
+  EXPECT_TRUE(sync_returned.load());
+}
+
+// A database whose winner for sum<f32> needs 32 KiB of partials at 2^20 (one block per
+// 128 elements, two passes), more than a new workspace holds.
+std::filesystem::path database_with_a_wide_two_pass_winner(const DeviceKey& key) {
+  const auto path = temp_dir("rt_conc_graph") / "tuning.db";
+  testing::store_test_winner(
+      path, key, std::uint64_t{1} << 20,
+      *parse_config("complete_unroll:block=64,items=2,vec=1,grid=tiles,warp=smem,passes=two_pass,load=ldg,unroll=1")
+           .config,
+      0.01);
+  return path;
+}
+
+TEST(Graphs, AGraphCapturedBeforeTheWorkspaceGrewStillReplays) {
+  RT_REQUIRE_GPU();
+  ContextOptions o;
+  o.database = database_with_a_wide_two_pass_winner(*testing::test_device());
+  Context ctx(o);
+  Stream stream;
+  const std::size_t small = 4097, large = std::size_t{1} << 20;
+  const auto host = small_integers(large, 5);
+  DeviceBuffer in(large * 4), out_small(4), out_large(4);
+  RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), large * 4, cudaMemcpyHostToDevice));
+  const float expected_small = static_cast<float>(std::accumulate(host.begin(), host.begin() + small, 0.0));
+  ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), small, out_small.get(), stream.get());
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+
+  cudaGraph_t graph = nullptr;
+  CaptureGuard guard{stream.get()};
+  RT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), small, out_small.get(), stream.get());
+  RT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  RT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+
+  // Outgrows the workspace the graph holds: the old one must stay alive.
+  ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), large, out_large.get(), stream.get());
+  EXPECT_EQ(ctx.explain(Op::sum, DType::f32, DType::f32, large).config.passes, Passes::two_pass);
+  for (int i = 0; i < 3; ++i) {
+    RT_CUDA_CHECK(cudaMemsetAsync(out_small.get(), 0xff, 4, stream.get()));
+    RT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+    ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), large, out_large.get(), stream.get());
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    float got_small = 0, got_large = 0;
+    RT_CUDA_CHECK(cudaMemcpy(&got_small, out_small.get(), 4, cudaMemcpyDeviceToHost));
+    RT_CUDA_CHECK(cudaMemcpy(&got_large, out_large.get(), 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got_small, expected_small);
+    EXPECT_EQ(got_large, static_cast<float>(exact_sum(host)));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST(Graphs, TheFirstCallOnAStreamMayBeCaptured) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());  // nothing loaded yet: the first call compiles and allocates
+  Stream stream;
+  const std::size_t n = (std::size_t{3} << 20) + 1;
+  const auto host = small_integers(n, 2);
+  DeviceBuffer in(n * 4), out(4);
+  RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+  cudaGraph_t graph = nullptr;
+  CaptureGuard guard{stream.get()};
+  RT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, out.get(), stream.get());
+  RT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  RT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 3; ++i) {
+    RT_CUDA_CHECK(cudaMemsetAsync(out.get(), 0, 4, stream.get()));
+    RT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    float got = 0;
+    RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, static_cast<float>(exact_sum(host)));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST(PointerChecks, HostAndOutOfRangePointersAreRefusedAndTheProcessStillReduces) {
+  RT_REQUIRE_GPU();
+  cudaGetLastError();
+  Context ctx(no_database());
+  const std::size_t n = 1 << 16;
+  const auto host = small_integers(n, 1);
+  const float expected = static_cast<float>(exact_sum(host));
+  DeviceBuffer in(n * 4), out(4);
+  RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+  int device_pageable = 0;
+  RT_CUDA_CHECK(cudaDeviceGetAttribute(&device_pageable, cudaDevAttrPageableMemoryAccess, 0));
+  std::printf("[ pointers ] cudaDevAttrPageableMemoryAccess = %d\n", device_pageable);
+
+  auto describe = [](const char* what, const void* p) {
+    const PointerInfo i = query_pointer(p);
+    std::printf("[ pointers ] %-14s type=%u device=%d managed=%d devptr=%s range=%zu access=%u\n", what, i.memory_type,
+                i.device_ordinal, i.managed ? 1 : 0, i.device_pointer == reinterpret_cast<std::uintptr_t>(p) ? "same" : "other",
+                i.range_size, i.access_flags);
+  };
+  describe("cudaMalloc", in.get());
+  describe("pageable", host.data());
+
+  if (!device_pageable) {
+    // Pageable input and output: refused with a message, nothing launched.
+    try {
+      ctx.reduce(Op::sum, DType::f32, DType::f32, host.data(), n, out.get(), nullptr);
+      ADD_FAILURE() << "a pageable input was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("pageable"), std::string::npos) << e.what();
+    }
+    float host_out = 0;
+    EXPECT_THROW(ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, &host_out, nullptr), InvalidArgument);
+  }
+  // A range running past its allocation.
+  try {
+    ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>() + 10, n, out.get(), nullptr);
+    ADD_FAILURE() << "a range past the allocation was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("past the end"), std::string::npos) << e.what();
+  }
+  // The context is healthy: the next call is right.
+  EXPECT_EQ(sum_value(in.as<float>(), n), expected);
+  RT_CUDA_CHECK(cudaGetLastError());
+
+  // Memory the device can read works: page-locked host memory and managed memory.
+  float* pinned = nullptr;
+  RT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned), n * 4));
+  std::copy(host.begin(), host.end(), pinned);
+  describe("cudaMallocHost", pinned);
+  EXPECT_EQ(sum_value(pinned, n), expected);
+  float* managed = nullptr;
+  RT_CUDA_CHECK(cudaMallocManaged(reinterpret_cast<void**>(&managed), n * 4));
+  std::copy(host.begin(), host.end(), managed);
+  describe("managed", managed);
+  EXPECT_EQ(sum_value(managed, n), expected);
+  float* registered = static_cast<float*>(std::aligned_alloc(4096, n * 4));
+  std::copy(host.begin(), host.end(), registered);
+  RT_CUDA_CHECK(cudaHostRegister(registered, n * 4, cudaHostRegisterDefault));
+  describe("registered", registered);
+  EXPECT_EQ(sum_value(registered, n), expected);
+  RT_CUDA_CHECK(cudaHostUnregister(registered));
+  std::free(registered);
+  RT_CUDA_CHECK(cudaFreeHost(pinned));
+  RT_CUDA_CHECK(cudaFree(managed));
+}
+
+// Not a timed test: calls per second from 1 thread and from 8 threads on their own
+// streams (the scaling goes into the issue note), with every result checked.
+TEST(Concurrency, ReportsCallsPerSecondOfEightThreadsAgainstOne) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::size_t n = 4096;
+  const auto host = small_integers(n, 4);
+  const float expected = static_cast<float>(exact_sum(host));
+  DeviceBuffer in(n * 4);
+  RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+  std::atomic<int> wrong{0};
+  auto run = [&](int threads, int calls_each) {
+    std::vector<std::thread> pool;
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    Clock::time_point start;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        RT_CUDA_CHECK(cudaSetDevice(0));
+        Stream stream;
+        DeviceBuffer out(4);
+        ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, out.get(), stream.get());  // warm
+        RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        ++ready;
+        while (!go.load()) std::this_thread::yield();
+        for (int i = 0; i < calls_each; ++i)
+          ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, out.get(), stream.get());
+        RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        float got = 0;
+        RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+        if (got != expected) ++wrong;
+      });
+    while (ready.load() < threads) std::this_thread::yield();
+    start = Clock::now();
+    go = true;
+    for (auto& th : pool) th.join();
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return threads * calls_each / seconds;
+  };
+  const double one = run(1, 20000);
+  const double eight = run(8, 20000);
+  std::printf("[ scaling  ] n=4096 f32 sum, own stream per thread: 1 thread %.0f calls/s, 8 threads %.0f calls/s "
+              "(%.2fx)\n",
+              one, eight, eight / one);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// Not a timed test: the host cost of each per-call check, beside a warm call.
+TEST(Concurrency, ReportsTheHostCostOfEachCheck) {
+  RT_REQUIRE_GPU();
+  DeviceBuffer in(4096 * 4);
+  Stream stream;
+  const int calls = 100000;
+  auto per_call_us = [&](auto&& body) {
+    double best = 1e9;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < calls; ++i) body();
+      best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
+    }
+    return best;
+  };
+  int device = 0;
+  const double get_device = per_call_us([&] { cudaGetDevice(&device); });
+  const double pointer = per_call_us([&] { (void)query_pointer(in.get(), 0); });
+  const double runtime_query = per_call_us([&] {
+    cudaPointerAttributes a{};
+    cudaPointerGetAttributes(&a, in.get());
+  });
+  const double check = per_call_us([&] { check_device_accessible(in.get(), 4096 * 4, 0, false, "input"); });
+  std::printf("[ overhead ] per call: cudaGetDevice %.3f us, pointer query (5 attributes) %.3f us, "
+              "cudaPointerGetAttributes %.3f us, full pointer check %.3f us\n",
+              get_device, pointer, runtime_query, check);
+}
+
+}  // namespace
+}  // namespace reduce_tune
