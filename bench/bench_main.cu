@@ -15,19 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "cuda_api.h"
-#include "kernel_set.h"
-#include "launch.h"
+#include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/engine/kernel_set.h"
+#include "reduce_tune/engine/launch.h"
 #include "reduce_tune/context.h"
 #include "reduce_tune/reduce.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/db/paths.h"
 #include "reduce_tune/error.h"
-#include "search_space.h"
-#include "selector.h"
-#include "tuner/measure.h"
-#include "tuner/tune_options.h"
-#include "tuner/tuner.h"
+#include "reduce_tune/engine/search_space.h"
+#include "reduce_tune/runtime/selector.h"
+#include "reduce_tune/tuner/measure.h"
+#include "cli/tune_options.h"
+#include "reduce_tune/tuner/tuner.h"
 
 namespace rt = reduce_tune;
 using rt::DType;
@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
       } else {
         // Reuse the tune command's parser for lists, sizes and their messages.
         const std::string key = a == "--sizes" ? "--sizes" : a;
-        auto parsed = rt::tuner::parse_tune_options({key, *v});
+        auto parsed = rt::cli::parse_tune_options({key, *v});
         if (!parsed.options) return usage(parsed.error);
         if (a == "--ops") o.ops = parsed.options->ops;
         if (a == "--dtypes") o.dtypes = parsed.options->dtypes;

@@ -30,6 +30,7 @@ std::string_view to_string(WarpReduce w) {
     case WarpReduce::shuffle: return "shuffle";
     case WarpReduce::smem: return "smem";
     case WarpReduce::redux: return "redux";
+    case WarpReduce::none: return "none";
   }
   return "?";
 }
@@ -71,8 +72,8 @@ std::optional<Enum> parse_enum(std::string_view text, const Enum (&values)[N]) {
   return std::nullopt;
 }
 
-constexpr WarpReduce kAllWarpReduces[] = {WarpReduce::shuffle, WarpReduce::smem,
-                                          WarpReduce::redux};
+constexpr WarpReduce kAllWarpReduces[] = {WarpReduce::shuffle, WarpReduce::smem, WarpReduce::redux,
+                                          WarpReduce::none};
 constexpr Passes kAllPasses[] = {Passes::two_pass, Passes::single_pass_ticket,
                                  Passes::single_pass_atomic};
 constexpr LoadHint kAllLoadHints[] = {LoadHint::plain, LoadHint::ldg, LoadHint::ldcs,
@@ -162,6 +163,13 @@ ConfigParseResult parse_config(std::string_view text) {
     } else if (key == "warp") {
       auto w = parse_warp_reduce(value);
       if (!w) return bad();
+      if (!uses_warp_reduce(*strategy)) {
+        // Text stored before `none` existed says smem for these strategies; it means the
+        // same kernel.
+        if (*w != WarpReduce::none && *w != WarpReduce::smem)
+          return fail(std::string(to_string(*strategy)) + " has no warp step: warp must be none");
+        w = WarpReduce::none;
+      }
       c.warp_reduce = *w;
     } else if (key == "passes") {
       auto p = parse_passes(value);
@@ -183,6 +191,17 @@ std::uint64_t config_hash(const ReduceConfig& config) {
   return XXH64(text.data(), text.size(), 0);
 }
 
+bool uses_warp_reduce(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::neighbored:
+    case Strategy::neighbored_less:
+    case Strategy::interleaved:
+    case Strategy::first_add:
+    case Strategy::unroll_blocks: return false;
+    default: return true;
+  }
+}
+
 ReduceConfig default_config(Strategy strategy) {
   ReduceConfig c;
   c.strategy = strategy;
@@ -190,7 +209,7 @@ ReduceConfig default_config(Strategy strategy) {
   c.vec_width = 1;
   c.unroll = 1;
   c.load = LoadHint::plain;
-  c.warp_reduce = WarpReduce::smem;
+  c.warp_reduce = uses_warp_reduce(strategy) ? WarpReduce::smem : WarpReduce::none;
   c.passes = Passes::two_pass;
   c.grid = GridPolicy{GridKind::tiles, 0};
   switch (strategy) {

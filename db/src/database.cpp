@@ -261,8 +261,7 @@ std::vector<int> Database::tuned_buckets(RowId device_id, const ProblemClass& pr
   std::vector<int> buckets;
   for (const auto& b : detail::select_tuned_buckets(
            *connection_,
-           "WHERE b.device_id = ?1 AND (b.op, b.dtype, b.out_dtype, b.layout, b.layout_outer, "
-           "b.layout_inner) = (?2, ?3, ?4, ?5, ?6, ?7)",
+           "WHERE b.device_id = ?1 AND " + detail::sql_params_equal("b", detail::kProblemColumns, 2),
            [&](Statement& s) {
              s.bind(1, device_id);
              detail::bind_problem(s, 2, problem);
@@ -287,8 +286,8 @@ std::vector<Measurement> Database::measurements(RowId device_id, const ProblemCl
                                                 std::optional<int> bucket) const {
   return detail::select_measurements(
       *connection_,
-      "WHERE m.device_id = ?1 AND (m.op, m.dtype, m.out_dtype, m.layout, m.layout_outer, m.layout_inner) = "
-      "(?2, ?3, ?4, ?5, ?6, ?7) AND m.n BETWEEN ?8 AND ?9",
+      "WHERE m.device_id = ?1 AND " + detail::sql_params_equal("m", detail::kProblemColumns, 2) +
+          " AND m.n BETWEEN ?8 AND ?9",
       [&](Statement& s) {
         s.bind(1, device_id);
         detail::bind_problem(s, 2, problem);
@@ -318,13 +317,13 @@ std::vector<BenchResult> Database::bench_results(RowId device_id) const {
 std::vector<BenchResult> Database::latest_bench_results(RowId device_id) const {
   // A row is the latest of its key when no row of the same key is newer; the UNIQUE
   // index (which leads with the key) serves the inner lookup.
-  return detail::select_bench_results(
-      *connection_,
-      "WHERE r.device_id = ?1 AND NOT EXISTS (SELECT 1 FROM bench_results o WHERE o.device_id = r.device_id "
-      "AND (o.op, o.dtype, o.out_dtype, o.layout, o.layout_outer, o.layout_inner, o.n, o.implementation) = "
-      "(r.op, r.dtype, r.out_dtype, r.layout, r.layout_outer, r.layout_inner, r.n, r.implementation) AND "
-      "(o.created_at_us > r.created_at_us OR (o.created_at_us = r.created_at_us AND o.id > r.id)))",
-      [&](Statement& s) { s.bind(1, device_id); });
+  static const std::string where =
+      "WHERE r.device_id = ?1 AND NOT EXISTS (SELECT 1 FROM bench_results o WHERE o.device_id = r.device_id AND (" +
+      detail::sql_columns("o", detail::kProblemColumns) + ", o.n, o.implementation) = (" +
+      detail::sql_columns("r", detail::kProblemColumns) +
+      ", r.n, r.implementation) AND (o.created_at_us > r.created_at_us OR (o.created_at_us = r.created_at_us AND "
+      "o.id > r.id)))";
+  return detail::select_bench_results(*connection_, where, [&](Statement& s) { s.bind(1, device_id); });
 }
 
 std::optional<CompiledBinary> Database::find_binary(std::string_view key) const {

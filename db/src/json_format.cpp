@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "reduce_tune/db/transfer.h"
+#include "columns.h"
 #include "reduce_tune/error.h"
 #include "rows.h"
 
@@ -17,6 +18,7 @@ namespace reduce_tune::db {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using detail::ColumnList;
 
 constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -72,17 +74,96 @@ std::optional<std::vector<std::byte>> base64_decode(std::string_view text) {
 // JSON has no NaN; a time that was not measured is null, as it is NULL in SQLite.
 Json real(double value) { return std::isnan(value) ? Json(nullptr) : Json(value); }
 
-Json problem_fields(Json row, const ProblemClass& p) {
-  row["op"] = to_string(p.op);
-  row["dtype"] = to_string(p.dtype);
-  row["out_dtype"] = to_string(p.out_dtype);
-  row["layout"] = to_string(p.layout);
-  row["layout_outer"] = p.layout.outer;
-  row["layout_inner"] = p.layout.inner;
-  return row;
+std::int64_t micros(Timestamp t) { return t.time_since_epoch().count(); }
+
+// A row's fields are named after its table's columns (columns.h), in their order; a
+// config_id column is exported as the config's text under "config".
+std::string json_name(std::string_view column) { return column == "config_id" ? "config" : std::string(column); }
+
+// Binaries have a JSON shape of their own: the cubin as base64 text, after the time.
+constexpr auto kBinaryJsonFields =
+    detail::column_list("key", "arch", "nvrtc_version", "created_at_us", "cubin_base64");
+
+[[noreturn]] void wrong_field_count(std::size_t used, std::size_t names) {
+  throw DbError(SQLITE_MISUSE, "JSON row of " + std::to_string(names) + " fields given " + std::to_string(used));
 }
 
-std::int64_t micros(Timestamp t) { return t.time_since_epoch().count(); }
+// Writes a row's values in the order of its field names (a problem class takes the
+// problem columns, a ProblemKey its size too).
+class FieldWriter {
+ public:
+  explicit FieldWriter(ColumnList names) : names_(names) {}
+
+  template <typename... Values>
+  void write(const Values&... values) {
+    (put(values), ...);
+  }
+  Json row() {
+    if (next_ != names_.size()) wrong_field_count(next_, names_.size());
+    return std::move(row_);
+  }
+
+ private:
+  Json& next() {
+    if (next_ == names_.size()) wrong_field_count(next_ + 1, names_.size());
+    return row_[json_name(names_[next_++])];
+  }
+  template <typename T>
+  void put(const T& value) {  // integers and text
+    next() = value;
+  }
+  void put(double value) { next() = real(value); }
+  void put(Timestamp time) { next() = micros(time); }
+  void put(const std::optional<RowId>& id) { next() = id ? Json(*id) : Json(nullptr); }
+  void put(const ReduceConfig& config) { next() = to_string(config); }
+  void put(const std::vector<std::byte>& bytes) { next() = base64_encode(bytes); }
+  void put(MeasurementStatus status) { next() = to_string(status); }
+  void put(Determinism determinism) { next() = to_string(determinism); }
+  void put(WinnerSource source) { next() = to_string(source); }
+  void put(const ProblemClass& p) {
+    write(to_string(p.op), to_string(p.dtype), to_string(p.out_dtype), to_string(p.layout), p.layout.outer,
+          p.layout.inner);
+  }
+  void put(const ProblemKey& p) { write(ProblemClass::of(p), p.n); }
+
+  ColumnList names_;
+  std::size_t next_ = 0;
+  Json row_;
+};
+
+void write_fields(FieldWriter& out, const DeviceRecord& d) {
+  out.write(d.id, d.key.uuid, d.key.name, d.key.cc_major, d.key.cc_minor, d.key.sm_count, d.key.l2_bytes,
+            d.key.memory_bus_bits, d.key.memory_clock_khz, d.key.driver_version, d.key.runtime_version);
+}
+void write_fields(FieldWriter& out, const Measurement& m) {
+  out.write(m.id, m.device_id, m.problem, m.config, m.status, m.median_ms, m.spread, m.repetitions, m.gbps,
+            m.tool_version, m.created_at, m.detail);
+}
+void write_fields(FieldWriter& out, const Winner& w) {
+  out.write(w.id, w.device_id, w.problem, w.bucket, w.determinism, w.config, w.median_ms, w.measurement_id,
+            w.source, w.tool_version, w.created_at);
+}
+void write_fields(FieldWriter& out, const TunedBucket& b) {
+  out.write(b.device_id, b.problem, b.bucket, b.tool_version, b.created_at);
+}
+void write_fields(FieldWriter& out, const CompiledBinary& b) {
+  out.write(b.key, b.arch, b.nvrtc_version, b.created_at, b.cubin);
+}
+void write_fields(FieldWriter& out, const BenchResult& r) {
+  out.write(r.id, r.device_id, r.problem, r.implementation, r.config, r.median_ms, r.spread, r.repetitions, r.gbps,
+            r.peak_fraction, r.peak_gbps, r.run_id, r.tool_version, r.created_at);
+}
+
+template <typename Record>
+Json write_rows(const std::vector<Record>& records, ColumnList names) {
+  Json rows = Json::array();
+  for (const auto& record : records) {
+    FieldWriter out(names);
+    write_fields(out, record);
+    rows.push_back(out.row());
+  }
+  return rows;
+}
 
 // Reading: every problem is reported as "<label>: <where>: <what>".
 class Reader {
@@ -93,51 +174,20 @@ class Reader {
     throw DbError(SQLITE_NOTADB, label_ + ": not a valid reduce-tune JSON export (" + where + ": " + what + ")");
   }
 
-  const Json& field(const Json& row, const char* name, const std::string& where) const {
+  const Json& field(const Json& row, const std::string& name, const std::string& where) const {
     if (!row.is_object()) fail(where, "not an object");
     auto it = row.find(name);
-    if (it == row.end()) fail(where, std::string("missing \"") + name + "\"");
+    if (it == row.end()) fail(where, "missing \"" + name + "\"");
     return *it;
   }
   template <typename T>
-  T get(const Json& row, const char* name, const std::string& where) const {
+  T get(const Json& row, const std::string& name, const std::string& where) const {
     const Json& value = field(row, name, where);
     try {
       return value.get<T>();
     } catch (const nlohmann::json::exception&) {
-      fail(where, std::string("bad \"") + name + "\"");
+      fail(where, "bad \"" + name + "\"");
     }
-  }
-  double get_real(const Json& row, const char* name, const std::string& where) const {
-    const Json& value = field(row, name, where);
-    if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (!value.is_number()) fail(where, std::string("bad \"") + name + "\"");
-    return value.get<double>();
-  }
-  template <typename T, typename Parse>
-  T parsed(const Json& row, const char* name, const std::string& where, Parse parse) const {
-    const auto text = get<std::string>(row, name, where);
-    if (auto value = parse(text)) return *value;
-    fail(where, std::string("unknown ") + name + " '" + text + "'");
-  }
-  ProblemClass problem(const Json& row, const std::string& where) const {
-    ProblemClass p;
-    p.op = parsed<Op>(row, "op", where, parse_op);
-    p.dtype = parsed<DType>(row, "dtype", where, parse_dtype);
-    p.out_dtype = parsed<DType>(row, "out_dtype", where, parse_dtype);
-    p.layout.kind = parsed<LayoutKind>(row, "layout", where, parse_layout_kind);
-    p.layout.outer = get<std::uint64_t>(row, "layout_outer", where);
-    p.layout.inner = get<std::uint64_t>(row, "layout_inner", where);
-    return p;
-  }
-  ReduceConfig config(const Json& row, const std::string& where) const {
-    const auto text = get<std::string>(row, "config", where);
-    auto result = parse_config(text);
-    if (!result.config) fail(where, "config '" + text + "': " + result.error);
-    return *result.config;
-  }
-  Timestamp time(const Json& row, const char* name, const std::string& where) const {
-    return Timestamp(std::chrono::microseconds(get<std::int64_t>(row, name, where)));
   }
   const Json& array(const Json& root, const char* name) const {
     const Json& value = field(root, name, "top level");
@@ -153,6 +203,147 @@ std::string at(const char* table, std::size_t index) {
   return std::string(table) + "[" + std::to_string(index) + "]";
 }
 
+// Reads a row's fields in the order of its field names, each into the field that holds
+// it (a problem class takes the problem columns, a ProblemKey its size too).
+class FieldReader {
+ public:
+  FieldReader(const Reader& reader, const Json& row, std::string where, ColumnList names)
+      : reader_(reader), row_(row), where_(std::move(where)), names_(names) {}
+
+  template <typename... Fields>
+  void read(Fields&... fields) {
+    (get(fields), ...);
+  }
+  // A field that older or hand-written files may leave out: `fallback` where absent.
+  template <typename T>
+  void read_optional(T& field, T fallback) {
+    if (next_ < names_.size() && row_.contains(json_name(names_[next_]))) {
+      get(field);
+    } else {
+      next();
+      field = std::move(fallback);
+    }
+  }
+  void expect_done() const {
+    if (next_ != names_.size()) wrong_field_count(next_, names_.size());
+  }
+  [[noreturn]] void fail(const std::string& what) const { reader_.fail(where_, what); }
+
+ private:
+  std::string next() {
+    if (next_ == names_.size()) wrong_field_count(next_ + 1, names_.size());
+    return json_name(names_[next_++]);
+  }
+  template <typename T>
+  void get(T& value) {  // integers and text
+    value = reader_.get<T>(row_, next(), where_);
+  }
+  void get(double& value) {
+    const std::string name = next();
+    const Json& field = reader_.field(row_, name, where_);
+    if (field.is_null()) {
+      value = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
+    if (!field.is_number()) fail("bad \"" + name + "\"");
+    value = field.get<double>();
+  }
+  void get(Timestamp& value) {
+    value = Timestamp(std::chrono::microseconds(reader_.get<std::int64_t>(row_, next(), where_)));
+  }
+  void get(std::optional<RowId>& value) {
+    const std::string name = next();
+    if (!row_.contains(name) || row_.at(name).is_null())
+      value = std::nullopt;
+    else
+      value = reader_.get<RowId>(row_, name, where_);
+  }
+  void get(ReduceConfig& value) {
+    const auto text = reader_.get<std::string>(row_, next(), where_);
+    auto result = parse_config(text);
+    if (!result.config) fail("config '" + text + "': " + result.error);
+    value = *result.config;
+  }
+  void get(std::vector<std::byte>& value) {
+    const std::string name = next();
+    auto bytes = base64_decode(reader_.get<std::string>(row_, name, where_));
+    if (!bytes) fail("\"" + name + "\" is not base64");
+    value = std::move(*bytes);
+  }
+  template <typename T, typename Parse>
+  void parsed(T& value, Parse parse) {
+    const std::string name = next();
+    const auto text = reader_.get<std::string>(row_, name, where_);
+    auto result = parse(text);
+    if (!result) fail("unknown " + name + " '" + text + "'");
+    value = *result;
+  }
+  void get(Op& value) { parsed(value, parse_op); }
+  void get(DType& value) { parsed(value, parse_dtype); }
+  void get(LayoutKind& value) { parsed(value, parse_layout_kind); }
+  void get(MeasurementStatus& value) { parsed(value, parse_measurement_status); }
+  void get(Determinism& value) { parsed(value, parse_determinism); }
+  void get(WinnerSource& value) { parsed(value, parse_winner_source); }
+  void get(ProblemClass& p) { read(p.op, p.dtype, p.out_dtype, p.layout.kind, p.layout.outer, p.layout.inner); }
+  void get(ProblemKey& value) {
+    ProblemClass problem;
+    std::uint64_t n = 0;
+    read(problem, n);
+    value = problem.with_size(n);
+  }
+
+  const Reader& reader_;
+  const Json& row_;
+  std::string where_;
+  ColumnList names_;
+  std::size_t next_ = 0;
+};
+
+void read_fields(FieldReader& in, DeviceRecord& d) {
+  in.read(d.id, d.key.uuid, d.key.name, d.key.cc_major, d.key.cc_minor, d.key.sm_count, d.key.l2_bytes,
+          d.key.memory_bus_bits, d.key.memory_clock_khz, d.key.driver_version, d.key.runtime_version);
+}
+void read_fields(FieldReader& in, Measurement& m) {
+  in.read(m.id, m.device_id, m.problem, m.config, m.status, m.median_ms, m.spread, m.repetitions, m.gbps,
+          m.tool_version, m.created_at);
+  in.read_optional(m.detail, std::string());  // added in schema version 2
+}
+void read_fields(FieldReader& in, Winner& w) {
+  in.read(w.id, w.device_id, w.problem, w.bucket, w.determinism, w.config, w.median_ms, w.measurement_id);
+  // A hand-written or foreign file may not say where its winners came from.
+  in.read_optional(w.source, WinnerSource::imported);
+  in.read(w.tool_version, w.created_at);
+}
+void read_fields(FieldReader& in, TunedBucket& b) {
+  in.read(b.device_id, b.problem, b.bucket, b.tool_version, b.created_at);
+}
+void read_fields(FieldReader& in, CompiledBinary& b) { in.read(b.key, b.arch, b.nvrtc_version, b.created_at, b.cubin); }
+void read_fields(FieldReader& in, BenchResult& b) {
+  in.read(b.id, b.device_id, b.problem, b.implementation);
+  if (!is_bench_implementation(b.implementation)) in.fail("unknown implementation '" + b.implementation + "'");
+  in.read(b.config, b.median_ms, b.spread, b.repetitions, b.gbps, b.peak_fraction, b.peak_gbps, b.run_id,
+          b.tool_version, b.created_at);
+  try {
+    detail::checked_bench_config(b);  // refuse the file here, naming the row
+  } catch (const InvalidArgument& error) {
+    in.fail(error.what());
+  }
+}
+
+template <typename Record>
+std::vector<Record> read_rows(const Reader& r, const Json& root, const char* table, ColumnList names) {
+  const Json& rows = r.array(root, table);
+  std::vector<Record> records;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    FieldReader in(r, rows[i], at(table, i), names);
+    Record record;
+    read_fields(in, record);
+    in.expect_done();
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
 }  // namespace
 
 void write_json(const DatabaseSnapshot& snapshot, std::ostream& out) {
@@ -160,82 +351,13 @@ void write_json(const DatabaseSnapshot& snapshot, std::ostream& out) {
   root["format"] = "reduce-tune-db";
   root["version"] = kJsonExportVersion;
   root["schema_version"] = kSchemaVersion;
-  Json& devices = root["devices"] = Json::array();
-  for (const auto& d : snapshot.devices) {
-    devices.push_back({{"id", d.id},
-                       {"uuid", d.key.uuid},
-                       {"name", d.key.name},
-                       {"cc_major", d.key.cc_major},
-                       {"cc_minor", d.key.cc_minor},
-                       {"sm_count", d.key.sm_count},
-                       {"l2_bytes", d.key.l2_bytes},
-                       {"memory_bus_bits", d.key.memory_bus_bits},
-                       {"memory_clock_khz", d.key.memory_clock_khz},
-                       {"driver_version", d.key.driver_version},
-                       {"runtime_version", d.key.runtime_version}});
-  }
-  Json& measurements = root["measurements"] = Json::array();
-  for (const auto& m : snapshot.measurements) {
-    Json row = problem_fields({{"id", m.id}, {"device_id", m.device_id}}, ProblemClass::of(m.problem));
-    row["n"] = m.problem.n;
-    row["config"] = to_string(m.config);
-    row["status"] = to_string(m.status);
-    row["median_ms"] = real(m.median_ms);
-    row["spread"] = real(m.spread);
-    row["repetitions"] = m.repetitions;
-    row["gbps"] = real(m.gbps);
-    row["tool_version"] = m.tool_version;
-    row["created_at_us"] = micros(m.created_at);
-    row["detail"] = m.detail;
-    measurements.push_back(std::move(row));
-  }
-  Json& winners = root["winners"] = Json::array();
-  for (const auto& w : snapshot.winners) {
-    Json row = problem_fields({{"id", w.id}, {"device_id", w.device_id}}, w.problem);
-    row["bucket"] = w.bucket;
-    row["determinism"] = to_string(w.determinism);
-    row["config"] = to_string(w.config);
-    row["median_ms"] = real(w.median_ms);
-    row["measurement_id"] = w.measurement_id ? Json(*w.measurement_id) : Json(nullptr);
-    row["source"] = to_string(w.source);
-    row["tool_version"] = w.tool_version;
-    row["created_at_us"] = micros(w.created_at);
-    winners.push_back(std::move(row));
-  }
-  Json& buckets = root["tuned_buckets"] = Json::array();
-  for (const auto& b : snapshot.tuned_buckets) {
-    Json row = problem_fields({{"device_id", b.device_id}}, b.problem);
-    row["bucket"] = b.bucket;
-    row["tool_version"] = b.tool_version;
-    row["created_at_us"] = micros(b.created_at);
-    buckets.push_back(std::move(row));
-  }
-  Json& binaries = root["binaries"] = Json::array();
-  for (const auto& b : snapshot.binaries) {
-    binaries.push_back({{"key", b.key},
-                        {"arch", b.arch},
-                        {"nvrtc_version", b.nvrtc_version},
-                        {"created_at_us", micros(b.created_at)},
-                        {"cubin_base64", base64_encode(b.cubin)}});
-  }
+  root["devices"] = write_rows(snapshot.devices, detail::kDeviceColumns);
+  root["measurements"] = write_rows(snapshot.measurements, detail::kMeasurementColumns);
+  root["winners"] = write_rows(snapshot.winners, detail::kWinnerColumns);
+  root["tuned_buckets"] = write_rows(snapshot.tuned_buckets, detail::kTunedBucketColumns);
+  root["binaries"] = write_rows(snapshot.binaries, kBinaryJsonFields);
   // Added in schema version 3; older readers ignore the section (no format bump).
-  Json& bench = root["bench_results"] = Json::array();
-  for (const auto& r : snapshot.bench_results) {
-    Json row = problem_fields({{"id", r.id}, {"device_id", r.device_id}}, ProblemClass::of(r.problem));
-    row["n"] = r.problem.n;
-    row["implementation"] = r.implementation;
-    row["config"] = r.config;
-    row["median_ms"] = real(r.median_ms);
-    row["spread"] = real(r.spread);
-    row["repetitions"] = r.repetitions;
-    row["gbps"] = real(r.gbps);
-    row["peak_fraction"] = real(r.peak_fraction);
-    row["peak_gbps"] = real(r.peak_gbps);
-    row["run_id"] = r.run_id;
-    row["tool_version"] = r.tool_version;
-    row["created_at_us"] = micros(r.created_at);
-    bench.push_back(std::move(row));
-  }
+  root["bench_results"] = write_rows(snapshot.bench_results, detail::kBenchResultColumns);
   out << root.dump(1) << '\n';
 }
 
@@ -256,128 +378,16 @@ DatabaseSnapshot read_json(std::istream& in, const std::string& label) {
                                        std::to_string(kJsonExportVersion) + ")");
 
   DatabaseSnapshot snapshot;
-  const Json& devices = r.array(root, "devices");
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const Json& row = devices[i];
-    const auto where = at("devices", i);
-    DeviceRecord d;
-    d.id = r.get<RowId>(row, "id", where);
-    d.key.uuid = r.get<std::string>(row, "uuid", where);
-    d.key.name = r.get<std::string>(row, "name", where);
-    d.key.cc_major = r.get<int>(row, "cc_major", where);
-    d.key.cc_minor = r.get<int>(row, "cc_minor", where);
-    d.key.sm_count = r.get<int>(row, "sm_count", where);
-    d.key.l2_bytes = r.get<std::int64_t>(row, "l2_bytes", where);
-    d.key.memory_bus_bits = r.get<int>(row, "memory_bus_bits", where);
-    d.key.memory_clock_khz = r.get<std::int64_t>(row, "memory_clock_khz", where);
-    d.key.driver_version = r.get<int>(row, "driver_version", where);
-    d.key.runtime_version = r.get<int>(row, "runtime_version", where);
-    snapshot.devices.push_back(std::move(d));
-  }
-  const Json& measurements = r.array(root, "measurements");
-  for (std::size_t i = 0; i < measurements.size(); ++i) {
-    const Json& row = measurements[i];
-    const auto where = at("measurements", i);
-    Measurement m;
-    m.id = r.get<RowId>(row, "id", where);
-    m.device_id = r.get<RowId>(row, "device_id", where);
-    m.problem = r.problem(row, where).with_size(r.get<std::uint64_t>(row, "n", where));
-    m.config = r.config(row, where);
-    m.status = r.parsed<MeasurementStatus>(row, "status", where, parse_measurement_status);
-    m.median_ms = r.get_real(row, "median_ms", where);
-    m.spread = r.get_real(row, "spread", where);
-    m.repetitions = r.get<int>(row, "repetitions", where);
-    m.gbps = r.get_real(row, "gbps", where);
-    m.tool_version = r.get<std::string>(row, "tool_version", where);
-    m.created_at = r.time(row, "created_at_us", where);
-    m.detail = row.contains("detail") ? r.get<std::string>(row, "detail", where) : std::string();
-    snapshot.measurements.push_back(std::move(m));
-  }
-  const Json& winners = r.array(root, "winners");
-  for (std::size_t i = 0; i < winners.size(); ++i) {
-    const Json& row = winners[i];
-    const auto where = at("winners", i);
-    Winner w;
-    w.id = r.get<RowId>(row, "id", where);
-    w.device_id = r.get<RowId>(row, "device_id", where);
-    w.problem = r.problem(row, where);
-    w.bucket = r.get<int>(row, "bucket", where);
-    w.determinism = r.parsed<Determinism>(row, "determinism", where, parse_determinism);
-    w.config = r.config(row, where);
-    w.median_ms = r.get_real(row, "median_ms", where);
-    if (!row.contains("measurement_id") || row["measurement_id"].is_null())
-      w.measurement_id = std::nullopt;
-    else
-      w.measurement_id = r.get<RowId>(row, "measurement_id", where);
-    // A hand-written or foreign file may not say where its winners came from.
-    w.source = row.contains("source") ? r.parsed<WinnerSource>(row, "source", where, parse_winner_source)
-                                      : WinnerSource::imported;
-    w.tool_version = r.get<std::string>(row, "tool_version", where);
-    w.created_at = r.time(row, "created_at_us", where);
-    snapshot.winners.push_back(std::move(w));
-  }
+  snapshot.devices = read_rows<DeviceRecord>(r, root, "devices", detail::kDeviceColumns);
+  snapshot.measurements = read_rows<Measurement>(r, root, "measurements", detail::kMeasurementColumns);
+  snapshot.winners = read_rows<Winner>(r, root, "winners", detail::kWinnerColumns);
   // Optional sections: an export of winners alone is still importable.
-  if (root.contains("tuned_buckets")) {
-    const Json& buckets = r.array(root, "tuned_buckets");
-    for (std::size_t i = 0; i < buckets.size(); ++i) {
-      const Json& row = buckets[i];
-      const auto where = at("tuned_buckets", i);
-      TunedBucket b;
-      b.device_id = r.get<RowId>(row, "device_id", where);
-      b.problem = r.problem(row, where);
-      b.bucket = r.get<int>(row, "bucket", where);
-      b.tool_version = r.get<std::string>(row, "tool_version", where);
-      b.created_at = r.time(row, "created_at_us", where);
-      snapshot.tuned_buckets.push_back(std::move(b));
-    }
-  }
-  if (root.contains("binaries")) {
-    const Json& binaries = r.array(root, "binaries");
-    for (std::size_t i = 0; i < binaries.size(); ++i) {
-      const Json& row = binaries[i];
-      const auto where = at("binaries", i);
-      CompiledBinary b;
-      b.key = r.get<std::string>(row, "key", where);
-      b.arch = r.get<int>(row, "arch", where);
-      b.nvrtc_version = r.get<std::string>(row, "nvrtc_version", where);
-      b.created_at = r.time(row, "created_at_us", where);
-      auto cubin = base64_decode(r.get<std::string>(row, "cubin_base64", where));
-      if (!cubin) r.fail(where, "\"cubin_base64\" is not base64");
-      b.cubin = std::move(*cubin);
-      snapshot.binaries.push_back(std::move(b));
-    }
-  }
+  if (root.contains("tuned_buckets"))
+    snapshot.tuned_buckets = read_rows<TunedBucket>(r, root, "tuned_buckets", detail::kTunedBucketColumns);
+  if (root.contains("binaries")) snapshot.binaries = read_rows<CompiledBinary>(r, root, "binaries", kBinaryJsonFields);
   // Absent from exports written before schema version 3.
-  if (root.contains("bench_results")) {
-    const Json& bench = r.array(root, "bench_results");
-    for (std::size_t i = 0; i < bench.size(); ++i) {
-      const Json& row = bench[i];
-      const auto where = at("bench_results", i);
-      BenchResult b;
-      b.id = r.get<RowId>(row, "id", where);
-      b.device_id = r.get<RowId>(row, "device_id", where);
-      b.problem = r.problem(row, where).with_size(r.get<std::uint64_t>(row, "n", where));
-      b.implementation = r.get<std::string>(row, "implementation", where);
-      if (!is_bench_implementation(b.implementation))
-        r.fail(where, "unknown implementation '" + b.implementation + "'");
-      b.config = r.get<std::string>(row, "config", where);
-      b.median_ms = r.get_real(row, "median_ms", where);
-      b.spread = r.get_real(row, "spread", where);
-      b.repetitions = r.get<int>(row, "repetitions", where);
-      b.gbps = r.get_real(row, "gbps", where);
-      b.peak_fraction = r.get_real(row, "peak_fraction", where);
-      b.peak_gbps = r.get_real(row, "peak_gbps", where);
-      b.run_id = r.get<std::string>(row, "run_id", where);
-      b.tool_version = r.get<std::string>(row, "tool_version", where);
-      b.created_at = r.time(row, "created_at_us", where);
-      try {
-        detail::checked_bench_config(b);  // refuse the file here, naming the row
-      } catch (const InvalidArgument& error) {
-        r.fail(where, error.what());
-      }
-      snapshot.bench_results.push_back(std::move(b));
-    }
-  }
+  if (root.contains("bench_results"))
+    snapshot.bench_results = read_rows<BenchResult>(r, root, "bench_results", detail::kBenchResultColumns);
   return snapshot;
 }
 

@@ -1,5 +1,6 @@
 #include "rows.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -55,7 +56,183 @@ std::int64_t db_hash(const ReduceConfig& config) {
   return std::bit_cast<std::int64_t>(config_hash(config));
 }
 
-constexpr const char* kProblemColumns = "op, dtype, out_dtype, layout, layout_outer, layout_inner";
+constexpr int kProblemWidth = static_cast<int>(kProblemColumns.size());
+
+// Statements built from the column lists. Ids are assigned by the database, so an
+// INSERT names every column but "id".
+
+std::string placeholders(int count) {
+  std::string sql;
+  for (int i = 1; i <= count; ++i) sql += (i > 1 ? ", ?" : "?") + std::to_string(i);
+  return sql;
+}
+
+std::string insert_into(std::string_view table, ColumnList columns) {
+  std::string names;
+  int count = 0;
+  for (std::string_view column : columns) {
+    if (column == "id") continue;
+    names += (count++ > 0 ? ", " : "") + std::string(column);
+  }
+  return "INSERT INTO " + std::string(table) + " (" + names + ") VALUES (" + placeholders(count) + ")";
+}
+
+// What an upsert updates: every column outside the conflict `key` (and the id).
+std::string set_excluded(ColumnList columns, ColumnList key) {
+  std::string sql;
+  for (std::string_view column : columns) {
+    if (column == "id" || std::find(key.begin(), key.end(), column) != key.end()) continue;
+    sql += (sql.empty() ? "" : ", ") + std::string(column) + " = excluded." + std::string(column);
+  }
+  return sql;
+}
+
+// "SELECT a.x, a.y, ... FROM <table> <alias> ". A config_id column is read as its
+// config's text, joined from configs as c.
+std::string select_from(std::string_view table, std::string_view alias, ColumnList columns) {
+  const std::string prefix = alias.empty() ? std::string() : std::string(alias) + ".";
+  std::string list;
+  std::string join;
+  for (std::string_view column : columns) {
+    if (!list.empty()) list += ", ";
+    if (column == "config_id") {
+      list += "c.text";
+      join = "JOIN configs c ON c.id = " + prefix + "config_id ";
+    } else {
+      list += prefix + std::string(column);
+    }
+  }
+  return "SELECT " + list + " FROM " + std::string(table) + (alias.empty() ? "" : " ") + std::string(alias) + " " +
+         join;
+}
+
+// Binds ?1, ?2, ... to the values in order, so the values follow the column list the
+// statement was built from (kProblemColumns for a problem class, problem size after it).
+template <typename T>
+void bind_value(Statement& statement, int& next, const T& value) {
+  statement.bind(next++, value);
+}
+void bind_value(Statement& statement, int& next, const ProblemClass& problem) {
+  bind_problem(statement, next, problem);
+  next += kProblemWidth;
+}
+void bind_value(Statement& statement, int& next, Timestamp time) { statement.bind(next++, to_db_time(time)); }
+void bind_value(Statement& statement, int& next, const std::vector<std::byte>& bytes) {
+  statement.bind(next++, std::span<const std::byte>(bytes));
+}
+void bind_value(Statement& statement, int& next, MeasurementStatus status) {
+  statement.bind(next++, to_string(status));
+}
+void bind_value(Statement& statement, int& next, Determinism determinism) {
+  statement.bind(next++, to_string(determinism));
+}
+void bind_value(Statement& statement, int& next, WinnerSource source) {
+  statement.bind(next++, to_string(source));
+}
+
+template <typename... Values>
+void bind_values(Statement& statement, const Values&... values) {
+  int next = 1;
+  (bind_value(statement, next, values), ...);
+  if (next - 1 != statement.parameter_count())
+    throw DbError(SQLITE_MISUSE, "bound " + std::to_string(next - 1) + " values to a statement of " +
+                                     std::to_string(statement.parameter_count()) + " parameters");
+}
+
+// Reads a result row's columns in order, each into the field that holds it (a problem
+// class takes kProblemColumns, a ProblemKey its size too). read() reads the whole row.
+class ColumnReader {
+ public:
+  ColumnReader(const Connection& connection, const Statement& row) : connection_(connection), row_(row) {}
+
+  template <typename... Fields>
+  void read(Fields&... fields) {
+    (get(fields), ...);
+    if (next_ != row_.column_count())
+      throw DbError(SQLITE_MISUSE, connection_.label() + ": read " + std::to_string(next_) + " of " +
+                                       std::to_string(row_.column_count()) + " columns");
+  }
+
+ private:
+  void get(std::int64_t& value) { value = row_.int64(next_++); }
+  void get(int& value) { value = row_.int32(next_++); }
+  void get(double& value) { value = row_.real(next_++); }
+  void get(std::string& value) { value = row_.text(next_++); }
+  void get(std::vector<std::byte>& value) { value = row_.blob(next_++); }
+  void get(std::optional<std::int64_t>& value) { value = row_.optional_int64(next_++); }
+  void get(Timestamp& value) { value = from_db_time(row_.int64(next_++)); }
+  void get(ReduceConfig& value) { value = read_config(connection_, row_, next_++); }
+  void get(ProblemClass& value) {
+    value = read_problem(connection_, row_, next_);
+    next_ += kProblemWidth;
+  }
+  void get(ProblemKey& value) {
+    ProblemClass problem;
+    get(problem);
+    value = problem.with_size(static_cast<std::uint64_t>(row_.int64(next_++)));
+  }
+  void get(MeasurementStatus& value) {
+    value = parse_column<MeasurementStatus>(connection_, row_, next_++, "status", parse_measurement_status);
+  }
+  void get(Determinism& value) {
+    value = parse_column<Determinism>(connection_, row_, next_++, "determinism class", parse_determinism);
+  }
+  void get(WinnerSource& value) {
+    value = parse_column<WinnerSource>(connection_, row_, next_++, "winner source", parse_winner_source);
+  }
+
+  const Connection& connection_;
+  const Statement& row_;
+  int next_ = 0;
+};
+
+void read_row(ColumnReader& in, DeviceRecord& d) {
+  in.read(d.id, d.key.uuid, d.key.name, d.key.cc_major, d.key.cc_minor, d.key.sm_count, d.key.l2_bytes,
+          d.key.memory_bus_bits, d.key.memory_clock_khz, d.key.driver_version, d.key.runtime_version);
+}
+void read_row(ColumnReader& in, Measurement& m) {
+  in.read(m.id, m.device_id, m.problem, m.config, m.status, m.median_ms, m.spread, m.repetitions, m.gbps,
+          m.tool_version, m.created_at, m.detail);
+}
+void read_row(ColumnReader& in, Winner& w) {
+  in.read(w.id, w.device_id, w.problem, w.bucket, w.determinism, w.config, w.median_ms, w.measurement_id, w.source,
+          w.tool_version, w.created_at);
+}
+void read_row(ColumnReader& in, TunedBucket& b) {
+  in.read(b.device_id, b.problem, b.bucket, b.tool_version, b.created_at);
+}
+void read_row(ColumnReader& in, CompiledBinary& b) { in.read(b.key, b.arch, b.nvrtc_version, b.cubin, b.created_at); }
+void read_row(ColumnReader& in, BenchResult& r) {
+  in.read(r.id, r.device_id, r.problem, r.implementation, r.config, r.median_ms, r.spread, r.repetitions, r.gbps,
+          r.peak_fraction, r.peak_gbps, r.run_id, r.tool_version, r.created_at);
+}
+
+// The rows of `table` (under `alias`) that `where` selects, in `order`.
+template <typename Record>
+std::vector<Record> select_rows(const Connection& connection, std::string_view table, std::string_view alias,
+                                ColumnList columns, std::string_view where, std::string_view order,
+                                const Binder& bind) {
+  Statement s(connection,
+              select_from(table, alias, columns) + std::string(where) + " ORDER BY " + std::string(order));
+  if (bind) bind(s);
+  std::vector<Record> rows;
+  while (s.step()) {
+    Record record;
+    ColumnReader in(connection, s);
+    read_row(in, record);
+    rows.push_back(std::move(record));
+  }
+  return rows;
+}
+
+// Runs an INSERT ... RETURNING id: the row's id, or nothing where the insert did nothing
+// (ON CONFLICT DO NOTHING).
+std::optional<RowId> inserted_id(Statement& insert) {
+  if (!insert.step()) return std::nullopt;
+  const RowId id = insert.int64(0);
+  insert.run();
+  return id;
+}
 
 }  // namespace
 
@@ -71,6 +248,26 @@ void bind_problem(Statement& statement, int first, const ProblemClass& problem) 
       .bind(first + 5, to_db_size(problem.layout.inner, "layout inner size"));
 }
 
+std::string sql_columns(std::string_view alias, ColumnList columns) {
+  std::string sql;
+  for (std::string_view column : columns) {
+    if (!sql.empty()) sql += ", ";
+    if (!alias.empty()) sql += std::string(alias) + ".";
+    sql += column;
+  }
+  return sql;
+}
+
+std::string sql_params_equal(std::string_view alias, ColumnList columns, int first) {
+  std::string sql;
+  for (std::string_view column : columns) {
+    if (!sql.empty()) sql += " AND ";
+    if (!alias.empty()) sql += std::string(alias) + ".";
+    sql += std::string(column) + " = ?" + std::to_string(first++);
+  }
+  return sql;
+}
+
 Statement& RowWriter::prepared(std::optional<Statement>& slot, std::string_view sql) {
   if (!slot) slot.emplace(connection_, sql);
   slot->reset();
@@ -79,37 +276,20 @@ Statement& RowWriter::prepared(std::optional<Statement>& slot, std::string_view 
 
 namespace {
 void bind_device(Statement& s, const DeviceKey& d) {
-  s.bind(1, d.uuid)
-      .bind(2, d.name)
-      .bind(3, d.cc_major)
-      .bind(4, d.cc_minor)
-      .bind(5, d.sm_count)
-      .bind(6, d.l2_bytes)
-      .bind(7, d.memory_bus_bits)
-      .bind(8, d.memory_clock_khz)
-      .bind(9, d.driver_version)
-      .bind(10, d.runtime_version);
+  bind_values(s, d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes, d.memory_bus_bits,
+              d.memory_clock_khz, d.driver_version, d.runtime_version);
 }
-constexpr const char* kInsertDevice =
-    "INSERT INTO devices (uuid, name, cc_major, cc_minor, sm_count, l2_bytes, memory_bus_bits, "
-    "memory_clock_khz, driver_version, runtime_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 }  // namespace
 
 RowId RowWriter::upsert_device(const DeviceKey& device) {
   if (device.uuid.empty()) throw InvalidArgument("a device needs a UUID to be stored");
-  auto& s = prepared(upsert_device_,
-                     std::string(kInsertDevice) +
-                         " ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, cc_major = "
-                         "excluded.cc_major, cc_minor = excluded.cc_minor, sm_count = "
-                         "excluded.sm_count, l2_bytes = excluded.l2_bytes, memory_bus_bits = "
-                         "excluded.memory_bus_bits, memory_clock_khz = excluded.memory_clock_khz, "
-                         "driver_version = excluded.driver_version, runtime_version = "
-                         "excluded.runtime_version RETURNING id");
+  static const std::string sql = insert_into("devices", kDeviceColumns) + " ON CONFLICT (uuid) DO UPDATE SET " +
+                                 set_excluded(kDeviceColumns, kDeviceKey) + " RETURNING id";
+  auto& s = prepared(upsert_device_, sql);
   bind_device(s, device);
-  if (!s.step()) connection_.fail(SQLITE_ERROR, "upserting a device returned no id");
-  const RowId id = s.int64(0);
-  s.run();
-  return id;
+  const auto id = inserted_id(s);
+  if (!id) connection_.fail(SQLITE_ERROR, "upserting a device returned no id");
+  return *id;
 }
 
 std::pair<RowId, bool> RowWriter::add_device_if_absent(const DeviceKey& device) {
@@ -117,7 +297,8 @@ std::pair<RowId, bool> RowWriter::add_device_if_absent(const DeviceKey& device) 
   auto& find = prepared(find_device_, "SELECT id FROM devices WHERE uuid = ?1");
   find.bind(1, device.uuid);
   if (find.step()) return {find.int64(0), false};
-  auto& insert = prepared(insert_device_, kInsertDevice);
+  static const std::string sql = insert_into("devices", kDeviceColumns);
+  auto& insert = prepared(insert_device_, sql);
   bind_device(insert, device);
   insert.run();
   return {sqlite3_last_insert_rowid(connection_.get()), true};
@@ -132,8 +313,9 @@ RowId RowWriter::config_id(const ReduceConfig& config) {
   if (find.step()) {
     id = find.int64(0);
   } else {
-    auto& insert = prepared(insert_config_, "INSERT INTO configs (text, hash) VALUES (?1, ?2)");
-    insert.bind(1, text).bind(2, db_hash(config));
+    static const std::string sql = insert_into("configs", kConfigColumns);
+    auto& insert = prepared(insert_config_, sql);
+    bind_values(insert, text, db_hash(config));
     insert.run();
     id = sqlite3_last_insert_rowid(connection_.get());
   }
@@ -145,37 +327,16 @@ std::pair<RowId, bool> RowWriter::add_measurement(RowId device_id, const Measure
   const RowId config = config_id(m.config);
   const ProblemClass problem = ProblemClass::of(m.problem);
   const std::int64_t n = to_db_size(m.problem.n, "n");
-  auto& insert = prepared(
-      insert_measurement_,
-      std::string("INSERT INTO measurements (device_id, ") + kProblemColumns +
-          ", n, config_id, status, median_ms, spread, repetitions, gbps, tool_version, "
-          "created_at_us, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-          "?14, ?15, ?16, ?17) ON CONFLICT DO NOTHING RETURNING id");
-  insert.bind(1, device_id);
-  bind_problem(insert, 2, problem);
-  insert.bind(8, n)
-      .bind(9, config)
-      .bind(10, to_string(m.status))
-      .bind(11, m.median_ms)
-      .bind(12, m.spread)
-      .bind(13, m.repetitions)
-      .bind(14, m.gbps)
-      .bind(15, m.tool_version)
-      .bind(16, to_db_time(m.created_at))
-      .bind(17, m.detail);
-  if (insert.step()) {
-    const RowId id = insert.int64(0);
-    insert.run();
-    return {id, true};
-  }
-  auto& find = prepared(find_measurement_,
-                        std::string("SELECT id FROM measurements WHERE device_id = ?1 AND (") +
-                            kProblemColumns +
-                            ") = (?2, ?3, ?4, ?5, ?6, ?7) AND n = ?8 AND config_id = ?9 AND "
-                            "created_at_us = ?10 AND tool_version = ?11");
-  find.bind(1, device_id);
-  bind_problem(find, 2, problem);
-  find.bind(8, n).bind(9, config).bind(10, to_db_time(m.created_at)).bind(11, m.tool_version);
+  static const std::string insert_sql =
+      insert_into("measurements", kMeasurementColumns) + " ON CONFLICT DO NOTHING RETURNING id";
+  auto& insert = prepared(insert_measurement_, insert_sql);
+  bind_values(insert, device_id, problem, n, config, m.status, m.median_ms, m.spread, m.repetitions, m.gbps,
+              m.tool_version, m.created_at, m.detail);
+  if (const auto id = inserted_id(insert)) return {*id, true};
+  static const std::string find_sql =
+      "SELECT id FROM measurements WHERE " + sql_params_equal("", kMeasurementIdentity, 1);
+  auto& find = prepared(find_measurement_, find_sql);
+  bind_values(find, device_id, problem, n, config, m.created_at, m.tool_version);
   if (!find.step())
     connection_.fail(SQLITE_CONSTRAINT, "a measurement was neither inserted nor found");
   return {find.int64(0), false};
@@ -184,37 +345,22 @@ std::pair<RowId, bool> RowWriter::add_measurement(RowId device_id, const Measure
 void RowWriter::put_winner(RowId device_id, const Winner& w, std::optional<RowId> measurement_id,
                            WinnerSource source) {
   const RowId config = config_id(w.config);
-  auto& s = prepared(
-      put_winner_,
-      std::string("INSERT INTO winners (device_id, ") + kProblemColumns +
-          ", bucket, determinism, config_id, median_ms, measurement_id, source, tool_version, "
-          "created_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
-          "ON CONFLICT DO UPDATE SET config_id = excluded.config_id, median_ms = "
-          "excluded.median_ms, measurement_id = excluded.measurement_id, source = excluded.source, "
-          "tool_version = excluded.tool_version, created_at_us = excluded.created_at_us");
-  s.bind(1, device_id);
-  bind_problem(s, 2, w.problem);
-  s.bind(8, w.bucket)
-      .bind(9, to_string(w.determinism))
-      .bind(10, config)
-      .bind(11, w.median_ms)
-      .bind(12, measurement_id)
-      .bind(13, to_string(source))
-      .bind(14, w.tool_version)
-      .bind(15, to_db_time(w.created_at));
+  static const std::string sql = insert_into("winners", kWinnerColumns) + " ON CONFLICT DO UPDATE SET " +
+                                 set_excluded(kWinnerColumns, kWinnerKey);
+  auto& s = prepared(put_winner_, sql);
+  bind_values(s, device_id, w.problem, w.bucket, w.determinism, config, w.median_ms, measurement_id, source,
+              w.tool_version, w.created_at);
   s.run();
 }
 
 std::optional<RowWriter::ExistingWinner> RowWriter::find_winner(RowId device_id, const ProblemClass& problem,
                                                                 int bucket, Determinism determinism) {
-  auto& s = prepared(find_winner_,
-                     std::string("SELECT w.id, w.median_ms, m.status = 'ok' FROM winners w LEFT JOIN "
-                                 "measurements m ON m.id = w.measurement_id WHERE w.device_id = ?1 AND (") +
-                         "w.op, w.dtype, w.out_dtype, w.layout, w.layout_outer, w.layout_inner" +
-                         ") = (?2, ?3, ?4, ?5, ?6, ?7) AND w.bucket = ?8 AND w.determinism = ?9");
-  s.bind(1, device_id);
-  bind_problem(s, 2, problem);
-  s.bind(8, bucket).bind(9, to_string(determinism));
+  static const std::string sql =
+      "SELECT w.id, w.median_ms, m.status = 'ok' FROM winners w LEFT JOIN measurements m ON m.id = "
+      "w.measurement_id WHERE " +
+      sql_params_equal("w", kWinnerKey, 1);
+  auto& s = prepared(find_winner_, sql);
+  bind_values(s, device_id, problem, bucket, determinism);
   if (!s.step()) return std::nullopt;
   ExistingWinner existing{s.int64(0), s.real(1), !s.is_null(2) && s.int64(2) != 0};
   s.run();
@@ -222,16 +368,11 @@ std::optional<RowWriter::ExistingWinner> RowWriter::find_winner(RowId device_id,
 }
 
 bool RowWriter::mark_bucket(RowId device_id, const TunedBucket& bucket, bool refresh) {
-  const std::string insert = std::string("INSERT INTO tuned_buckets (device_id, ") + kProblemColumns +
-                             ", bucket, tool_version, created_at_us) VALUES (?1, ?2, ?3, ?4, ?5, "
-                             "?6, ?7, ?8, ?9, ?10) ON CONFLICT DO ";
-  auto& s = refresh ? prepared(refresh_bucket_, insert +
-                                                    "UPDATE SET tool_version = excluded.tool_version, "
-                                                    "created_at_us = excluded.created_at_us")
-                    : prepared(mark_bucket_, insert + "NOTHING");
-  s.bind(1, device_id);
-  bind_problem(s, 2, bucket.problem);
-  s.bind(8, bucket.bucket).bind(9, bucket.tool_version).bind(10, to_db_time(bucket.created_at));
+  static const std::string insert = insert_into("tuned_buckets", kTunedBucketColumns) + " ON CONFLICT DO ";
+  static const std::string refresh_sql = insert + "UPDATE SET " + set_excluded(kTunedBucketColumns, kTunedBucketKey);
+  static const std::string mark_sql = insert + "NOTHING";
+  auto& s = refresh ? prepared(refresh_bucket_, refresh_sql) : prepared(mark_bucket_, mark_sql);
+  bind_values(s, device_id, bucket.problem, bucket.bucket, bucket.tool_version, bucket.created_at);
   const auto before = sqlite3_total_changes64(connection_.get());
   s.run();
   // An upsert that updates also counts as a change, so only DO NOTHING tells "new"
@@ -245,17 +386,10 @@ std::pair<bool, bool> RowWriter::put_binary(const CompiledBinary& binary, bool r
   const bool exists = find.step();
   find.reset();
   if (exists && !replace) return {false, false};
-  auto& s = exists ? prepared(replace_binary_,
-                              "UPDATE binaries SET arch = ?2, nvrtc_version = ?3, cubin = ?4, "
-                              "created_at_us = ?5 WHERE key = ?1")
-                   : prepared(insert_binary_,
-                              "INSERT INTO binaries (key, arch, nvrtc_version, cubin, created_at_us) "
-                              "VALUES (?1, ?2, ?3, ?4, ?5)");
-  s.bind(1, binary.key)
-      .bind(2, binary.arch)
-      .bind(3, binary.nvrtc_version)
-      .bind(4, std::span<const std::byte>(binary.cubin))
-      .bind(5, to_db_time(binary.created_at));
+  static const std::string sql = insert_into("binaries", kBinaryColumns) + " ON CONFLICT (key) DO UPDATE SET " +
+                                 set_excluded(kBinaryColumns, kBinaryKey);
+  auto& s = prepared(put_binary_, sql);
+  bind_values(s, binary.key, binary.arch, binary.nvrtc_version, binary.cubin, binary.created_at);
   s.run();
   return {!exists, exists};
 }
@@ -280,205 +414,59 @@ std::pair<RowId, bool> RowWriter::add_bench_result(RowId device_id, const BenchR
   const std::string config = checked_bench_config(row);
   const ProblemClass problem = ProblemClass::of(row.problem);
   const std::int64_t n = to_db_size(row.problem.n, "n");
-  auto& insert = prepared(
-      insert_bench_,
-      std::string("INSERT INTO bench_results (device_id, ") + kProblemColumns +
-          ", n, implementation, config, median_ms, spread, repetitions, gbps, peak_fraction, peak_gbps, run_id, "
-          "tool_version, created_at_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-          "?15, ?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING RETURNING id");
-  insert.bind(1, device_id);
-  bind_problem(insert, 2, problem);
-  insert.bind(8, n)
-      .bind(9, row.implementation)
-      .bind(10, config)
-      .bind(11, row.median_ms)
-      .bind(12, row.spread)
-      .bind(13, row.repetitions)
-      .bind(14, row.gbps)
-      .bind(15, row.peak_fraction)
-      .bind(16, row.peak_gbps)
-      .bind(17, row.run_id)
-      .bind(18, row.tool_version)
-      .bind(19, to_db_time(row.created_at));
-  if (insert.step()) {
-    const RowId id = insert.int64(0);
-    insert.run();
-    return {id, true};
-  }
-  auto& find = prepared(find_bench_,
-                        std::string("SELECT id FROM bench_results WHERE device_id = ?1 AND (") + kProblemColumns +
-                            ") = (?2, ?3, ?4, ?5, ?6, ?7) AND n = ?8 AND implementation = ?9 AND run_id = ?10 "
-                            "AND created_at_us = ?11");
-  find.bind(1, device_id);
-  bind_problem(find, 2, problem);
-  find.bind(8, n).bind(9, row.implementation).bind(10, row.run_id).bind(11, to_db_time(row.created_at));
+  static const std::string insert_sql =
+      insert_into("bench_results", kBenchResultColumns) + " ON CONFLICT DO NOTHING RETURNING id";
+  auto& insert = prepared(insert_bench_, insert_sql);
+  bind_values(insert, device_id, problem, n, row.implementation, config, row.median_ms, row.spread, row.repetitions,
+              row.gbps, row.peak_fraction, row.peak_gbps, row.run_id, row.tool_version, row.created_at);
+  if (const auto id = inserted_id(insert)) return {*id, true};
+  static const std::string find_sql =
+      "SELECT id FROM bench_results WHERE " + sql_params_equal("", kBenchResultIdentity, 1);
+  auto& find = prepared(find_bench_, find_sql);
+  bind_values(find, device_id, problem, n, row.implementation, row.run_id, row.created_at);
   if (!find.step()) connection_.fail(SQLITE_CONSTRAINT, "a bench row was neither inserted nor found");
   return {find.int64(0), false};
 }
 
 std::vector<DeviceRecord> select_devices(const Connection& connection, std::string_view where,
                                          const Binder& bind) {
-  Statement s(connection,
-              std::string("SELECT d.id, d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes, "
-                          "d.memory_bus_bits, d.memory_clock_khz, d.driver_version, d.runtime_version "
-                          "FROM devices d ") +
-                  std::string(where) + " ORDER BY d.id");
-  if (bind) bind(s);
-  std::vector<DeviceRecord> rows;
-  while (s.step()) {
-    DeviceRecord r;
-    r.id = s.int64(0);
-    r.key.uuid = s.text(1);
-    r.key.name = s.text(2);
-    r.key.cc_major = s.int32(3);
-    r.key.cc_minor = s.int32(4);
-    r.key.sm_count = s.int32(5);
-    r.key.l2_bytes = s.int64(6);
-    r.key.memory_bus_bits = s.int32(7);
-    r.key.memory_clock_khz = s.int64(8);
-    r.key.driver_version = s.int32(9);
-    r.key.runtime_version = s.int32(10);
-    rows.push_back(std::move(r));
-  }
-  return rows;
+  return select_rows<DeviceRecord>(connection, "devices", "d", kDeviceColumns, where, "d.id", bind);
 }
 
 std::vector<Measurement> select_measurements(const Connection& connection, std::string_view where,
                                              const Binder& bind) {
-  Statement s(connection,
-              std::string("SELECT m.id, m.device_id, m.op, m.dtype, m.out_dtype, m.layout, m.layout_outer, "
-                          "m.layout_inner, m.n, c.text, m.status, m.median_ms, m.spread, m.repetitions, "
-                          "m.gbps, m.tool_version, m.created_at_us, m.detail FROM measurements m JOIN "
-                          "configs c ON c.id = m.config_id ") +
-                  std::string(where) + " ORDER BY m.id");
-  if (bind) bind(s);
-  std::vector<Measurement> rows;
-  while (s.step()) {
-    Measurement m;
-    m.id = s.int64(0);
-    m.device_id = s.int64(1);
-    m.problem = read_problem(connection, s, 2).with_size(static_cast<std::uint64_t>(s.int64(8)));
-    m.config = read_config(connection, s, 9);
-    m.status = parse_column<MeasurementStatus>(connection, s, 10, "status", parse_measurement_status);
-    m.median_ms = s.real(11);
-    m.spread = s.real(12);
-    m.repetitions = s.int32(13);
-    m.gbps = s.real(14);
-    m.tool_version = s.text(15);
-    m.created_at = from_db_time(s.int64(16));
-    m.detail = s.text(17);
-    rows.push_back(std::move(m));
-  }
-  return rows;
+  return select_rows<Measurement>(connection, "measurements", "m", kMeasurementColumns, where, "m.id", bind);
 }
 
 std::vector<Winner> select_winners(const Connection& connection, std::string_view where,
                                    const Binder& bind) {
-  Statement s(connection,
-              std::string("SELECT w.id, w.device_id, w.op, w.dtype, w.out_dtype, w.layout, w.layout_outer, "
-                          "w.layout_inner, w.bucket, w.determinism, c.text, w.median_ms, "
-                          "w.measurement_id, w.source, w.tool_version, w.created_at_us FROM winners w "
-                          "JOIN configs c ON c.id = w.config_id ") +
-                  std::string(where) + " ORDER BY w.device_id, w.id");
-  if (bind) bind(s);
-  std::vector<Winner> rows;
-  while (s.step()) {
-    Winner w;
-    w.id = s.int64(0);
-    w.device_id = s.int64(1);
-    w.problem = read_problem(connection, s, 2);
-    w.bucket = s.int32(8);
-    w.determinism = parse_column<Determinism>(connection, s, 9, "determinism class", parse_determinism);
-    w.config = read_config(connection, s, 10);
-    w.median_ms = s.real(11);
-    w.measurement_id = s.optional_int64(12);
-    w.source = parse_column<WinnerSource>(connection, s, 13, "winner source", parse_winner_source);
-    w.tool_version = s.text(14);
-    w.created_at = from_db_time(s.int64(15));
-    rows.push_back(std::move(w));
-  }
-  return rows;
+  return select_rows<Winner>(connection, "winners", "w", kWinnerColumns, where, "w.device_id, w.id", bind);
 }
 
 std::vector<TunedBucket> select_tuned_buckets(const Connection& connection, std::string_view where,
                                               const Binder& bind) {
-  Statement s(connection,
-              std::string("SELECT b.device_id, b.op, b.dtype, b.out_dtype, b.layout, b.layout_outer, "
-                          "b.layout_inner, b.bucket, b.tool_version, b.created_at_us FROM tuned_buckets b ") +
-                  std::string(where) +
-                  " ORDER BY b.device_id, b.op, b.dtype, b.out_dtype, b.layout, b.layout_outer, "
-                  "b.layout_inner, b.bucket");
-  if (bind) bind(s);
-  std::vector<TunedBucket> rows;
-  while (s.step()) {
-    TunedBucket b;
-    b.device_id = s.int64(0);
-    b.problem = read_problem(connection, s, 1);
-    b.bucket = s.int32(7);
-    b.tool_version = s.text(8);
-    b.created_at = from_db_time(s.int64(9));
-    rows.push_back(std::move(b));
-  }
-  return rows;
+  static const std::string order = sql_columns("b", kTunedBucketKey);
+  return select_rows<TunedBucket>(connection, "tuned_buckets", "b", kTunedBucketColumns, where, order, bind);
 }
 
 std::vector<BenchResult> select_bench_results(const Connection& connection, std::string_view where,
                                               const Binder& bind) {
-  Statement s(connection,
-              std::string("SELECT r.id, r.device_id, r.op, r.dtype, r.out_dtype, r.layout, r.layout_outer, "
-                          "r.layout_inner, r.n, r.implementation, r.config, r.median_ms, r.spread, r.repetitions, "
-                          "r.gbps, r.peak_fraction, r.peak_gbps, r.run_id, r.tool_version, r.created_at_us "
-                          "FROM bench_results r ") +
-                  std::string(where) + " ORDER BY r.created_at_us, r.id");
-  if (bind) bind(s);
-  std::vector<BenchResult> rows;
-  while (s.step()) {
-    BenchResult r;
-    r.id = s.int64(0);
-    r.device_id = s.int64(1);
-    r.problem = read_problem(connection, s, 2).with_size(static_cast<std::uint64_t>(s.int64(8)));
-    r.implementation = s.text(9);
-    r.config = s.text(10);
-    r.median_ms = s.real(11);
-    r.spread = s.real(12);
-    r.repetitions = s.int32(13);
-    r.gbps = s.real(14);
-    r.peak_fraction = s.real(15);
-    r.peak_gbps = s.real(16);
-    r.run_id = s.text(17);
-    r.tool_version = s.text(18);
-    r.created_at = from_db_time(s.int64(19));
-    rows.push_back(std::move(r));
-  }
-  return rows;
+  return select_rows<BenchResult>(connection, "bench_results", "r", kBenchResultColumns, where,
+                                  "r.created_at_us, r.id", bind);
 }
-
-namespace {
-CompiledBinary read_binary(const Statement& s) {
-  CompiledBinary b;
-  b.key = s.text(0);
-  b.arch = s.int32(1);
-  b.nvrtc_version = s.text(2);
-  b.cubin = s.blob(3);
-  b.created_at = from_db_time(s.int64(4));
-  return b;
-}
-constexpr const char* kSelectBinary = "SELECT key, arch, nvrtc_version, cubin, created_at_us FROM binaries ";
-}  // namespace
 
 std::vector<CompiledBinary> select_binaries(const Connection& connection, std::optional<int> arch) {
-  Statement s(connection, std::string(kSelectBinary) + (arch ? "WHERE arch = ?1 " : "") + "ORDER BY key");
-  if (arch) s.bind(1, *arch);
-  std::vector<CompiledBinary> rows;
-  while (s.step()) rows.push_back(read_binary(s));
-  return rows;
+  return select_rows<CompiledBinary>(connection, "binaries", "", kBinaryColumns, arch ? "WHERE arch = ?1" : "",
+                                     "key", [&](Statement& s) {
+                                       if (arch) s.bind(1, *arch);
+                                     });
 }
 
 std::optional<CompiledBinary> select_binary(const Connection& connection, std::string_view key) {
-  Statement s(connection, std::string(kSelectBinary) + "WHERE key = ?1");
-  s.bind(1, key);
-  if (!s.step()) return std::nullopt;
-  return read_binary(s);
+  auto rows = select_rows<CompiledBinary>(connection, "binaries", "", kBinaryColumns, "WHERE key = ?1", "key",
+                                          [&](Statement& s) { s.bind(1, key); });
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
 }
 
 }  // namespace reduce_tune::db::detail

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "columns.h"
 #include "reduce_tune/db/records.h"
 #include "sqlite_handle.h"
 
@@ -69,8 +70,7 @@ class RowWriter {
   std::map<std::string, RowId> config_ids_;
   std::optional<Statement> upsert_device_, find_device_, insert_device_, find_config_,
       insert_config_, insert_measurement_, find_measurement_, put_winner_, find_winner_,
-      mark_bucket_, refresh_bucket_, find_binary_, insert_binary_, replace_binary_, insert_bench_,
-      find_bench_;
+      mark_bucket_, refresh_bucket_, find_binary_, put_binary_, insert_bench_, find_bench_;
 };
 
 // Queries return rows in id order. `where` is appended to the SELECT and names the
@@ -98,7 +98,12 @@ std::optional<CompiledBinary> select_binary(const Connection& connection, std::s
 // of ours that does not parse.
 std::string checked_bench_config(const BenchResult& row);
 
-// Binds op, dtype, out_dtype, layout, layout_outer, layout_inner from `first`.
+// Binds the problem columns (kProblemColumns) from parameter `first` on.
 void bind_problem(Statement& statement, int first, const ProblemClass& problem);
+
+// SQL text from column lists, for statements and WHERE clauses: "a.x, a.y" (with
+// `alias` empty: "x, y"), and "a.x = ?first AND a.y = ?first+1".
+std::string sql_columns(std::string_view alias, ColumnList columns);
+std::string sql_params_equal(std::string_view alias, ColumnList columns, int first);
 
 }  // namespace reduce_tune::db::detail

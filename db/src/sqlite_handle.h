@@ -71,6 +71,10 @@ class Statement {
   // Clears the bindings and rewinds, so the statement can run again.
   void reset();
 
+  // How many parameters the SQL names, and how many columns a result row has.
+  int parameter_count() const { return sqlite3_bind_parameter_count(stmt_); }
+  int column_count() const { return sqlite3_column_count(stmt_); }
+
   // Columns are 0-based, as in SQLite.
   bool is_null(int column) const;
   std::int64_t int64(int column) const;

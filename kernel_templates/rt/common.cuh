@@ -8,19 +8,19 @@ typedef unsigned long long u64;
 
 // Numbering shared with the host (reduce_tune::Strategy, WarpReduce, Passes, LoadHint);
 // every generated source static_asserts that the numbers it was given match these.
+// The device has one code path per id below; the host's first_add (3), unroll_blocks (4)
+// and multi_element (7) are parameter ranges of interleaved and complete_unroll (the
+// engine's strategy table), so they have no id here.
 enum StrategyId : int {
   strategy_neighbored = 0,
   strategy_neighbored_less = 1,
   strategy_interleaved = 2,
-  strategy_first_add = 3,
-  strategy_unroll_blocks = 4,
   strategy_unroll_last_warp = 5,
   strategy_complete_unroll = 6,
-  strategy_multi_element = 7,
   strategy_warp_shuffle = 8,
   strategy_vectorized = 9,
 };
-enum WarpReduceId : int { warp_shuffle = 0, warp_smem = 1, warp_redux = 2 };
+enum WarpReduceId : int { warp_shuffle = 0, warp_smem = 1, warp_redux = 2, warp_none = 3 };
 enum PassesId : int { passes_two_pass = 0, passes_single_pass_ticket = 1, passes_single_pass_atomic = 2 };
 enum LoadHintId : int { load_plain = 0, load_ldg = 1, load_ldcs = 2, load_ldcg = 3 };
 

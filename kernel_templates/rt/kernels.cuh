@@ -14,12 +14,9 @@
 #pragma once
 #include "rt/atomics.cuh"
 #include "rt/strategies/complete_unroll.cuh"
-#include "rt/strategies/first_add.cuh"
 #include "rt/strategies/interleaved.cuh"
-#include "rt/strategies/multi_element.cuh"
 #include "rt/strategies/neighbored.cuh"
 #include "rt/strategies/neighbored_less.cuh"
-#include "rt/strategies/unroll_blocks.cuh"
 #include "rt/strategies/unroll_last_warp.cuh"
 #include "rt/strategies/vectorized.cuh"
 #include "rt/strategies/warp_shuffle.cuh"
@@ -30,11 +27,8 @@ template <class C, int S> struct StrategyOf;
 template <class C> struct StrategyOf<C, strategy_neighbored> { typedef StrategyNeighbored<C> type; };
 template <class C> struct StrategyOf<C, strategy_neighbored_less> { typedef StrategyNeighboredLess<C> type; };
 template <class C> struct StrategyOf<C, strategy_interleaved> { typedef StrategyInterleaved<C> type; };
-template <class C> struct StrategyOf<C, strategy_first_add> { typedef StrategyFirstAdd<C> type; };
-template <class C> struct StrategyOf<C, strategy_unroll_blocks> { typedef StrategyUnrollBlocks<C> type; };
 template <class C> struct StrategyOf<C, strategy_unroll_last_warp> { typedef StrategyUnrollLastWarp<C> type; };
 template <class C> struct StrategyOf<C, strategy_complete_unroll> { typedef StrategyCompleteUnroll<C> type; };
-template <class C> struct StrategyOf<C, strategy_multi_element> { typedef StrategyMultiElement<C> type; };
 template <class C> struct StrategyOf<C, strategy_warp_shuffle> { typedef StrategyWarpShuffle<C> type; };
 template <class C> struct StrategyOf<C, strategy_vectorized> { typedef StrategyVectorized<C> type; };
 
@@ -64,15 +58,9 @@ struct Config {
   static_assert(UNROLL >= 1 && ITEMS >= 1, "items and unroll are at least 1");
 };
 
-// Kernel arguments, passed as one struct (one pointer in cudaLaunchKernelExC's array).
-struct Params {
-  const void* in;
-  u64 n;
-  void* partials;       // grid accumulators (two_pass, ticket); may be null otherwise
-  unsigned int* ticket; // zero between calls (ticket, atomic)
-  void* accumulator;    // identity between calls (atomic)
-  void* out;
-};
+// Kernel arguments, passed as one struct (one pointer in cudaLaunchKernelExC's array):
+// rt::Params is defined at the top of every generated source from the host's one list
+// of its fields (REDUCE_TUNE_KERNEL_PARAMS in the engine's launch.h).
 
 template <class C>
 __device__ __forceinline__ typename C::Acc reduce_partials(const typename C::Acc* partials,

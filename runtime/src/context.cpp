@@ -12,15 +12,16 @@
 #include <sstream>
 #include <tuple>
 
-#include "binary_cache.h"
-#include "cuda_api.h"
-#include "kernel_set.h"
-#include "launch.h"
-#include "pointer_check.h"
+#include "reduce_tune/engine/binary_cache.h"
+#include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/engine/kernel_set.h"
+#include "reduce_tune/engine/launch.h"
+#include "reduce_tune/engine/pointer_check.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/db/paths.h"
 #include "reduce_tune/error.h"
-#include "selector.h"
+#include "reduce_tune/runtime/database_binary_store.h"
+#include "reduce_tune/runtime/selector.h"
 
 namespace reduce_tune {
 
@@ -36,26 +37,6 @@ std::string Explanation::to_string() const {
 }
 
 namespace {
-
-// Loads binaries the tuner stored; the runtime never writes to the database.
-class ReadOnlyBinaryStore final : public BinaryStore {
- public:
-  explicit ReadOnlyBinaryStore(db::Database* database) : database_(database) {}
-  std::optional<std::vector<char>> load(const std::string& key) override {
-    if (!database_) return std::nullopt;
-    std::lock_guard lock(mutex_);
-    auto b = database_->find_binary(key);
-    if (!b) return std::nullopt;
-    std::vector<char> out(b->cubin.size());
-    std::memcpy(out.data(), b->cubin.data(), out.size());
-    return out;
-  }
-  void store(const std::string&, int, const std::string&, const std::vector<char>&) override {}
-
- private:
-  db::Database* database_;
-  std::mutex mutex_;
-};
 
 // What decides a call's kernel on one device of one context. Trivial, so that the
 // thread-local caches below need no constructor.
@@ -120,7 +101,7 @@ struct DeviceRuntime {
   DeviceKey key;
   bool pageable_access = false;  // HMM/ATS: the device reads pageable host memory
   std::unique_ptr<Selector> selector;
-  std::unique_ptr<ReadOnlyBinaryStore> store;
+  std::unique_ptr<DatabaseBinaryStore> store;
   NvrtcCompiler compiler;
   std::unique_ptr<BinaryCache> cache;
   std::optional<Stream> setup_stream;  // workspace headers are initialised here, never on a caller's stream
@@ -206,6 +187,8 @@ void check_size(std::uint64_t n, DType in) {
 
 }  // namespace
 
+struct CheckedCall;
+
 struct Context::Impl {
   const std::uint64_t id = next_context_id.fetch_add(1);
   ContextOptions options;
@@ -278,7 +261,7 @@ struct Context::Impl {
       }
     }
     d->selector = std::make_unique<Selector>(d->key, std::move(own), std::move(same_arch), std::move(names));
-    d->store = std::make_unique<ReadOnlyBinaryStore>(database);
+    d->store = std::make_unique<DatabaseBinaryStore>(database);
     d->cache = std::make_unique<BinaryCache>(d->compiler, d->store.get());
     DeviceRuntime* raw = d.get();
     owned_devices.push_back(std::move(d));
@@ -386,6 +369,11 @@ struct Context::Impl {
     return ws.view();
   }
 
+  // `device_out`: the output in device memory, or nullptr for calls that return the
+  // value to the host.
+  CheckedCall check_call(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n,
+                         const void* const* device_out);
+
   void launch(DeviceRuntime& d, Op op, const TypeRule& types, const void* in, std::uint64_t n, void* out,
               cudaStream_t stream) {
     const Resolved& r = resolve(d, op, types, n);
@@ -424,31 +412,45 @@ Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) { imp
 Context::~Context() = default;
 const ContextOptions& Context::options() const { return impl_->options; }
 
-void Context::enqueue(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* out,
-                      cudaStream_t stream) {
+// What every call checks before it launches: the types, the size, the pointers (null,
+// alignment; `out` only when it is a device output), then the device and whether it
+// can read the input. Argument errors come before any device access.
+struct CheckedCall {
+  TypeRule types;
+  DeviceRuntime& device;
+  PointerInfo input;  // what the driver said of the input (nothing for n = 0)
+};
+
+CheckedCall Context::Impl::check_call(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n,
+                                      const void* const* device_out) {
   const TypeRule types = checked_types(op, in_type, out_type);
   check_size(n, in_type);
-  validate_arguments(KernelSpec{op, types, {}}, in, n, out);
+  validate_input(KernelSpec{op, types, {}}, in, n);
+  if (device_out) validate_output(KernelSpec{op, types, {}}, *device_out);
   const int ordinal = current_device();
-  DeviceRuntime& d = impl_->device(ordinal);
-  // Each pointer costs one driver query (about 0.05 us); an output inside the input's
-  // allocation needs none of its own.
+  DeviceRuntime& d = device(ordinal);
+  // One driver query per pointer (about 0.05 us).
   PointerInfo input;
   if (n > 0) input = check_device_accessible(in, n * size_of(in_type), ordinal, d.pageable_access, "input");
-  if (n == 0 || !inside_allocation(input, out, size_of(out_type)))
-    check_device_accessible(out, size_of(out_type), ordinal, d.pageable_access, "output");
-  impl_->launch(d, op, types, in, n, out, stream);
+  return CheckedCall{types, d, input};
+}
+
+void Context::enqueue(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* out,
+                      cudaStream_t stream) {
+  const void* device_out = out;
+  const CheckedCall call = impl_->check_call(op, in_type, out_type, in, n, &device_out);
+  // An output inside the input's allocation needs no query of its own.
+  if (n == 0 || !inside_allocation(call.input, out, size_of(out_type)))
+    check_device_accessible(out, size_of(out_type), call.device.ordinal, call.device.pageable_access, "output");
+  impl_->launch(call.device, op, call.types, in, n, out, stream);
 }
 
 void Context::enqueue_and_wait(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* host_out,
                                cudaStream_t stream) {
   if (host_out == nullptr) throw InvalidArgument("host output pointer is null");
-  const TypeRule types = checked_types(op, in_type, out_type);
-  check_size(n, in_type);
-  validate_input(KernelSpec{op, types, {}}, in, n);
-  const int ordinal = current_device();
-  DeviceRuntime& d = impl_->device(ordinal);
-  if (n > 0) check_device_accessible(in, n * size_of(in_type), ordinal, d.pageable_access, "input");
+  const CheckedCall call = impl_->check_call(op, in_type, out_type, in, n, nullptr);
+  const TypeRule& types = call.types;
+  DeviceRuntime& d = call.device;
   // The kernel writes the result straight into a mapped pinned slot of this call's own:
   // no copy to enqueue, and no slot shared with another thread's call on the same stream.
   const ResultSlot slot = impl_->take_slot(d);

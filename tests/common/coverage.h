@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "kernel_spec.h"
-#include "search_space.h"
+#include "reduce_tune/engine/kernel_spec.h"
+#include "reduce_tune/engine/search_space.h"
 
 namespace reduce_tune::testing {
 

@@ -2,8 +2,10 @@
 // versions and of files that are not ours, all without modifying a refused file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "columns.h"
 #include "database_access.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/error.h"
@@ -140,6 +142,68 @@ TEST(Migration, ReadsOldFixturesReadOnlyWithoutWritingThem) {
                    DbError);
     }
     EXPECT_EQ(file_bytes(path), before) << version;
+  }
+}
+
+// columns.h lists every table's columns once for the SQL statements and the JSON export;
+// the migration steps are what defines them. These tests tie the two together: a step
+// that adds a column or table without adding it to columns.h (or the reverse) fails here.
+std::vector<std::string> listed(detail::ColumnList columns) { return {columns.begin(), columns.end()}; }
+
+std::vector<std::string> table_columns(const Database& database, std::string_view table) {
+  detail::Statement s(DatabaseAccess::connection(database), "PRAGMA table_info(" + std::string(table) + ")");
+  std::vector<std::string> columns;
+  while (s.step()) columns.push_back(s.text(1));  // in cid order: the order of the table
+  return columns;
+}
+
+void expect_listed_columns(const Database& database, const std::string& context) {
+  for (const auto& [table, columns] : detail::kTables)
+    EXPECT_EQ(table_columns(database, table), listed(columns)) << context << ": table " << table;
+}
+
+TEST(Columns, FreshDatabaseHasExactlyTheListedTablesAndColumns) {
+  TempDir dir;
+  const auto database = Database::open(dir / "fresh.db");
+  std::vector<std::string> tables;
+  detail::Statement s(DatabaseAccess::connection(database),
+                      "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  while (s.step()) tables.push_back(s.text(0));
+  std::vector<std::string> listed_tables;
+  for (const auto& table : detail::kTables) listed_tables.emplace_back(table.table);
+  std::sort(listed_tables.begin(), listed_tables.end());
+  EXPECT_EQ(tables, listed_tables);
+  expect_listed_columns(database, "fresh database");
+}
+
+TEST(Columns, KeysAreUniqueConstraintsOfTheirTables) {
+  const auto database = Database::open_in_memory();
+  const auto& connection = DatabaseAccess::connection(database);
+  for (const auto& [table, key] : detail::kUniqueKeys) {
+    std::vector<std::vector<std::string>> unique_indexes;
+    detail::Statement indexes(connection, "PRAGMA index_list(" + std::string(table) + ")");
+    while (indexes.step()) {
+      if (indexes.int32(2) == 0) continue;  // not unique
+      detail::Statement info(connection, "PRAGMA index_info(" + indexes.text(1) + ")");
+      std::vector<std::string> columns;
+      while (info.step()) columns.push_back(info.text(2));  // in seqno order
+      unique_indexes.push_back(columns);
+    }
+    EXPECT_NE(std::find(unique_indexes.begin(), unique_indexes.end(), listed(key)), unique_indexes.end())
+        << "no UNIQUE constraint or primary key of " << table << " is the listed key";
+  }
+}
+
+TEST(Columns, OldFilesShowTheListedColumnsMigratedAndReadOnly) {
+  for (const int version : {1, 2}) {
+    const std::string name = "schema_v" + std::to_string(version) + ".db";
+    TempDir read_only_dir, migrated_dir;
+    // Read in place through the read shims.
+    const auto read_only = Database::open_read_only(copy_fixture(read_only_dir, name));
+    ASSERT_TRUE(read_only);
+    expect_listed_columns(*read_only, name + " read-only");
+    const auto migrated = Database::open(copy_fixture(migrated_dir, name));
+    expect_listed_columns(migrated, name + " migrated");
   }
 }
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "gpu_env.h"
-#include "pointer_check.h"
+#include "reduce_tune/engine/pointer_check.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/reduce_tune.h"
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "cuda_api.h"
+#include "reduce_tune/engine/cuda_api.h"
 #include "reduce_tune/context.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/error.h"

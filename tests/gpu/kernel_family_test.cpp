@@ -20,8 +20,8 @@
 
 #include "coverage.h"
 #include "gpu_env.h"
-#include "kernel_set.h"
-#include "tuner/reference.h"
+#include "reduce_tune/engine/kernel_set.h"
+#include "reduce_tune/tuner/reference.h"
 
 namespace reduce_tune {
 namespace {

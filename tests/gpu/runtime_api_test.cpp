@@ -16,14 +16,14 @@
 #include <filesystem>
 #include <thread>
 
-#include "binary_cache.h"
-#include "compiler.h"
+#include "reduce_tune/engine/binary_cache.h"
+#include "reduce_tune/engine/compiler.h"
 #include "gpu_env.h"
-#include "kernel_set.h"
+#include "reduce_tune/engine/kernel_set.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/reduce_tune.h"
-#include "selector.h"
-#include "tuner/reference.h"
+#include "reduce_tune/runtime/selector.h"
+#include "reduce_tune/tuner/reference.h"
 
 namespace reduce_tune {
 namespace {
@@ -354,14 +354,7 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
   // cudaLaunchKernel and cudaLaunchKernelExC on the same cudaKernel_t handle.
   double best_plain_us = 1e9;
   {
-    struct {
-      const void* in;
-      std::uint64_t n;
-      void* partials;
-      unsigned* ticket;
-      void* accumulator;
-      void* out;
-    } params{in.get(), 4096, view.partials, view.ticket, view.accumulators, out.get()};
+    KernelParams params = make_kernel_params(spec, view, in.get(), 4096, out.get());
     void* args[] = {&params};
     for (int rep = 0; rep < 5; ++rep) {
       t0 = Clock::now();
@@ -373,14 +366,7 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
   }
   double best_ex_us = 1e9;
   {
-    struct {
-      const void* in;
-      std::uint64_t n;
-      void* partials;
-      unsigned* ticket;
-      void* accumulator;
-      void* out;
-    } params{in.get(), 4096, view.partials, view.ticket, view.accumulators, out.get()};
+    KernelParams params = make_kernel_params(spec, view, in.get(), 4096, out.get());
     void* args[] = {&params};
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(plan.grid);

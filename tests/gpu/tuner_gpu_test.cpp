@@ -8,7 +8,7 @@
 
 #include "gpu_env.h"
 #include "reduce_tune/db/database.h"
-#include "tuner/tuner.h"
+#include "reduce_tune/tuner/tuner.h"
 
 namespace reduce_tune::tuner {
 namespace {

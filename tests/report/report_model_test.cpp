@@ -6,11 +6,11 @@
 
 #include "reduce_tune/config.h"
 #include "report_test_support.h"
-#include "tuner/report_loader.h"
-#include "tuner/report_render.h"
-#include "tuner/report_text.h"
+#include "reduce_tune/report/report_loader.h"
+#include "reduce_tune/report/report_render.h"
+#include "reduce_tune/report/report_text.h"
 
-namespace reduce_tune::tuner {
+namespace reduce_tune::report {
 namespace {
 
 using namespace testing;
@@ -285,4 +285,4 @@ TEST(Report, FormatsNumbers) {
 }
 
 }  // namespace
-}  // namespace reduce_tune::tuner
+}  // namespace reduce_tune::report

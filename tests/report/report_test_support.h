@@ -17,10 +17,9 @@
 #include <vector>
 
 #include "reduce_tune/db/database.h"
-#include "tuner/commands.h"
-#include "tuner/report.h"
+#include "reduce_tune/report/report.h"
 
-namespace reduce_tune::tuner::testing {
+namespace reduce_tune::report::testing {
 
 inline constexpr const char* kHostileName = "<script>alert(\"x\")</script> & GPU";
 inline constexpr const char* kHostileUuid = "GPU-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
@@ -152,25 +151,10 @@ inline std::vector<std::map<std::string, std::string>> csv_rows(const std::strin
   return rows;
 }
 
-struct CommandResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-inline CommandResult run_report(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  CommandResult result;
-  result.code = run_report_command(args, out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
-
 inline std::size_t count_of(const std::string& text, const std::string& needle) {
   std::size_t count = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
   return count;
 }
 
-}  // namespace reduce_tune::tuner::testing
+}  // namespace reduce_tune::report::testing

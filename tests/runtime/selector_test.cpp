@@ -1,4 +1,4 @@
-#include "selector.h"
+#include "reduce_tune/runtime/selector.h"
 
 #include <gtest/gtest.h>
 

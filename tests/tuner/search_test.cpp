@@ -1,4 +1,4 @@
-#include "tuner/search.h"
+#include "reduce_tune/tuner/search.h"
 
 #include <gtest/gtest.h>
 

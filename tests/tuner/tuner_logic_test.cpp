@@ -6,9 +6,9 @@
 #include <cstring>
 #include <set>
 
-#include "tuner/measure.h"
-#include "tuner/reference.h"
-#include "tuner/tuner.h"
+#include "reduce_tune/tuner/measure.h"
+#include "reduce_tune/tuner/reference.h"
+#include "reduce_tune/tuner/tuner.h"
 
 namespace reduce_tune::tuner {
 namespace {

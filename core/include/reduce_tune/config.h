@@ -34,8 +34,9 @@ inline constexpr Strategy kAllStrategies[] = {
 };
 
 // How a warp combines its 32 values: register shuffles, shared memory with __syncwarp
-// between steps, or the redux.sync instruction (32-bit integers, sm_80+).
-enum class WarpReduce : std::uint8_t { shuffle, smem, redux };
+// between steps, or the redux.sync instruction (32-bit integers, sm_80+). `none` for the
+// strategies whose shared-memory tree runs down to one value and has no warp step.
+enum class WarpReduce : std::uint8_t { shuffle, smem, redux, none };
 
 // two_pass: partials per block, then a one-block launch. single_pass_ticket: the last
 // block to finish (atomic ticket) reduces the partials in a fixed order; deterministic.
@@ -108,5 +109,10 @@ std::uint64_t config_hash(const ReduceConfig& config);
 
 // The defaults a strategy starts from (its classic shape).
 ReduceConfig default_config(Strategy strategy);
+
+// Whether a strategy ends its block reduction with a warp reduction (the `warp` field).
+// The pure shared-memory trees (neighbored, neighbored_less, interleaved, first_add,
+// unroll_blocks) do not; their configs say warp=none.
+bool uses_warp_reduce(Strategy strategy);
 
 }  // namespace reduce_tune

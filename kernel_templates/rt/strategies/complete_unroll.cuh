@@ -1,6 +1,9 @@
 // Strategy `complete_unroll` — Harris reduce5, "reduceCompleteUnroll". What changes from
 // `unroll_last_warp`: the block size is a compile-time constant, so the tree loop is
 // fully unrolled and the dead steps for small blocks disappear.
+// With a machine-sized grid, many items per thread and several accumulators this code
+// path is also multi_element (reduce6, algorithm cascading): a row of the engine's
+// strategy table.
 #pragma once
 #include "rt/block_reduce.cuh"
 #include "rt/gather.cuh"

@@ -2,6 +2,8 @@
 // What changes from `neighbored_less`: the stride starts at half the block and halves,
 // so active threads read consecutive words (no bank conflicts) and stay packed. Still
 // one element per thread, so half the threads idle from the first step.
+// With more items per thread this one code path is also first_add (reduce3, 2 items)
+// and unroll_blocks (reduceUnrolling4/8, 4 or 8 items): rows of the engine's strategy table.
 #pragma once
 #include "rt/block_reduce.cuh"
 #include "rt/gather.cuh"

@@ -1,0 +1,142 @@
+#include "reduce_tune/engine/pointer_check.h"
+
+#include <cuda.h>  // driver types only: the function comes from the runtime's entry-point query
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <mutex>
+#include <string>
+
+#include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/error.h"
+
+namespace reduce_tune {
+
+namespace {
+
+using GetAttributesFn = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+
+GetAttributesFn driver_get_attributes() {
+  static GetAttributesFn fn = [] {
+    void* found = nullptr;
+    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &found, 12000, cudaEnableDefault, &status);
+    if (e != cudaSuccess || status != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return static_cast<GetAttributesFn>(nullptr);
+    }
+    return reinterpret_cast<GetAttributesFn>(found);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+PointerInfo query_pointer(const void* pointer) { return query_pointer(pointer, -1); }
+
+PointerInfo query_pointer(const void* pointer, int current_device) {
+  PointerInfo info;
+  GetAttributesFn fn = driver_get_attributes();
+  if (fn == nullptr) {
+    // No driver entry point (an old driver): the runtime's coarser query.
+    cudaPointerAttributes a{};
+    RT_CUDA_CHECK(cudaPointerGetAttributes(&a, pointer));
+    info.memory_type = a.type == cudaMemoryTypeHost      ? 1u
+                       : a.type == cudaMemoryTypeDevice  ? 2u
+                       : a.type == cudaMemoryTypeManaged ? 4u
+                                                         : 0u;
+    info.managed = a.type == cudaMemoryTypeManaged;
+    info.device_ordinal = a.device;
+    info.device_pointer = reinterpret_cast<std::uintptr_t>(a.devicePointer);
+    info.access_flags = a.devicePointer != nullptr ? 3u : 0u;
+    return info;
+  }
+  // Each attribute lands in 8 zeroed bytes: the driver writes 4 or 8 of them, and the
+  // low bytes are read back (little-endian x86-64 and aarch64). The common case (device
+  // memory of the current device) needs the first five; the others are asked for only
+  // where they decide something, since every call pays for this query.
+  auto ask = [&](std::initializer_list<CUpointer_attribute> wanted, unsigned long long* values) {
+    CUpointer_attribute attributes[8];
+    void* data[8];
+    unsigned count = 0;
+    for (auto a : wanted) {
+      attributes[count] = a;
+      values[count] = 0;
+      data[count] = &values[count];
+      ++count;
+    }
+    const CUresult r = fn(count, attributes, data, reinterpret_cast<CUdeviceptr>(pointer));
+    if (r != CUDA_SUCCESS)
+      throw CudaError(static_cast<int>(r), "cuPointerGetAttributes",
+                      "the driver could not describe a pointer (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+  };
+  unsigned long long values[5];
+  ask({CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+       CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE},
+      values);
+  info.memory_type = static_cast<unsigned>(values[0] & 0xffffffffu);
+  info.device_ordinal = static_cast<int>(static_cast<std::uint32_t>(values[1] & 0xffffffffu));
+  info.managed = (values[2] & 0xffu) != 0;
+  info.range_start = static_cast<std::uintptr_t>(values[3]);
+  info.range_size = static_cast<std::size_t>(values[4]);
+  if (info.memory_type == CU_MEMORYTYPE_DEVICE) info.device_pointer = reinterpret_cast<std::uintptr_t>(pointer);
+  if ((info.memory_type != 0 && info.memory_type != CU_MEMORYTYPE_DEVICE) ||
+      (info.memory_type == CU_MEMORYTYPE_DEVICE && info.device_ordinal != current_device)) {
+    unsigned long long more[2];
+    ask({CU_POINTER_ATTRIBUTE_DEVICE_POINTER, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS}, more);
+    info.device_pointer = static_cast<std::uintptr_t>(more[0]);
+    info.access_flags = static_cast<unsigned>(more[1] & 0xffffffffu);
+  }
+  return info;
+}
+
+const char* pointer_problem(const PointerInfo& info, const void* pointer, std::size_t bytes, int device_ordinal,
+                            bool pageable_access) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  if (info.memory_type == 0 && !info.managed) {
+    if (pageable_access) return nullptr;  // HMM/ATS: the device reads any host page
+    return "is host memory the device cannot read (pageable memory from malloc, new, a std::vector or the "
+           "stack); copy it to device memory, or allocate it with cudaMallocHost or cudaMallocManaged";
+  }
+  if (!info.managed) {
+    if (info.memory_type == CU_MEMORYTYPE_HOST && info.device_pointer != address)
+      return info.device_pointer == 0
+                 ? "is page-locked host memory that is not mapped for the device (register it with "
+                   "cudaHostRegisterMapped or allocate it with cudaHostAllocMapped)"
+                 : "is page-locked host memory whose device address differs from its host address; pass the "
+                   "pointer cudaHostGetDevicePointer returns";
+    if (info.memory_type == CU_MEMORYTYPE_DEVICE && info.device_ordinal != device_ordinal &&
+        (info.access_flags & CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ) == 0)
+      return "is memory of another device that the current device cannot reach (call on the device that owns "
+             "it, or enable peer access)";
+  }
+  if (info.range_size > 0 &&
+      (address < info.range_start || address - info.range_start > info.range_size ||
+       bytes > info.range_size - (address - info.range_start)))
+    return "runs past the end of its allocation";
+  return nullptr;
+}
+
+bool inside_allocation(const PointerInfo& info, const void* pointer, std::size_t bytes) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  return info.range_size > 0 && address >= info.range_start && address - info.range_start <= info.range_size &&
+         bytes <= info.range_size - (address - info.range_start);
+}
+
+PointerInfo check_device_accessible(const void* pointer, std::size_t bytes, int device_ordinal, bool pageable_access,
+                                    const char* what) {
+  const PointerInfo info = query_pointer(pointer, device_ordinal);
+  const char* problem = pointer_problem(info, pointer, bytes, device_ordinal, pageable_access);
+  if (problem == nullptr) return info;
+  char address[32];
+  std::snprintf(address, sizeof(address), "%p", pointer);
+  std::string message = what;
+  message.append(" pointer ").append(address).append(" (").append(std::to_string(bytes)).append(" bytes) ");
+  message.append(problem);
+  throw InvalidArgument(message);
+}
+
+}  // namespace reduce_tune

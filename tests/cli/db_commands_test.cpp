@@ -1,0 +1,202 @@
+// `reduce-tune db ...` through run_db_command: output, exit codes and messages.
+#include "cli/command_support.h"
+#include "cli/db_commands.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "reduce_tune/db/database.h"
+#include "test_support.h"
+
+namespace reduce_tune::cli {
+
+namespace {
+
+using namespace db::testing;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_db_command(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+void make_database(const std::filesystem::path& path) {
+  auto database = db::Database::open(path);
+  database.store_bucket(sample_bucket(sample_device("GPU-h200"), sum_f32(), 10));
+  database.store_bucket(sample_bucket(sample_device("GPU-a100", 8, 0), sum_f32(), 12, 2));
+  database.put_binary({"k", 90, "12.4", {std::byte{1}, std::byte{2}}, fixed_time()});
+  database.store_bench_results(sample_device("GPU-h200"), sample_bench_run(sum_f32(), 1u << 20, "run-1", fixed_time()));
+}
+
+bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
+
+TEST(DbCommand, InfoShowsPathVersionDevicesAndCounts) {
+  TempDir dir;
+  const auto path = (dir / "tuning.db").string();
+  make_database(path);
+  const auto r = run({"info", "--db", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("database: " + path + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("schema version: " + std::to_string(db::kSchemaVersion) + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("devices: 2\n  [0] NVIDIA H200 (sm_90, 132 SMs) GPU-h200\n  [1] NVIDIA H200 (sm_80, 132 SMs) GPU-a100"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("measurements: 5\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("winners: 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("binaries: 1 (2 bytes)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bench results: 4\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(DbCommand, InfoOnMissingDatabaseSaysNoTuningAndCreatesNothing) {
+  TempDir dir;
+  const auto path = dir / "none/tuning.db";
+  const auto r = run({"info", "--db", path.string()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("no tuning yet"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "none"));
+}
+
+TEST(DbCommand, InfoUsesReduceTuneDbVariable) {
+  TempDir dir;
+  const auto path = (dir / "env.db").string();
+  make_database(path);
+  ::setenv("REDUCE_TUNE_DB", path.c_str(), 1);
+  const auto r = run({"info"});
+  ::unsetenv("REDUCE_TUNE_DB");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("database: " + path), std::string::npos);
+}
+
+TEST(DbCommand, ExportImportMergeRoundTrip) {
+  TempDir dir;
+  const auto source = (dir / "source.db").string();
+  make_database(source);
+  for (const std::string name : {"all.db", "all.json"}) {
+    const auto file = (dir / name).string();
+    auto r = run({"export", "--db", source, "-o", file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("exported 2 devices, 5 measurements, 2 winners"), std::string::npos) << r.out;
+    const auto target = (dir / ("from-" + name + ".db")).string();
+    r = run({"import", "--db", target, file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("measurements +5 (0 already present)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("bench results +4 (0 already present)"), std::string::npos) << r.out;
+    EXPECT_EQ(db::Database::open(target).counts(), db::Database::open(source).counts());
+    r = run({"merge", "--db", target, file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("measurements +0 (5 already present), winners +0 replaced 0 kept 2"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("bench results +0 (4 already present)"), std::string::npos) << r.out;
+  }
+}
+
+TEST(DbCommand, ExportOneDeviceByIndexOrUuid) {
+  TempDir dir;
+  const auto source = (dir / "source.db").string();
+  make_database(source);
+  auto r = run({"export", "--db", source, "--device", "1", "--format", "json", "-o", (dir / "a100.out").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("exported 1 devices, 2 measurements, 1 winners"), std::string::npos) << r.out;
+  EXPECT_EQ(file_bytes(dir / "a100.out").front(), '{');
+  r = run({"export", "--db", source, "--device", "GPU-h200", "-o", (dir / "h200.db").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("exported 1 devices, 3 measurements, 1 winners, 1 tuned buckets, 1 binaries, 4 bench results"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(DbCommand, CorruptFileFailsWithOneLineAndIsNotTouched) {
+  TempDir dir;
+  const auto path = (dir / "corrupt.db").string();
+  write_file(path, "definitely not sqlite");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"info", "--db", path},
+           {"export", "--db", path, "-o", (dir / "x.db").string()},
+           {"import", "--db", path, (dir / "nothing.db").string()}}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 1) << args[0];
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_EQ(file_bytes(path), "definitely not sqlite");
+  }
+  const auto r = run({"info", "--db", path});
+  EXPECT_EQ(r.err, "reduce-tune db: " + path + ": not a reduce-tune database (file is not a database)\n");
+
+  // A corrupt file to import is refused before the database is created.
+  const auto target = dir / "target.db";
+  const auto imported = run({"import", "--db", target.string(), path});
+  EXPECT_EQ(imported.code, 1);
+  EXPECT_TRUE(one_line(imported.err)) << imported.err;
+  EXPECT_FALSE(std::filesystem::exists(target));
+}
+
+TEST(DbCommand, NewerSchemaFailsWithExitOne) {
+  TempDir dir;
+  const auto path = (dir / "newer.db").string();
+  make_database(path);
+  {
+    // user_version lives at byte 60 of the header (big-endian).
+    std::string bytes = file_bytes(path);
+    bytes[63] = 9;
+    write_file(path, bytes);
+  }
+  const auto r = run({"info", "--db", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("schema version 9 is newer"), std::string::npos) << r.err;
+}
+
+TEST(DbCommand, UsageErrorsExitTwo) {
+  TempDir dir;
+  const auto source = (dir / "source.db").string();
+  make_database(source);
+  const std::vector<std::vector<std::string>> bad = {
+      {},
+      {"frobnicate"},
+      {"info", "--bogus"},
+      {"info", "--db"},
+      {"export", "--db", source},                                    // no -o
+      {"export", "--db", source, "-o", "x.db", "--format", "xml"},  // bad format
+      {"export", "--db", source, "-o", (dir / "y.db").string(), "--device", "7"},
+      {"import", "--db", source},  // no FILE
+      {"merge", "--db", source, "a.db", "b.db"},
+  };
+  for (const auto& args : bad) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << (args.empty() ? "(none)" : args[0]);
+    EXPECT_FALSE(r.err.empty());
+  }
+  const auto r = run({"info", "--bogus"});
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "y.db"));
+}
+
+TEST(DbCommand, HelpExitsZero) {
+  EXPECT_EQ(run({"--help"}).code, 0);
+  const auto r = run({"export", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--device"), std::string::npos);
+}
+
+TEST(DbCommand, ExportRefusesExistingOutput) {
+  TempDir dir;
+  const auto source = (dir / "source.db").string();
+  make_database(source);
+  const auto out = dir / "taken.db";
+  write_file(out, "mine");
+  const auto r = run({"export", "--db", source, "-o", out.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_EQ(file_bytes(out), "mine");
+}
+
+}  // namespace
+}  // namespace reduce_tune::cli

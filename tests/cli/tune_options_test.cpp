@@ -1,0 +1,58 @@
+#include "cli/command_support.h"
+#include "cli/tune_options.h"
+#include "reduce_tune/tuner/tune_options.h"
+
+#include <gtest/gtest.h>
+
+namespace reduce_tune::cli {
+using namespace reduce_tune::tuner;
+namespace {
+
+TuneParseResult parse(std::vector<std::string> args) { return parse_tune_options(args); }
+
+TEST(TuneOptions, DefaultsCoverTheDefaultScope) {
+  const auto r = parse({});
+  ASSERT_TRUE(r.options) << r.error;
+  EXPECT_EQ(r.options->devices, std::vector<int>{0});
+  EXPECT_EQ(r.options->ops.size(), 4u);
+  EXPECT_EQ(r.options->dtypes.size(), 5u);
+  EXPECT_EQ(r.options->search, SearchKind::local);
+  EXPECT_EQ(default_sizes().size(), 21u);
+  EXPECT_EQ(default_sizes().front(), 1024u);
+  EXPECT_EQ(default_sizes().back(), 1ull << 30);
+}
+
+TEST(TuneOptions, ParsesListsSizesAndBudgets) {
+  const auto r = parse({"--device", "all", "--ops", "sum,max", "--dtypes", "float,i64", "--sizes", "2^10..2^12,1e6,64k",
+                        "--strategy", "random", "--budget", "90s", "--db", "/tmp/x.db", "--fresh", "--quiet"});
+  ASSERT_TRUE(r.options) << r.error;
+  const auto& o = *r.options;
+  EXPECT_TRUE(o.all_devices);
+  EXPECT_EQ(o.ops, (std::vector<Op>{Op::sum, Op::max}));
+  EXPECT_EQ(o.dtypes, (std::vector<DType>{DType::f32, DType::i64}));
+  EXPECT_EQ(o.sizes, (std::vector<std::uint64_t>{1024, 2048, 4096, 65536, 1000000}));
+  EXPECT_EQ(o.search, SearchKind::random);
+  EXPECT_EQ(o.budget.seconds, 90);
+  EXPECT_EQ(*o.db, "/tmp/x.db");
+  EXPECT_TRUE(o.fresh && o.quiet);
+  EXPECT_EQ(parse({"--budget", "40"}).options->budget.evaluations_per_bucket, 40);
+  EXPECT_EQ(parse({"--strategy", "exhaustive"}).options->budget.evaluations_per_bucket, 0);
+  EXPECT_EQ(parse({"--device", "0,1"}).options->devices, (std::vector<int>{0, 1}));
+}
+
+TEST(TuneOptions, ErrorsNameTheOptionAndTheAllowedValues) {
+  EXPECT_EQ(parse({"--ops", "avg"}).error, "--ops: unknown value 'avg' (allowed: sum, prod, min, max, mean, all)");
+  EXPECT_EQ(parse({"--dtypes", "f16"}).error, "--dtypes: unknown value 'f16' (allowed: i32, i64, u32, f32, f64, all)");
+  EXPECT_EQ(parse({"--strategy", "genetic"}).error, "--strategy: unknown value 'genetic' (allowed: exhaustive, random, local)");
+  EXPECT_NE(parse({"--sizes", "3000..2^12"}).error.find("--sizes: bad range"), std::string::npos);
+  EXPECT_NE(parse({"--sizes", "2^12..2^10"}).error.find("--sizes: bad range"), std::string::npos);
+  EXPECT_NE(parse({"--sizes", "12.5"}).error.find("--sizes: bad size '12.5'"), std::string::npos);
+  EXPECT_NE(parse({"--sizes", "0"}).error.find("--sizes: bad size"), std::string::npos);
+  EXPECT_NE(parse({"--budget", "-3"}).error.find("--budget: bad value"), std::string::npos);
+  EXPECT_NE(parse({"--device", "gpu0"}).error.find("--device: bad value 'gpu0'"), std::string::npos);
+  EXPECT_NE(parse({"--bogus"}).error.find("unrecognised option '--bogus'"), std::string::npos) << parse({"--bogus"}).error;
+  EXPECT_NE(parse({"--quiet", "--verbose"}).error.find("exclude each other"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reduce_tune::cli

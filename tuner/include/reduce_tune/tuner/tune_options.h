@@ -1,0 +1,43 @@
+// What a tuning run covers and how it searches: one documented struct, filled by the
+// command line (cli/tune_options.h parses it) or by a program.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "reduce_tune/types.h"
+
+namespace reduce_tune::tuner {
+
+enum class SearchKind { exhaustive, random, local };
+std::string_view to_string(SearchKind kind);
+
+struct Budget {
+  int evaluations_per_bucket = 0;  // 0: no limit on evaluations
+  double seconds = 0;              // 0: no time limit (for the whole run)
+};
+
+struct TuneOptions {
+  // Devices to tune: indices, or empty with all_devices set.
+  std::vector<int> devices = {0};
+  bool all_devices = false;
+  std::vector<Op> ops = {Op::sum, Op::prod, Op::min, Op::max};
+  std::vector<DType> dtypes = {DType::i32, DType::i64, DType::u32, DType::f32, DType::f64};
+  std::vector<std::uint64_t> sizes;  // empty: 2^10 .. 2^30, powers of two
+  SearchKind search = SearchKind::local;
+  Budget budget{48, 0};
+  std::optional<std::string> db;     // --db PATH
+  bool dry_run = false;              // print the space, touch nothing
+  int dry_run_arch = 90;             // --arch for --dry-run without a GPU
+  bool fresh = false;                // retune buckets that are already done
+  bool quiet = false;
+  bool verbose = false;
+  bool help = false;
+};
+
+std::vector<std::uint64_t> default_sizes();
+
+}  // namespace reduce_tune::tuner

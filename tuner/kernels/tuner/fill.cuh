@@ -1,0 +1,30 @@
+// Test-data generation on the device for the tuner's timing and verification: element i
+// is a hash of (seed, i), mapped to values whose reductions are exact in every order.
+// tuner/src/reference.cpp (hashed_bits) computes the same values on the host; keep the two
+// identical operation for operation.
+#pragma once
+#include "rt/common.cuh"
+
+namespace rt {
+
+enum FillKindId : int { fill_sum = 0, fill_prod = 1, fill_minmax = 2 };
+
+template <class T, int KIND>
+__device__ __forceinline__ T hashed_value(u64 seed, u64 i) {
+  u64 z = i + seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  const u64 h = z ^ (z >> 31);
+  if (!IsFloating<T>::value) return (T)(KIND == fill_prod ? (h | 1) : h);
+  if (KIND == fill_sum) return (T)((int)(h % 3) - 1);
+  if (KIND == fill_prod) return ((h >> 1) & ((1u << 26) - 1)) == 5 ? T(2) : ((h & 1) ? T(1) : T(-1));
+  return (T)((double)((int)(h >> 40) - (1 << 23)) * 0x1p-10);
+}
+
+template <class T, int KIND>
+__global__ void fill_kernel(T* out, u64 n, u64 seed) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+    out[i] = hashed_value<T, KIND>(seed, i);
+}
+
+}  // namespace rt

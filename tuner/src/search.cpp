@@ -1,0 +1,201 @@
+#include "reduce_tune/tuner/search.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+namespace reduce_tune::tuner {
+
+SearchSpace::SearchSpace(Op op, const TypeRule& types, const DeviceLimits& limits,
+                         std::span<const Strategy> strategies) {
+  for (Strategy s : strategies) {
+    auto part = enumerate_space(s, op, types, limits);
+    configs_.insert(configs_.end(), part.begin(), part.end());
+  }
+  std::sort(configs_.begin(), configs_.end());
+}
+
+SearchSpace::SearchSpace(std::vector<ReduceConfig> configs) : configs_(std::move(configs)) {
+  std::sort(configs_.begin(), configs_.end());
+  configs_.erase(std::unique(configs_.begin(), configs_.end()), configs_.end());
+}
+
+bool SearchSpace::contains(const ReduceConfig& c) const {
+  return std::binary_search(configs_.begin(), configs_.end(), c);
+}
+
+namespace {
+
+template <typename T>
+void adjacent_moves(const std::vector<T>& values, const T& current, std::vector<T>& out) {
+  const auto it = std::find(values.begin(), values.end(), current);
+  if (it == values.end()) {
+    out.insert(out.end(), values.begin(), values.end());
+    return;
+  }
+  if (it != values.begin()) out.push_back(*(it - 1));
+  if (it + 1 != values.end()) out.push_back(*(it + 1));
+}
+
+template <typename T>
+void other_values(const std::vector<T>& values, const T& current, std::vector<T>& out) {
+  for (const T& v : values)
+    if (!(v == current)) out.push_back(v);
+}
+
+}  // namespace
+
+std::vector<ReduceConfig> SearchSpace::neighbours(const ReduceConfig& c) const {
+  const ParameterValues v = declared_values(c.strategy);
+  std::vector<ReduceConfig> out;
+  auto try_add = [&](ReduceConfig n) {
+    if (contains(n) && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  auto numeric = [&](const std::vector<std::uint32_t>& values, std::uint32_t ReduceConfig::*field) {
+    std::vector<std::uint32_t> moves;
+    adjacent_moves(values, c.*field, moves);
+    for (auto m : moves) {
+      ReduceConfig n = c;
+      n.*field = m;
+      try_add(n);
+    }
+  };
+  numeric(v.block_threads, &ReduceConfig::block_threads);
+  numeric(v.items_per_thread, &ReduceConfig::items_per_thread);
+  numeric(v.vec_width, &ReduceConfig::vec_width);
+  numeric(v.unroll, &ReduceConfig::unroll);
+  std::vector<GridPolicy> grids;
+  adjacent_moves(v.grid, c.grid, grids);
+  for (const auto& g : grids) {
+    ReduceConfig n = c;
+    n.grid = g;
+    try_add(n);
+  }
+  std::vector<WarpReduce> warps;
+  other_values(v.warp_reduce, c.warp_reduce, warps);
+  for (auto w : warps) {
+    ReduceConfig n = c;
+    n.warp_reduce = w;
+    try_add(n);
+  }
+  std::vector<Passes> passes;
+  other_values(v.passes, c.passes, passes);
+  for (auto p : passes) {
+    ReduceConfig n = c;
+    n.passes = p;
+    try_add(n);
+  }
+  std::vector<LoadHint> loads;
+  other_values(v.load, c.load, loads);
+  for (auto l : loads) {
+    ReduceConfig n = c;
+    n.load = l;
+    try_add(n);
+  }
+  return out;
+}
+
+namespace {
+
+class SearchState {
+ public:
+  SearchState(const SearchRequest& request, Evaluator& evaluator) : request_(request), evaluator_(evaluator) {}
+
+  bool exhausted() const {
+    return result_.stopped ||
+           (request_.max_evaluations > 0 && static_cast<int>(result_.evaluated.size()) >= request_.max_evaluations);
+  }
+  bool seen(const ReduceConfig& c) const { return times_.count(c) > 0; }
+
+  // Evaluates the configs not seen yet, in order, within the budget.
+  void evaluate_all(const std::vector<ReduceConfig>& configs) {
+    std::vector<ReduceConfig> fresh;
+    for (const auto& c : configs)
+      if (!seen(c) && std::find(fresh.begin(), fresh.end(), c) == fresh.end()) fresh.push_back(c);
+    if (request_.max_evaluations > 0) {
+      const auto room = static_cast<std::size_t>(request_.max_evaluations) - result_.evaluated.size();
+      if (fresh.size() > room) fresh.resize(room);
+    }
+    evaluator_.prefetch(fresh);
+    for (const auto& c : fresh) {
+      if (evaluator_.should_stop()) {
+        result_.stopped = true;
+        return;
+      }
+      const auto t = evaluator_.evaluate(c);
+      times_[c] = t;
+      result_.evaluated.push_back({c, t});
+      if (t && (!best_time_ || *t < *best_time_)) {
+        best_time_ = t;
+        result_.best = c;
+      }
+    }
+  }
+  std::optional<double> time(const ReduceConfig& c) const {
+    auto it = times_.find(c);
+    return it == times_.end() ? std::nullopt : it->second;
+  }
+  SearchResult take() { return std::move(result_); }
+  const std::map<ReduceConfig, std::optional<double>>& times() const { return times_; }
+
+ private:
+  const SearchRequest& request_;
+  Evaluator& evaluator_;
+  std::map<ReduceConfig, std::optional<double>> times_;
+  std::optional<double> best_time_;
+  SearchResult result_;
+};
+
+}  // namespace
+
+SearchResult run_search(const SearchSpace& space, const SearchRequest& request, Evaluator& evaluator) {
+  SearchState state(request, evaluator);
+  const auto& all = space.configs();
+  std::mt19937_64 rng(request.rng_seed);
+  auto sample = [&](std::size_t count) {
+    std::vector<ReduceConfig> picked;
+    std::sample(all.begin(), all.end(), std::back_inserter(picked), count, rng);
+    std::shuffle(picked.begin(), picked.end(), rng);
+    return picked;
+  };
+
+  switch (request.kind) {
+    case SearchKind::exhaustive:
+      state.evaluate_all(all);
+      break;
+    case SearchKind::random:
+      state.evaluate_all(sample(request.max_evaluations > 0 ? static_cast<std::size_t>(request.max_evaluations)
+                                                            : all.size()));
+      break;
+    case SearchKind::local: {
+      std::vector<ReduceConfig> starts;
+      for (const auto& s : request.seeds)
+        if (space.contains(s)) starts.push_back(s);
+      state.evaluate_all(starts);
+      state.evaluate_all(sample(static_cast<std::size_t>(request.random_sample)));
+      // Hill-climb from the best point not yet climbed from; when a point has no better
+      // neighbour it is a local optimum, and the climb restarts from the next best.
+      std::set<ReduceConfig> climbed;
+      while (!state.exhausted()) {
+        std::optional<ReduceConfig> from;
+        std::optional<double> from_time;
+        for (const auto& [c, t] : state.times())
+          if (t && !climbed.count(c) && (!from_time || *t < *from_time)) {
+            from = c;
+            from_time = t;
+          }
+        if (!from) break;
+        climbed.insert(*from);
+        std::vector<ReduceConfig> moves;
+        for (const auto& n : space.neighbours(*from))
+          if (!state.seen(n)) moves.push_back(n);
+        state.evaluate_all(moves);
+      }
+      break;
+    }
+  }
+  return state.take();
+}
+
+}  // namespace reduce_tune::tuner

@@ -1,0 +1,25 @@
+#include "reduce_tune/tuner/tune_options.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace reduce_tune::tuner {
+
+std::string_view to_string(SearchKind kind) {
+  switch (kind) {
+    case SearchKind::exhaustive: return "exhaustive";
+    case SearchKind::random: return "random";
+    case SearchKind::local: return "local";
+  }
+  return "?";
+}
+
+std::vector<std::uint64_t> default_sizes() {
+  std::vector<std::uint64_t> sizes;
+  for (int b = 10; b <= 30; ++b) sizes.push_back(1ull << b);
+  return sizes;
+}
+
+}  // namespace reduce_tune::tuner
