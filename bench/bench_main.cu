@@ -42,21 +42,71 @@ struct Options {
   std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::u32};
   std::vector<std::uint64_t> sizes;
   bool store = true;
+  bool check = false;  // exit 4 when a size breaks the guarantee
 };
 
+bool is_prime(std::uint64_t n) {
+  if (n < 2) return false;
+  for (std::uint64_t p : {2ull, 3ull, 5ull, 7ull, 11ull, 13ull, 17ull, 19ull, 23ull, 29ull, 31ull, 37ull})
+    if (n % p == 0) return n == p;
+  // Deterministic Miller-Rabin for 64-bit n with these bases.
+  auto mul = [n](std::uint64_t a, std::uint64_t b) {
+    return static_cast<std::uint64_t>(static_cast<unsigned __int128>(a) * b % n);
+  };
+  auto pow = [&](std::uint64_t a, std::uint64_t e) {
+    std::uint64_t r = 1;
+    for (a %= n; e; e >>= 1, a = mul(a, a))
+      if (e & 1) r = mul(r, a);
+    return r;
+  };
+  std::uint64_t d = n - 1;
+  int s = 0;
+  while (d % 2 == 0) d /= 2, ++s;
+  for (std::uint64_t a : {2ull, 3ull, 5ull, 7ull, 11ull, 13ull, 17ull, 19ull, 23ull, 29ull, 31ull, 37ull}) {
+    std::uint64_t x = pow(a, d);
+    if (x == 1 || x == n - 1) continue;
+    bool composite = true;
+    for (int r = 1; r < s && composite; ++r) {
+      x = mul(x, x);
+      if (x == n - 1) composite = false;
+    }
+    if (composite) return false;
+  }
+  return true;
+}
+
+// Per bucket 2^k (k = 10, 12, ..., 30): 2^k itself, 1.5 * 2^k + 1 and a prime near
+// 1.3 * 2^k, sizes that are multiples of no tile, where users' sizes fall.
 std::vector<std::uint64_t> default_bench_sizes() {
   std::vector<std::uint64_t> s;
-  for (int b = 10; b <= 30; ++b) s.push_back(1ull << b);
-  s.push_back(1000);
-  s.push_back(1000003);
-  s.push_back(100000007);
+  for (int b = 10; b <= 30; b += 2) {
+    const std::uint64_t n = 1ull << b;
+    s.push_back(n);
+    s.push_back(n + n / 2 + 1);
+    std::uint64_t p = n + n * 3 / 10;
+    while (!is_prime(p)) --p;
+    s.push_back(p);
+  }
   std::sort(s.begin(), s.end());
   return s;
 }
 
+__global__ void empty_kernel() {}
+
+// The host-side floor of any reduction: an empty kernel launched back to back, timed
+// like the reductions.
+double empty_launch_us(cudaStream_t stream) {
+  auto launch = [&](int) { empty_kernel<<<1, 32, 0, stream>>>(); };
+  std::vector<double> medians;
+  for (int round = 0; round < 3; ++round) medians.push_back(rt::tuner::time_reduction(launch, 1, stream).median_ms);
+  std::sort(medians.begin(), medians.end());
+  return medians[1] * 1e3;
+}
+
 int usage(const std::string& error) {
   std::cerr << "reduce-tune bench: " << error << "\n"
-            << "usage: reduce-tune bench [--device N] [--db PATH] [--ops LIST] [--dtypes LIST] [--sizes LIST] [--no-store]\n";
+            << "usage: reduce-tune bench [--device N] [--db PATH] [--ops LIST] [--dtypes LIST] [--sizes LIST] [--no-store] "
+               "[--check]\n";
   return 2;
 }
 
@@ -120,10 +170,19 @@ struct Row {
   std::string label;
 };
 
+// What the guarantee asks, per size: tuned >= 0.97x the built-in default and >= 1.00x
+// CUB, beyond the noise of the measurement (3% below 10 us, else 1%, or twice the spread).
+struct Verdicts {
+  int sizes = 0;
+  std::vector<std::string> broken;
+  int small_sizes = 0, small_within = 0;  // n <= 2^16: within 1.15x an empty launch
+  double worst_small = 0;
+};
+
 template <typename T>
 void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tuned, rt::Context& fallback,
                  rt::db::Database* database, std::optional<rt::db::RowId> device_id, const std::string& run_id,
-                 std::vector<Row>& rows) {
+                 double empty_us, Verdicts& verdicts, std::vector<Row>& rows) {
   const DType dtype = rt::dtype_of<T>;
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
   const std::uint64_t l2 = static_cast<std::uint64_t>(device.l2_bytes);
@@ -165,11 +224,8 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
             std::make_shared<const rt::CompiledProgram>(compiler.compile(rt::make_compile_request(one, device.arch()))), 1);
       }
       const rt::LaunchPlan plan = rt::plan_launch(classic_spec, n, device.sm_count);
-      rt::DeviceBuffer ws(rt::kWorkspaceHeaderBytes + plan.partial_count * 8 + 64);
-      unsigned char header[rt::kWorkspaceHeaderBytes];
-      rt::make_workspace_header_image(header);
-      RT_CUDA_CHECK(cudaMemcpy(ws.get(), header, sizeof(header), cudaMemcpyHostToDevice));
-      const auto view = rt::workspace_view(ws.get(), ws.size());
+      rt::Workspace ws(plan.partial_count * 8 + 64, stream.get());
+      const auto view = ws.view();
       rt::CudaLauncher launcher;
 
       struct Impl {
@@ -250,8 +306,27 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       for (int i = 0; i < 4; ++i)
         std::printf(" | %9.2f %7.1f %5.1f%%", last[i].result.median_ms * 1e3, last[i].result.gbps,
                     100 * last[i].result.peak_fraction);
-      std::printf(" | %6.2fx %6.2fx\n", cub_ms / last[0].result.median_ms, cub_ms / last[1].result.median_ms);
+      const double tuned_ms = last[0].result.median_ms, default_ms = last[1].result.median_ms;
+      std::printf(" | %6.2fx %6.2fx %6.2fx", cub_ms / tuned_ms, cub_ms / default_ms, default_ms / tuned_ms);
+      if (n <= (1u << 16)) std::printf(" | %5.2fx empty", tuned_ms * 1e3 / empty_us);
+      std::printf("\n");
       std::fflush(stdout);
+      ++verdicts.sizes;
+      auto noise = [](const rt::db::BenchResult& r) {
+        return std::max(r.median_ms < 0.010 ? 0.03 : 0.01, 2 * r.spread);
+      };
+      const std::string where = std::string(rt::to_string(op)) + "<" + std::string(rt::to_string(dtype)) + "> n=" +
+                                std::to_string(n);
+      if (tuned_ms > default_ms / 0.97 * (1 + noise(last[1].result)))
+        verdicts.broken.push_back(where + ": tuned " + std::to_string(default_ms / tuned_ms) + "x the default");
+      if (tuned_ms > cub_ms * (1 + noise(last[2].result)))
+        verdicts.broken.push_back(where + ": tuned " + std::to_string(cub_ms / tuned_ms) + "x CUB");
+      if (n <= (1u << 16)) {
+        ++verdicts.small_sizes;
+        const double ratio = tuned_ms * 1e3 / empty_us;
+        verdicts.worst_small = std::max(verdicts.worst_small, ratio);
+        if (ratio <= 1.15) ++verdicts.small_within;
+      }
     }
   }
 }
@@ -270,9 +345,13 @@ int main(int argc, char** argv) {
     const std::string& a = args[i];
     if (a == "--no-store") {
       o.store = false;
+    } else if (a == "--check") {
+      o.check = true;
     } else if (a == "--help" || a == "-h") {
       std::cout << "usage: reduce-tune bench [--device N] [--db PATH] [--ops LIST] [--dtypes LIST] [--sizes LIST] "
-                   "[--no-store]\n";
+                   "[--no-store] [--check]\n"
+                   "  --check  exit with 4 when, at some size, the tuned call is slower than 0.97x the built-in\n"
+                   "           default or than CUB, beyond the noise of the measurement\n";
       return 0;
     } else if (a == "--device" || a == "--db" || a == "--ops" || a == "--dtypes" || a == "--sizes") {
       auto v = value();
@@ -320,20 +399,31 @@ int main(int argc, char** argv) {
                 device.name.c_str(), device.sm_count, static_cast<long long>(device.l2_bytes >> 20),
                 device.peak_bandwidth_gbps(), device.memory_bus_bits,
                 static_cast<long long>(device.memory_clock_khz / 1000));
+    rt::Stream launch_stream;
+    const double empty_us = empty_launch_us(launch_stream.get());
+    std::printf("empty kernel launch, back to back: %.2f us\n", empty_us);
     std::printf("%-5s %-4s %11s | %-23s | %-23s | %-23s | %-23s | %s\n", "op", "type", "n", "tuned us GB/s %peak",
-                "default us GB/s %peak", "cub us GB/s %peak", "multi_element us GB/s", "tuned/cub default/cub");
+                "default us GB/s %peak", "cub us GB/s %peak", "multi_element us GB/s",
+                "cub/tuned cub/default default/tuned | tuned/empty");
     std::vector<Row> rows;
+    Verdicts verdicts;
     const std::string run_id = std::to_string(rt::db::now_timestamp().time_since_epoch().count());
     rt::db::Database* db_ptr = database ? &*database : nullptr;
     for (DType d : o.dtypes) {
       switch (d) {
-        case DType::f32: bench_dtype<float>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
-        case DType::f64: bench_dtype<double>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
-        case DType::i32: bench_dtype<std::int32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
-        case DType::i64: bench_dtype<std::int64_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
-        case DType::u32: bench_dtype<std::uint32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, rows); break;
+        case DType::f32: bench_dtype<float>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
+        case DType::f64: bench_dtype<double>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
+        case DType::i32: bench_dtype<std::int32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
+        case DType::i64: bench_dtype<std::int64_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
+        case DType::u32: bench_dtype<std::uint32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
       }
     }
+    std::printf("guarantee: %zu of %d sizes break it (tuned >= 0.97x default and >= 1.00x CUB, beyond noise)\n",
+                verdicts.broken.size(), verdicts.sizes);
+    for (const auto& b : verdicts.broken) std::printf("  %s\n", b.c_str());
+    if (verdicts.small_sizes > 0)
+      std::printf("small sizes (n <= 2^16): %d of %d within 1.15x an empty launch (%.2f us); worst %.2fx\n",
+                  verdicts.small_within, verdicts.small_sizes, empty_us, verdicts.worst_small);
     if (o.store) {
       database.reset();
       auto writable = rt::db::Database::open(db_path);
@@ -342,6 +432,7 @@ int main(int argc, char** argv) {
       writable.store_bench_results(device, results);
       std::printf("stored %zu rows in %s\n", results.size(), db_path.c_str());
     }
+    if (o.check && !verdicts.broken.empty()) return 4;
   } catch (const rt::NoDeviceError& e) {
     std::fprintf(stderr, "reduce-tune bench: %s\n", e.what());
     return 3;

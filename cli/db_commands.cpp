@@ -12,6 +12,8 @@
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/db/paths.h"
 #include "reduce_tune/db/transfer.h"
+#include "reduce_tune/engine/compiler.h"
+#include "reduce_tune/tuner/tuner.h"
 #include "reduce_tune/error.h"
 #include "cli/command_support.h"
 
@@ -40,17 +42,13 @@ struct Command {
   std::function<int(const DbOptions&, std::ostream&)> run;
 };
 
-fs::path database_path(const DbOptions& options) {
-  return options.db ? fs::path(*options.db) : db::default_database_path();
-}
-
 void print_device(std::ostream& out, std::size_t index, const db::DeviceRecord& d) {
   out << "  [" << index << "] " << d.key.name << " (sm_" << d.key.arch() << ", " << d.key.sm_count << " SMs) "
       << d.key.uuid << '\n';
 }
 
 int run_info(const DbOptions& options, std::ostream& out) {
-  const fs::path path = database_path(options);
+  const fs::path path = database_path(options.db);
   out << "database: " << path.string() << '\n';
   auto database = db::Database::open_read_only(path);
   if (!database) {
@@ -80,7 +78,7 @@ int run_export(const DbOptions& options, std::ostream& out) {
   else if (options.format == "sqlite") format = db::ExportFormat::sqlite;
   else if (!options.format.empty())
     throw UsageError("--format " + options.format + ": expected sqlite or json");
-  const fs::path path = database_path(options);
+  const fs::path path = database_path(options.db);
   auto database = db::Database::open_read_only(path);
   if (!database) throw Error(path.string() + ": no database to export (nothing tuned yet)");
   std::optional<db::RowId> device;
@@ -109,9 +107,36 @@ void print_stats(std::ostream& out, const char* verb, const std::string& file, c
 int run_transfer(const DbOptions& options, std::ostream& out, bool merge) {
   // Read the incoming file first: a bad file must not create or touch the database.
   const auto snapshot = db::load_snapshot(options.file);
-  auto database = db::Database::open(database_path(options));
+  auto database = db::Database::open(database_path(options.db));
   const auto stats = merge ? db::merge_snapshot(database, snapshot) : db::import_snapshot(database, snapshot);
   print_stats(out, merge ? "merged" : "imported", options.file, stats);
+  return kExitOk;
+}
+
+// Removes the binaries no winner's runtime kernels use. Binaries another NVRTC built
+// (merged from another machine) are kept: their keys cannot be recomputed here.
+int run_gc(const DbOptions& options, std::ostream& out) {
+  const auto path = database_path(options.db);
+  if (!std::filesystem::exists(path)) throw Error("no tuning database at " + path.string());
+  auto database = db::Database::open(path);
+  NvrtcCompiler compiler;
+  const auto keep = tuner::winner_binary_keys(database, compiler);
+  const std::string version = compiler.version();
+  std::vector<std::string> remove;
+  std::int64_t freed = 0, kept_other = 0;
+  for (const auto& b : database.list_binaries()) {
+    if (b.nvrtc_version != version) {
+      ++kept_other;
+      continue;
+    }
+    if (keep.count(b.key)) continue;
+    remove.push_back(b.key);
+    freed += b.bytes;
+  }
+  const int removed = database.remove_binaries(remove);
+  database.compact();
+  out << "removed " << removed << " binaries no winner uses (" << (freed >> 10) << " KiB); kept "
+      << database.counts().binaries << " (" << kept_other << " built by another NVRTC than " << version << ")\n";
   return kExitOk;
 }
 
@@ -140,6 +165,9 @@ const std::vector<Command>& commands() {
       {"merge", "merge [--db PATH] FILE",
        "combine an export with the database: all measurements kept, the faster verified winner wins",
        declare_file, [](const DbOptions& o, std::ostream& out) { return run_transfer(o, out, true); }},
+      {"gc", "gc [--db PATH]",
+       "remove the compiled binaries no winner uses (every measurement stays) and shrink the file",
+       [](auto&, auto&, auto&) {}, run_gc},
   };
   return table;
 }

@@ -153,6 +153,8 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
            "  --budget N|Ss       candidates per bucket (default 48 for local) or seconds for the run\n"
            "  --db PATH           database file (default $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db)\n"
            "  --fresh             retune buckets that are already stored (default: resume)\n"
+           "  --keep-binaries all|winners  store every compiled kernel, compressed (default), or only\n"
+           "                      the winners' and finalists' (reduce-tune db gc trims later)\n"
            "  --dry-run [--arch SM]  print the search space and the plan; needs no GPU\n"
            "  --quiet | --verbose\n";
     return kExitOk;
@@ -206,8 +208,14 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
       out << "device " << devices[i] << " (" << r.device.name << "): " << r.buckets_tuned << " bucket"
           << (r.buckets_tuned == 1 ? "" : "s") << " tuned and saved, " << r.buckets_already_done << " already done, "
           << r.candidates << " candidates measured (" << r.failed_candidates << " failed), kernels compiled "
-          << r.compiles.compiles << ", from the database cache " << r.compiles.store_hits << ", in "
-          << format_seconds(r.seconds) << '\n';
+          << r.compiles.compiles << ", from the database cache " << r.compiles.store_hits << ", binaries stored "
+          << r.binaries_stored << ", in " << format_seconds(r.seconds) << '\n';
+    if (o.verbose && r.buckets_tuned > 0) {
+      const auto& p = r.phases;
+      out << std::fixed << std::setprecision(1) << "  time: compile wait " << p.compile_wait << " s, checks "
+          << p.verify << " s, timing " << p.timing << " s, finalists " << p.finalists << " s, references "
+          << p.references << " s, data " << p.fill << " s, database " << p.store << " s\n";
+    }
   }
   if (!o.quiet) out << "database: " << db_path.string() << '\n';
   if (interrupted) {

@@ -129,12 +129,13 @@ std::optional<Budget> parse_budget(const std::string& text, std::string* error) 
 std::string tune_usage() {
   return "usage: reduce-tune tune [--device N|all] [--ops LIST] [--dtypes LIST] [--sizes LIST]\n"
          "                        [--strategy exhaustive|random|local] [--budget N|SECONDSs]\n"
-         "                        [--db PATH] [--fresh] [--dry-run [--arch SM]] [--quiet|--verbose]\n";
+         "                        [--db PATH] [--fresh] [--keep-binaries all|winners]\n"
+         "                        [--dry-run [--arch SM]] [--quiet|--verbose]\n";
 }
 
 TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
   TuneOptions o;
-  std::string device = "0", ops, dtypes, sizes, strategy = "local", budget, db;
+  std::string device = "0", ops, dtypes, sizes, strategy = "local", budget, db, keep = "all";
   po::options_description desc;
   desc.add_options()
       ("help,h", po::bool_switch(&o.help), "")
@@ -148,6 +149,7 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
       ("dry-run", po::bool_switch(&o.dry_run), "")
       ("arch", po::value(&o.dry_run_arch), "")
       ("fresh", po::bool_switch(&o.fresh), "")
+      ("keep-binaries", po::value(&keep), "")
       ("quiet,q", po::bool_switch(&o.quiet), "")
       ("verbose,v", po::bool_switch(&o.verbose), "");
   auto fail = [](std::string message) { return TuneParseResult{std::nullopt, std::move(message)}; };
@@ -189,6 +191,8 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
     if (!v) return fail(error);
     o.sizes = *v;
   }
+  if (keep == "all" || keep == "winners") o.keep_all_binaries = keep == "all";
+  else return fail("--keep-binaries: unknown value '" + keep + "' (allowed: all, winners)");
   if (strategy == "exhaustive") o.search = SearchKind::exhaustive;
   else if (strategy == "random") o.search = SearchKind::random;
   else if (strategy == "local") o.search = SearchKind::local;

@@ -57,7 +57,8 @@ fi
 if want tune && [ -x "$BIN/reduce-tune" ]; then
   # shellcheck disable=SC2086
   run_step "tune $TUNE_ARGS" tune.log "$BIN/reduce-tune" tune --device 0 --db "$DB" $TUNE_ARGS
-  tail -4 "$OUT/tune.log" | sed 's/^/  /' >"$OUT/tune-summary.txt"
+  { tail -5 "$OUT/tune.log"; ls -l "$DB" | awk '{print "database size: " $5 " bytes"}';
+    "$BIN/reduce-tune" db info --db "$DB" | grep -E "binaries|measurements|winners"; } | sed 's/^/  /' >"$OUT/tune-summary.txt"
 fi
 if want bench && [ -x "$BIN/reduce_tune_bench" ]; then
   # shellcheck disable=SC2086
@@ -65,7 +66,8 @@ if want bench && [ -x "$BIN/reduce_tune_bench" ]; then
   [ -x "$BIN/reduce-tune" ] && "$BIN/reduce-tune" report --db "$DB" --format html -o "$OUT/report.html" >/dev/null 2>&1
 fi
 
-grep -h "\[ counts   \]\|\[ overhead \]\|\[ tuning   \]" "$OUT"/gpu_tests.log 2>/dev/null
+grep -h "\[ counts   \]\|\[ overhead \]\|\[ tuning   \]\|\[ scaling  \]\|\[ launch   \]" "$OUT"/gpu_tests.log 2>/dev/null
+grep -h "^empty kernel\|^guarantee\|^small sizes\|^  .*x the default\|^  .*x CUB" "$OUT"/bench.log 2>/dev/null | head -20
 [ -f "$OUT/tune-summary.txt" ] && cat "$OUT/tune-summary.txt"
 echo
 head -2 "$OUT/device.txt"

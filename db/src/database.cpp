@@ -330,11 +330,46 @@ std::optional<CompiledBinary> Database::find_binary(std::string_view key) const 
   return detail::select_binary(*connection_, key);
 }
 
+void Database::put_binaries(const std::vector<CompiledBinary>& binaries) {
+  require_writable("store binaries");
+  Transaction transaction(*connection_, TransactionKind::immediate);
+  detail::RowWriter writer(*connection_);
+  for (const auto& b : binaries) writer.put_binary(b, /*replace=*/true);
+  transaction.commit();
+}
+
 void Database::put_binary(const CompiledBinary& binary) {
   require_writable("store a binary");
   Transaction transaction(*connection_, TransactionKind::immediate);
   detail::RowWriter(*connection_).put_binary(binary, /*replace=*/true);
   transaction.commit();
+}
+
+std::vector<Database::BinaryEntry> Database::list_binaries() const {
+  Statement s(*connection_, "SELECT key, arch, nvrtc_version, length(cubin) FROM binaries ORDER BY key");
+  std::vector<BinaryEntry> entries;
+  while (s.step()) entries.push_back({s.text(0), s.int32(1), s.text(2), s.int64(3)});
+  return entries;
+}
+
+int Database::remove_binaries(const std::vector<std::string>& keys) {
+  require_writable("remove binaries");
+  Transaction transaction(*connection_, TransactionKind::immediate);
+  Statement s(*connection_, "DELETE FROM binaries WHERE key = ?1");
+  int removed = 0;
+  for (const auto& key : keys) {
+    s.reset();
+    s.bind(1, std::string_view(key));
+    s.run();
+    removed += sqlite3_changes(connection_->get());
+  }
+  transaction.commit();
+  return removed;
+}
+
+void Database::compact() {
+  require_writable("compact");
+  connection_->exec("VACUUM", "cannot compact the database");
 }
 
 DbCounts Database::counts() const {

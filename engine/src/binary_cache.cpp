@@ -61,14 +61,15 @@ std::shared_ptr<const CompiledProgram> BinaryCache::get(const CompileRequest& re
     Ptr result;
     bool from_store = false;
     if (store_) {
-      if (auto blob = store_->load(key)) {
-        try {
+      // A damaged or unreadable stored binary is a miss: compile it again.
+      try {
+        if (auto blob = store_->load(key)) {
           result = std::make_shared<const CompiledProgram>(deserialize_program(*blob));
           from_store = true;
-        } catch (const Error& e) {
-          log_message(LogLevel::warning, "ignoring a corrupt cached binary (" +
-                                             std::string(e.what()) + "); recompiling");
         }
+      } catch (const Error& e) {
+        log_message(LogLevel::warning, "ignoring a cached binary that cannot be read (" + std::string(e.what()) +
+                                           "); recompiling");
       }
     }
     if (!result) {

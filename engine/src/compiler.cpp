@@ -64,7 +64,6 @@ std::vector<std::string> nvrtc_options(const CompileRequest& request) {
   std::vector<std::string> options = {
       "--gpu-architecture=sm_" + std::to_string(request.arch),
       "--std=c++17",
-      "--generate-line-info",
   };
   options.insert(options.end(), request.extra_options.begin(), request.extra_options.end());
   return options;

@@ -2,6 +2,15 @@
 // library here: only built-in types and CUDA intrinsics.
 #pragma once
 
+// Mutation testing (tests/gpu/mutation_test.cpp): a program compiled with
+// -DRT_MUTATION=<k> is deliberately wrong, and the tuner's checks must reject it:
+//   1 skips one tile (the middle one), 2 drops the last element, 3 drops the head (the
+//   vector peel, or the first element where there is none), 4 returns the identity.
+// Never set otherwise; the option is part of every binary-cache key.
+#ifndef RT_MUTATION
+#define RT_MUTATION 0
+#endif
+
 namespace rt {
 
 typedef unsigned long long u64;

@@ -40,6 +40,7 @@ __device__ __forceinline__ void gather_tiles(const typename VectorOf<T, VW>::typ
   const u64 num_tiles = (count + kTile - 1) / kTile;
   const unsigned tid = threadIdx.x;
   for (u64 tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    if (RT_MUTATION == 1 && num_tiles > 1 && tile == num_tiles / 2) continue;
     const u64 base = tile * kTile + tid;
     if ((tile + 1) * kTile <= count) {
       V v[ITEMS];
@@ -84,7 +85,7 @@ __device__ __forceinline__ A gather_vectorized(const T* in, u64 n) {
   Accumulators<Op, A, UNROLL> accs;
   if (blockIdx.x == 0) {
     const unsigned tid = threadIdx.x;
-    if (tid < head) accs.add(0, (A)load_hinted<LOAD>(in + tid));
+    if (RT_MUTATION != 3 && tid < head) accs.add(0, (A)load_hinted<LOAD>(in + tid));
     if (tid < tail) accs.add(0, (A)load_hinted<LOAD>(in + head + vectors * VW + tid));
   }
   gather_tiles<Op, T, A, BLOCK, ITEMS, VW, UNROLL, LOAD>(reinterpret_cast<const V*>(in + head),

@@ -80,7 +80,15 @@ __global__ void __launch_bounds__(C::kBlock) reduce_kernel(Params p) {
   __shared__ A smem[C::kTempElements];
   __shared__ bool is_last_block;
 
-  A v = C::Strategy::gather(static_cast<const typename C::In*>(p.in), p.n);
+  const typename C::In* in = static_cast<const typename C::In*>(p.in);
+  u64 n = p.n;
+  // Mutations 2 and 3 (common.cuh): one element fewer at the end, or at the start.
+  if (RT_MUTATION == 2 && n > 0) n -= 1;
+  if (RT_MUTATION == 3 && C::kStrategy != strategy_vectorized && n > 0) {
+    in += 1;
+    n -= 1;
+  }
+  A v = C::Strategy::gather(in, n);
   v = C::Strategy::combine(v, smem);
 
   typename C::Out* out = static_cast<typename C::Out*>(p.out);

@@ -49,6 +49,7 @@ struct MeanOp : SumOp {
 // the accumulated sum divided by n in double precision.
 template <class Op, class Out, class Acc>
 __device__ __forceinline__ Out epilogue(Acc total, u64 n) {
+  if (RT_MUTATION == 4) return (Out)Op::template identity<Acc>();  // common.cuh
   if (Op::kId == MeanOp::kId) return (Out)((double)total / (double)n);
   return (Out)total;
 }

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <sstream>
 
 #include "reduce_tune/db/database.h"
+#include "reduce_tune/engine/compiler.h"
+#include "reduce_tune/tuner/tuner.h"
 #include "test_support.h"
 
 namespace reduce_tune::cli {
@@ -36,6 +39,31 @@ void make_database(const std::filesystem::path& path) {
 }
 
 bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
+
+TEST(DbCommand, GcKeepsTheBinariesOfWinnersAndOfOtherCompilersOnly) {
+  TempDir dir;
+  const auto path = (dir / "tuning.db").string();
+  make_database(path);  // two winners (sm_90 and sm_80 devices), one binary "k" of NVRTC 12.4
+  NvrtcCompiler compiler;
+  const std::string version = compiler.version();
+  std::set<std::string> needed;
+  {
+    auto database = db::Database::open(path);
+    needed = tuner::winner_binary_keys(database, compiler);
+    ASSERT_EQ(needed.size(), 4u);  // two sum<f32> winners: each its sum and the mean it serves
+    for (const auto& key : needed) database.put_binary({key, 90, version, {std::byte{7}}, fixed_time()});
+    database.put_binary({"orphan", 90, version, std::vector<std::byte>(4096, std::byte{1}), fixed_time()});
+  }
+  const auto r = run({"gc", "--db", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("removed 1 binaries"), std::string::npos) << r.out;
+  auto database = db::Database::open_read_only(path);
+  ASSERT_TRUE(database);
+  for (const auto& key : needed) EXPECT_TRUE(database->find_binary(key)) << key;
+  EXPECT_FALSE(database->find_binary("orphan"));
+  EXPECT_TRUE(database->find_binary("k"));  // another NVRTC's: kept
+  EXPECT_EQ(database->counts().measurements, 5);  // every measurement stays
+}
 
 TEST(DbCommand, InfoShowsPathVersionDevicesAndCounts) {
   TempDir dir;

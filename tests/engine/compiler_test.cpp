@@ -199,8 +199,26 @@ TEST(BinaryCache, CorruptStoredBlobIsRecompiledWithAWarning) {
   set_log_sink(previous);
   EXPECT_EQ(compiler.compiles.load(), 1);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("corrupt cached binary"), std::string::npos);
+  EXPECT_NE(warnings[0].find("cannot be read"), std::string::npos);
   EXPECT_NE(store.blobs[binary_cache_key(request, "fake 1.0")].size(), 4u);  // replaced
+}
+
+TEST(BinaryCache, AStoreThatFailsToLoadIsAMiss) {
+  // A damaged compressed blob or a locked database: the store throws; the cache compiles.
+  struct ThrowingStore final : BinaryStore {
+    std::optional<std::vector<char>> load(const std::string&) override { throw Error("damaged blob"); }
+    void store(const std::string&, int, const std::string&, const std::vector<char>&) override { ++stored; }
+    int stored = 0;
+  } store;
+  const std::vector<KernelSpec> specs = {f32_sum("vectorized")};
+  const CompileRequest request = make_compile_request(specs, 90);
+  auto previous = set_log_sink([](LogLevel, std::string_view) {});
+  FakeCompiler compiler;
+  BinaryCache cache(compiler, &store);
+  EXPECT_NE(cache.get(request), nullptr);
+  set_log_sink(previous);
+  EXPECT_EQ(compiler.compiles.load(), 1);
+  EXPECT_EQ(store.stored, 1);
 }
 
 TEST(CompiledProgramBlob, RoundTripsAndRejectsGarbage) {

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "gpu_env.h"
+#include "reduce_tune/engine/compiler.h"
+#include "reduce_tune/engine/launch.h"
 #include "reduce_tune/engine/pointer_check.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/reduce_tune.h"
@@ -382,6 +384,79 @@ TEST(Concurrency, ReportsTheHostCostOfEachCheck) {
   std::printf("[ overhead ] per call: cudaGetDevice %.3f us, pointer query (5 attributes) %.3f us, "
               "cudaPointerGetAttributes %.3f us, full pointer check %.3f us\n",
               get_device, pointer, runtime_query, check);
+}
+
+// Not a timed test: what one launch of an empty kernel costs through each launch path
+// the library could use (host time per launch, and back-to-back time per launch by CUDA
+// events, as the bench times calls).
+TEST(Concurrency, ReportsTheCostOfEachLaunchPath) {
+  RT_REQUIRE_GPU();
+  CompileRequest request;
+  request.source = "extern \"C\" __global__ void empty_kernel() {}\n"
+                   "struct P { const void* a; unsigned long long b; void* c; void* d; void* e; void* f; };\n"
+                   "extern \"C\" __global__ void params_kernel(P p) { if (p.b == 12345) *(int*)p.c = 1; }\n";
+  request.arch = testing::test_device()->arch();
+  NvrtcCompiler compiler;
+  const CompiledProgram program = compiler.compile(request);
+  LoadedLibrary library(program.cubin);
+  const cudaKernel_t empty = library.kernel("empty_kernel");
+  const cudaKernel_t with_params = library.kernel("params_kernel");
+  Stream stream;
+  KernelParams params{};
+  void* no_args[] = {nullptr};
+  void* param_args[] = {&params};
+  auto launch_ex = [&](cudaKernel_t k, void** args) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(1);
+    config.blockDim = dim3(32);
+    config.stream = stream.get();
+    RT_CUDA_CHECK(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(k), args));
+  };
+  // The driver path: the context's CUfunction of the library kernel, launched by
+  // cuLaunchKernel (both through the runtime's entry-point query).
+  using GetFunction = int (*)(void**, void*);
+  using LaunchKernel = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
+                               void**, void**);
+  void* get_function = nullptr;
+  void* launch_kernel = nullptr;
+  cudaDriverEntryPointQueryResult status;
+  RT_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuKernelGetFunction", &get_function, 12000, cudaEnableDefault, &status));
+  RT_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &launch_kernel, 12000, cudaEnableDefault, &status));
+  void* empty_function = nullptr;
+  void* params_function = nullptr;
+  ASSERT_EQ(reinterpret_cast<GetFunction>(get_function)(&empty_function, reinterpret_cast<void*>(empty)), 0);
+  ASSERT_EQ(reinterpret_cast<GetFunction>(get_function)(&params_function, reinterpret_cast<void*>(with_params)), 0);
+  auto launch_driver = [&](void* f, void** args) {
+    const int r = reinterpret_cast<LaunchKernel>(launch_kernel)(f, 1, 1, 1, 32, 1, 1, 0, stream.get(), args, nullptr);
+    if (r != 0) throw CudaError(r, "cuLaunchKernel", "failed");
+  };
+  const int calls = 2000;
+  auto measure = [&](const char* name, auto&& launch) {
+    double best_host = 1e9;
+    std::vector<double> event_us;
+    Event start, stop;
+    for (int rep = 0; rep < 7; ++rep) {
+      RT_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+      const auto t0 = Clock::now();
+      for (int i = 0; i < calls; ++i) launch();
+      best_host = std::min(best_host, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
+      RT_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+      RT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      float ms = 0;
+      RT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      event_us.push_back(static_cast<double>(ms) * 1e3 / calls);
+    }
+    std::sort(event_us.begin(), event_us.end());
+    std::printf("[ launch   ] %-44s host %.2f us, back to back %.2f us per launch\n", name, best_host, event_us[3]);
+  };
+  measure("cudaLaunchKernelExC(cudaKernel_t), no args", [&] { launch_ex(empty, no_args); });
+  measure("cudaLaunchKernelExC(cudaKernel_t), 48-byte params", [&] { launch_ex(with_params, param_args); });
+  measure("cuLaunchKernel(CUfunction), no args", [&] { launch_driver(empty_function, nullptr); });
+  measure("cuLaunchKernel(CUfunction), 48-byte params", [&] { launch_driver(params_function, param_args); });
+  measure("cudaLaunchKernel(cudaKernel_t), 48-byte params", [&] {
+    RT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(with_params), dim3(1), dim3(32), param_args, 0,
+                                   stream.get()));
+  });
 }
 
 }  // namespace

@@ -21,14 +21,14 @@
 #include "coverage.h"
 #include "gpu_env.h"
 #include "reduce_tune/engine/kernel_set.h"
-#include "reduce_tune/tuner/reference.h"
+#include "host_reference.h"
 
 namespace reduce_tune {
 namespace {
 
-using verify::Expected;
-using verify::HostArray;
-using verify::Pattern;
+using testing::Expectation;
+using testing::HostArray;
+using testing::Pattern;
 
 const std::vector<std::uint64_t>& test_sizes() {
   static const std::vector<std::uint64_t> full = {0,    1,    2,    31,          32,      33,
@@ -63,7 +63,7 @@ class Inputs {
     if (it != entries_.end()) return *it->second;
     auto e = std::make_unique<Entry>();
     const std::size_t count = test_sizes().back() + 4;
-    e->host = verify::make_input(std::get<0>(key), dtype, pattern, count, 42);
+    e->host = testing::make_input(std::get<0>(key), dtype, pattern, count, 42);
     e->device = DeviceBuffer(e->host.bytes.size());
     RT_CUDA_CHECK(cudaMemcpy(e->device.get(), e->host.bytes.data(), e->host.bytes.size(),
                              cudaMemcpyHostToDevice));
@@ -97,7 +97,7 @@ class Inputs {
     for (auto& t : threads) t.join();
   }
 
-  const Expected& expected(Op op, const TypeRule& types, Pattern pattern, std::size_t offset,
+  const Expectation& expected(Op op, const TypeRule& types, Pattern pattern, std::size_t offset,
                            std::uint64_t n) {
     const auto key = std::make_tuple(op, types.in, types.out, pattern, offset, n);
     {
@@ -106,7 +106,7 @@ class Inputs {
       if (it != references_.end()) return it->second;
     }
     const Entry& e = get(op, types.in, pattern);
-    Expected x = verify::reference_reduce(op, types, e.host, offset, n);
+    Expectation x = testing::expect(op, types, e.host, offset, n);
     std::lock_guard lock(mutex_);
     return references_.emplace(key, x).first->second;
   }
@@ -114,7 +114,7 @@ class Inputs {
  private:
   std::mutex mutex_;
   std::map<std::tuple<Op, DType, Pattern>, std::unique_ptr<Entry>> entries_;
-  std::map<std::tuple<Op, DType, DType, Pattern, std::size_t, std::uint64_t>, Expected> references_;
+  std::map<std::tuple<Op, DType, DType, Pattern, std::size_t, std::uint64_t>, Expectation> references_;
 };
 
 Inputs& inputs() {
@@ -159,15 +159,6 @@ const std::map<Strategy, CompiledStrategy>& compiled_strategies() {
   return all;
 }
 
-std::uint64_t longest_chain(const KernelSpec& spec, const LaunchPlan& plan, std::uint64_t n) {
-  const std::uint64_t threads = static_cast<std::uint64_t>(plan.grid) * plan.block;
-  const std::uint64_t per_thread = (n + threads - 1) / threads + 2;
-  const std::uint64_t across_blocks = spec.config.passes == Passes::single_pass_atomic
-                                          ? plan.grid
-                                          : (plan.grid + plan.block - 1) / plan.block;
-  return per_thread + across_blocks + 2 * 11 + 16;
-}
-
 class KernelFamily : public ::testing::TestWithParam<Strategy> {};
 
 TEST_P(KernelFamily, MatchesCpuReference) {
@@ -179,11 +170,8 @@ TEST_P(KernelFamily, MatchesCpuReference) {
   std::uint64_t max_partials = 0;
   for (const auto& spec : compiled.specs)
     max_partials = std::max(max_partials, plan_launch(spec, test_sizes().back(), device.sm_count).partial_count);
-  DeviceBuffer workspace_memory(kWorkspaceHeaderBytes + max_partials * 8);
-  unsigned char header[kWorkspaceHeaderBytes];
-  make_workspace_header_image(header);
-  RT_CUDA_CHECK(cudaMemcpy(workspace_memory.get(), header, sizeof(header), cudaMemcpyHostToDevice));
-  const WorkspaceView workspace = workspace_view(workspace_memory.get(), workspace_memory.size());
+  Workspace workspace_memory(max_partials * 8, nullptr);
+  const WorkspaceView workspace = workspace_memory.view();
   DeviceBuffer out(8);
   CudaLauncher launcher;
 
@@ -195,7 +183,7 @@ TEST_P(KernelFamily, MatchesCpuReference) {
       const auto& input = inputs().get(spec.op, spec.types.in, pattern);
       for (std::uint64_t n : test_sizes())
         for (std::size_t offset : test_offsets()) {
-          const Expected& expected = inputs().expected(spec.op, spec.types, pattern, offset, n);
+          const Expectation& expected = inputs().expected(spec.op, spec.types, pattern, offset, n);
           // Poison the output with a value the expected result does not have.
           const std::uint64_t poison = expected.bits == 0xa5a5a5a5a5a5a5a5ull ? 0x5a5a5a5a5a5a5a5aull
                                                                                 : 0xa5a5a5a5a5a5a5a5ull;
@@ -210,9 +198,9 @@ TEST_P(KernelFamily, MatchesCpuReference) {
           RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), size_of(spec.types.out), cudaMemcpyDeviceToHost));
           ++runs;
           const std::string diff =
-              verify::compare_result(spec.types, got, expected, longest_chain(spec, plan, n));
+              testing::mismatch(spec.types, got, expected, testing::addition_depth(spec, plan, n));
           if (!diff.empty() && ++failures <= 20)
-            ADD_FAILURE() << to_string(spec) << " pattern=" << to_string(pattern) << " n=" << n
+            ADD_FAILURE() << to_string(spec) << " pattern=" << testing::pattern_name(pattern) << " n=" << n
                           << " offset=" << offset << " grid=" << plan.grid << ": " << diff;
         }
     }
@@ -282,12 +270,9 @@ TEST(KernelFamily, SumsPast2To31Elements) {
   DeviceBuffer out(8);
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto plan = plan_launch(specs[i], n, device.sm_count);
-    DeviceBuffer ws(kWorkspaceHeaderBytes + plan.partial_count * 8);
-    unsigned char header[kWorkspaceHeaderBytes];
-    make_workspace_header_image(header);
-    RT_CUDA_CHECK(cudaMemcpy(ws.get(), header, sizeof(header), cudaMemcpyHostToDevice));
+    Workspace ws(plan.partial_count * 8, nullptr);
     RT_CUDA_CHECK(cudaMemset(out.get(), 0xa5, 8));
-    enqueue_reduction(launcher, kernels.handles(i), specs[i], plan, workspace_view(ws.get(), ws.size()),
+    enqueue_reduction(launcher, kernels.handles(i), specs[i], plan, ws.view(),
                       static_cast<const std::int32_t*>(input.get()) + offset, n, out.get(), nullptr);
     RT_CUDA_CHECK(cudaDeviceSynchronize());
     std::int32_t got = 0;

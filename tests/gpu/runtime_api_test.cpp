@@ -23,7 +23,7 @@
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/reduce_tune.h"
 #include "reduce_tune/runtime/selector.h"
-#include "reduce_tune/tuner/reference.h"
+#include "host_reference.h"
 
 namespace reduce_tune {
 namespace {
@@ -34,12 +34,12 @@ using testing::no_database;
 using testing::temp_dir;
 
 struct DeviceArray {
-  verify::HostArray host;
+  testing::HostArray host;
   DeviceBuffer device;
 };
 
 DeviceArray upload(Op op, DType dtype, std::size_t count, std::uint64_t seed = 3) {
-  DeviceArray a{verify::make_input(op, dtype, verify::Pattern::exact, count, seed), DeviceBuffer(count * size_of(dtype) + 8)};
+  DeviceArray a{testing::make_input(op, dtype, testing::Pattern::exact, count, seed), DeviceBuffer(count * size_of(dtype) + 8)};
   RT_CUDA_CHECK(cudaMemcpy(a.device.get(), a.host.bytes.data(), a.host.bytes.size(), cudaMemcpyHostToDevice));
   return a;
 }
@@ -72,10 +72,10 @@ TEST(RuntimeApi, EveryOpAndDtypeMatchesTheReference) {
         const TypeRule t = *resolve_types(op, in, out).rule;
         for (auto n : sizes)
           for (std::size_t offset : {0, 1, 3}) {
-            const auto expected = verify::reference_reduce(op, t, a.host, offset, n);
+            const auto expected = testing::expect(op, t, a.host, offset, n);
             const auto got = run(ctx, op, t, a, offset, n);
             ++runs;
-            EXPECT_EQ(verify::compare_result(t, got, expected, 1 << 20), "")
+            EXPECT_EQ(testing::mismatch(t, got, expected, 1 << 20), "")
                 << to_string(op) << "<" << to_string(in) << "," << to_string(out) << "> n=" << n << " offset=" << offset;
           }
       }
@@ -131,7 +131,7 @@ TEST(RuntimeApi, ManyThreadsOnManyStreams) {
   for (Op op : ops) arrays.push_back(upload(op, DType::i32, n, 11));
   std::vector<std::uint64_t> expected;
   for (std::size_t k = 0; k < 4; ++k)
-    expected.push_back(verify::reference_reduce(ops[k], *resolve_types(ops[k], DType::i32, DType::i32).rule,
+    expected.push_back(testing::expect(ops[k], *resolve_types(ops[k], DType::i32, DType::i32).rule,
                                                 arrays[k].host, 0, n - k * 1000).bits);
   std::atomic<int> failures{0}, calls{0};
   std::vector<std::thread> threads;
@@ -199,7 +199,7 @@ TEST(RuntimeApi, SameCallSameBitsEveryTime) {
   Context ctx(no_database());
   const std::uint64_t n = (1 << 24) + 17;
   const auto a = [&] {
-    DeviceArray x{verify::make_input(Op::sum, DType::f32, verify::Pattern::real, n, 5), DeviceBuffer(n * 4)};
+    DeviceArray x{testing::make_input(Op::sum, DType::f32, testing::Pattern::real, n, 5), DeviceBuffer(n * 4)};
     RT_CUDA_CHECK(cudaMemcpy(x.device.get(), x.host.bytes.data(), n * 4, cudaMemcpyHostToDevice));
     return x;
   }();
@@ -246,8 +246,7 @@ TEST(RuntimeApi, TunedWinnerIsUsedAndExplained) {
   EXPECT_NE(e.to_string().find("match: exact"), std::string::npos) << e.to_string();
   const auto a = upload(Op::sum, DType::f32, 5000);
   const TypeRule t = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
-  EXPECT_EQ(verify::compare_result(t, run(ctx, Op::sum, t, a, 1, 4999),
-                                   verify::reference_reduce(Op::sum, t, a.host, 1, 4999), 64),
+  EXPECT_EQ(testing::mismatch(t, run(ctx, Op::sum, t, a, 1, 4999), testing::expect(Op::sum, t, a.host, 1, 4999), 64),
             "");
   EXPECT_EQ(ctx.explain(Op::sum, DType::f32, DType::f32, 1 << 20).match, MatchKind::nearest_size);
   EXPECT_EQ(ctx.explain(Op::max, DType::f32, DType::f32, 1 << 20).match, MatchKind::default_config);
@@ -273,7 +272,7 @@ TEST(RuntimeApi, CorruptDatabaseFallsBackToDefaultsWithOneReport) {
   const auto a = upload(Op::max, DType::f64, 1000);
   const TypeRule t = *resolve_types(Op::max, DType::f64, DType::f64).rule;
   for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(verify::compare_result(t, run(ctx, Op::max, t, a, 0, 1000), verify::reference_reduce(Op::max, t, a.host, 0, 1000), 1), "");
+    EXPECT_EQ(testing::mismatch(t, run(ctx, Op::max, t, a, 0, 1000), testing::expect(Op::max, t, a.host, 0, 1000), 1), "");
   set_log_sink(previous);
   EXPECT_EQ(errors.size(), 1u);
   std::filesystem::remove_all(dir);

@@ -90,8 +90,11 @@ TEST(TuningWork, SizesThatDoNotFitAreSkippedWithANote) {
   EXPECT_NE(progress.notes[0].find("needs 8192 MiB"), std::string::npos) << progress.notes[0];
 }
 
+// A config the winner rules never see as the built-in default.
+ReduceConfig no_default() { return *parse_config("neighbored:block=32").config; }
+const TypeRule kSumF32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+
 TEST(Winners, FastestVerifiedCandidateOfEachClassWins) {
-  const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   std::vector<db::Measurement> ms = {
       ok_measurement("vectorized:passes=single_pass_ticket", 0.010),
       ok_measurement("vectorized:passes=single_pass_atomic", 0.008),
@@ -99,7 +102,7 @@ TEST(Winners, FastestVerifiedCandidateOfEachClassWins) {
       ok_measurement("multi_element", 0.001),
   };
   ms[3].status = db::MeasurementStatus::wrong_result;  // fastest, but wrong
-  const auto w = choose_winners(ms, Op::sum, types, {}, 132);
+  const auto w = choose_winners(ms, Op::sum, kSumF32, 1024, {}, no_default(), 132);
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].determinism, db::Determinism::deterministic);
   EXPECT_EQ(w[0].measurement_index, 2u);
@@ -108,27 +111,23 @@ TEST(Winners, FastestVerifiedCandidateOfEachClassWins) {
 }
 
 TEST(Winners, TiesWithinNoiseKeepThePreviousWinnerElseTheSimplest) {
-  const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   std::vector<db::Measurement> ms = {
       ok_measurement("warp_shuffle:block=512", 0.01002),
       ok_measurement("vectorized", 0.01000),
       ok_measurement("multi_element", 0.01003),
   };
-  auto w = choose_winners(ms, Op::sum, types, {}, 132);
+  auto w = choose_winners(ms, Op::sum, kSumF32, 1024, {}, no_default(), 132);
   ASSERT_EQ(w.size(), 1u);
-  // n = 1024: the vectorized default (a 4096-element tile) runs one block, one launch;
-  // multi_element's default is two-pass: with 1024/(256*4) = 1 block also one launch;
-  // warp_shuffle at block 512 and 4 items: one block. All one launch, one block: text.
+  // n = 1024: all three run one block in one launch: the canonical text decides.
   EXPECT_EQ(w[0].measurement_index, 2u);
-  w = choose_winners(ms, Op::sum, types, {ms[0].config}, 132);
+  w = choose_winners(ms, Op::sum, kSumF32, 1024, {ms[0].config}, no_default(), 132);
   EXPECT_EQ(w[0].measurement_index, 0u);  // the previous winner stays
   ms[0].median_ms = 0.0110;               // 10% slower: no longer a tie
-  w = choose_winners(ms, Op::sum, types, {ms[0].config}, 132);
+  w = choose_winners(ms, Op::sum, kSumF32, 1024, {ms[0].config}, no_default(), 132);
   EXPECT_EQ(w[0].measurement_index, 2u);
 }
 
 TEST(Winners, AmongTiesFewerLaunchesAndBlocksWin) {
-  const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   const std::uint64_t n = 1 << 20;
   std::vector<db::Measurement> ms = {
       ok_measurement("interleaved:block=256", 0.00400, n),                                  // 4096 blocks, two launches
@@ -136,8 +135,68 @@ TEST(Winners, AmongTiesFewerLaunchesAndBlocksWin) {
       ok_measurement("warp_shuffle:grid=sm*1,passes=single_pass_ticket", 0.00402, n),      // 132 blocks, ticket
       ok_measurement("warp_shuffle:grid=sm*1,passes=single_pass_ticket,block=512", 0.0050, n),  // not a tie
   };
-  const auto w = choose_winners(ms, Op::sum, types, {}, 132);
+  const auto w = choose_winners(ms, Op::sum, kSumF32, n, {}, no_default(), 132);
   EXPECT_EQ(w[0].measurement_index, 2u);
+}
+
+TEST(Winners, AWinnerMustHoldAcrossItsBucket) {
+  // At 2^16 exactly a one-tile two-pass config launches once and is fastest; just above
+  // 2^16 it launches twice. Scored by its worst ratio over the bucket, it loses.
+  const std::uint64_t n = 1 << 16;
+  const char* one_tile = "vectorized:block=1024,items=16,vec=4,grid=tiles,passes=two_pass,unroll=1";
+  const char* ticket = "vectorized:block=256,items=4,vec=4,grid=sm*4,passes=single_pass_ticket";
+  std::vector<db::Measurement> ms = {
+      ok_measurement(one_tile, 0.0030, n),         ok_measurement(ticket, 0.0033, n),
+      ok_measurement(one_tile, 0.0062, n + 1),     ok_measurement(ticket, 0.0034, n + 1),
+      ok_measurement(one_tile, 0.0063, 3 * n / 2 + 1), ok_measurement(ticket, 0.0036, 3 * n / 2 + 1),
+  };
+  auto w = choose_winners(ms, Op::sum, kSumF32, n, {}, no_default(), 132);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(ms[w[0].measurement_index].config, *parse_config(ticket).config);
+  EXPECT_EQ(ms[w[0].measurement_index].problem.n, n);  // the winner row is its time at 2^k
+  // Measured at n alone (no interior sizes), the one-tile config would have won.
+  std::vector<db::Measurement> at_n = {ms[0], ms[1]};
+  w = choose_winners(at_n, Op::sum, kSumF32, n, {}, no_default(), 132);
+  EXPECT_EQ(at_n[w[0].measurement_index].config, *parse_config(one_tile).config);
+}
+
+TEST(Winners, AConfigThatFailedAnywhereNeverWins) {
+  const std::uint64_t n = 1 << 12;
+  std::vector<db::Measurement> ms = {ok_measurement("vectorized", 0.0030, n),
+                                     ok_measurement("warp_shuffle", 0.0040, n),
+                                     ok_measurement("vectorized", 0.0031, n + 1),
+                                     ok_measurement("warp_shuffle", 0.0041, n + 1)};
+  ms[2].status = db::MeasurementStatus::wrong_result;  // wrong at the interior size
+  const auto w = choose_winners(ms, Op::sum, kSumF32, n, {}, no_default(), 132);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(ms[w[0].measurement_index].config, *parse_config("warp_shuffle").config);
+}
+
+TEST(Winners, NeverSlowerThanTheBuiltInDefaultWhereBothWereMeasured) {
+  const std::uint64_t n = 1 << 12;
+  const ReduceConfig builtin = *parse_config("vectorized").config;
+  // warp_shuffle has the better worst ratio overall, but is 8% slower than the default
+  // at n + 1.
+  std::vector<db::Measurement> ms = {
+      ok_measurement("warp_shuffle", 0.0030, n), ok_measurement("vectorized", 0.0040, n),
+      ok_measurement("warp_shuffle", 0.0035, n + 1), ok_measurement("vectorized", 0.00324, n + 1),
+  };
+  const auto w = choose_winners(ms, Op::sum, kSumF32, n, {}, builtin, 132);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(ms[w[0].measurement_index].config, builtin);
+}
+
+TEST(Winners, InteriorSizesAreOddAndInsideTheBucket) {
+  for (int k = 10; k <= 30; ++k) {
+    const std::uint64_t n = std::uint64_t{1} << k;
+    const auto sizes = interior_sizes(n, std::uint64_t{1} << 40);
+    EXPECT_EQ(sizes.size(), k >= 24 ? 1u : 3u) << k;
+    for (auto s : sizes) {
+      EXPECT_EQ(size_bucket(s), k) << s;
+      EXPECT_EQ(s % 2, 1u) << s;  // a multiple of no tile
+    }
+  }
+  EXPECT_TRUE(interior_sizes(std::uint64_t{1} << 30, std::uint64_t{1} << 30).empty());  // no room
 }
 
 TEST(Winners, NoiseBandIsWiderWhenLaunchBound) {
@@ -161,33 +220,6 @@ TEST(Timing, RotationOnlyForInputsNearOrPastL2) {
   EXPECT_EQ(rotation_count(32 << 20, l2, 1ull << 34), 9);         // 4 x L2 / 32 MiB + 1
   EXPECT_EQ(rotation_count(8ull << 30, l2, 1ull << 34), 2);       // far past L2
   EXPECT_EQ(rotation_count(32 << 20, l2, 64 << 20), 2);           // limited by the buffer
-}
-
-TEST(HashedData, ReferenceMatchesTheMaterialisedArray) {
-  for (DType dtype : kAllDTypes)
-    for (Op op : {Op::sum, Op::prod, Op::min, Op::max}) {
-      const TypeRule types = *resolve_types(op, dtype, dtype).rule;
-      const std::uint64_t n = 100003;
-      verify::HostArray a{dtype, std::vector<unsigned char>((n + 1) * size_of(dtype))};
-      for (std::uint64_t i = 0; i < n + 1; ++i) {
-        const std::uint64_t bits = verify::hashed_bits(verify::fill_kind(op), dtype, 9, i);
-        std::memcpy(a.bytes.data() + i * size_of(dtype), &bits, size_of(dtype));
-      }
-      const auto direct = verify::reference_reduce(op, types, a, 1, n);
-      const auto hashed = verify::reference_reduce_hashed(op, types, 9, 1, n, 4);
-      EXPECT_EQ(direct.bits, hashed.bits) << to_string(op) << " " << to_string(dtype);
-      EXPECT_TRUE(hashed.exact) << to_string(op) << " " << to_string(dtype);
-    }
-}
-
-TEST(HashedData, IsNotConstantAndProductsStayFinite) {
-  std::set<std::uint64_t> values;
-  for (std::uint64_t i = 0; i < 64; ++i) values.insert(verify::hashed_bits(verify::FillKind::sum, DType::i32, 1, i));
-  EXPECT_GT(values.size(), 60u);
-  const TypeRule f32 = *resolve_types(Op::prod, DType::f32, DType::f32).rule;
-  const auto prod = verify::reference_reduce_hashed(Op::prod, f32, 1, 0, 1u << 22, 4);
-  EXPECT_TRUE(std::isfinite(prod.value));
-  EXPECT_NE(prod.value, 0);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ TimingResult time_reduction(const std::function<void(int slice)>& enqueue, int r
   RT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
   float first_ms = 0;
   RT_CUDA_CHECK(cudaEventElapsedTime(&first_ms, start.get(), stop.get()));
-  const int batch = std::clamp(static_cast<int>(std::ceil(policy.min_sample_ms / std::max(first_ms, 1e-4f))), 1, 256);
+  const int batch = std::clamp(static_cast<int>(std::ceil(policy.min_sample_ms / std::max(first_ms, 1e-4f))), 1, 512);
 
   TimingResult result;
   std::vector<double> samples;

@@ -1,25 +1,15 @@
 #include "reduce_tune/tuner/reference.h"
 
-#include <cmath>
-#include <limits>
-#include <random>
-#include <sstream>
-#include <type_traits>
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 namespace reduce_tune::verify {
-
-std::string_view to_string(Pattern p) {
-  switch (p) {
-    case Pattern::exact: return "exact";
-    case Pattern::real: return "real";
-    case Pattern::nan: return "nan";
-    case Pattern::inf: return "inf";
-    case Pattern::mixed_inf: return "mixed_inf";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -36,6 +26,20 @@ auto visit_dtype(DType d, F&& f) {
 }
 
 template <typename T>
+std::uint64_t to_bits(T v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
+}
+
+template <typename T>
+T from_bits(std::uint64_t bits) {
+  T v;
+  std::memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+
+template <typename T>
 T wrap_add(T a, T b) {
   if constexpr (std::is_integral_v<T>)
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
@@ -49,86 +53,6 @@ T wrap_mul(T a, T b) {
   else
     return a * b;
 }
-template <typename T>
-T nan_min(T a, T b) { return (a < b || a != a) ? a : b; }
-template <typename T>
-T nan_max(T a, T b) { return (a > b || a != a) ? a : b; }
-
-template <typename T>
-void fill(Op op, Pattern pattern, std::vector<unsigned char>& bytes, std::size_t count, std::mt19937_64& rng) {
-  bytes.resize(count * sizeof(T));
-  T* data = reinterpret_cast<T*>(bytes.data());
-  const bool product = op == Op::prod;
-  for (std::size_t i = 0; i < count; ++i) {
-    T v{};
-    const std::uint64_t r = rng();
-    if constexpr (std::is_integral_v<T>) {
-      v = static_cast<T>(r);  // the whole range: sums overflow and wrap
-      if (product) v = static_cast<T>(v | 1);  // odd: products never collapse to 0
-    } else {
-      if (op == Op::min || op == Op::max) {
-        v = static_cast<T>(std::ldexp(static_cast<double>(r >> 11) * 0x1p-53 - 0.5, static_cast<int>(r % 40) - 20));
-      } else if (product) {
-        v = (r & 1) ? T(1) : T(-1);
-        if (r % 200000 == 7) v = T(2);  // a few factors of two, far from overflow
-      } else if (pattern == Pattern::real) {
-        v = static_cast<T>(static_cast<double>(r >> 11) * 0x1p-52 - 1.0);
-      } else if (std::is_same_v<T, float>) {
-        v = static_cast<T>(static_cast<int>(r % 3) - 1);  // partial sums stay exact
-      } else {
-        v = static_cast<T>(static_cast<int>(r % 2001) - 1000);
-      }
-    }
-    data[i] = v;
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    auto place = [&](T value, int copies) {
-      for (int c = 0; c < copies && count > 0; ++c) data[rng() % count] = value;
-    };
-    const T inf = std::numeric_limits<T>::infinity();
-    if (pattern == Pattern::nan) place(std::numeric_limits<T>::quiet_NaN(), 3);
-    if (pattern == Pattern::inf || pattern == Pattern::mixed_inf) place(inf, 3);
-    if (pattern == Pattern::mixed_inf) place(-inf, 3);
-  }
-}
-
-template <typename T>
-std::uint64_t to_bits(T v) {
-  std::uint64_t b = 0;
-  std::memcpy(&b, &v, sizeof(T));
-  return b;
-}
-
-}  // namespace
-
-HostArray make_input(Op op, DType dtype, Pattern pattern, std::size_t count, std::uint64_t seed) {
-  HostArray a{dtype, {}};
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(op) * 131 +
-                      static_cast<std::uint64_t>(dtype) * 7 + static_cast<std::uint64_t>(pattern));
-  visit_dtype(dtype, [&](auto tag) {
-    fill<decltype(tag)>(op, pattern, a.bytes, count, rng);
-    return 0;
-  });
-  return a;
-}
-
-double bits_to_double(DType dtype, std::uint64_t bits) {
-  return visit_dtype(dtype, [&](auto tag) {
-    decltype(tag) v;
-    std::memcpy(&v, &bits, sizeof(v));
-    return static_cast<double>(v);
-  });
-}
-
-namespace {
-
-// The running state of a reference reduction over a range; ranges combine in order.
-template <typename Acc>
-struct Partial {
-  Acc acc;
-  long double precise = 0, magnitude = 0;
-  bool all_integers = true;
-};
 
 template <typename Acc>
 Acc identity_for(Op op) {
@@ -152,76 +76,102 @@ Acc combine(Op op, Acc a, Acc b) {
     case Op::sum:
     case Op::mean: return wrap_add(a, b);
     case Op::prod: return wrap_mul(a, b);
-    case Op::min: return nan_min(a, b);
-    case Op::max: return nan_max(a, b);
+    case Op::min: return (a < b || a != a) ? a : b;  // NaN wins, as on the device
+    case Op::max: return (a > b || a != a) ? a : b;
   }
   return a;
 }
 
-template <typename In, typename Acc, typename Get>
-Partial<Acc> reduce_range(Op op, Get get, std::uint64_t begin, std::uint64_t end) {
-  Partial<Acc> p{identity_for<Acc>(op)};
-  for (std::uint64_t i = begin; i < end; ++i) {
-    const In x = get(i);
-    p.acc = combine(op, p.acc, static_cast<Acc>(x));
-    if constexpr (std::is_floating_point_v<In>) {
-      p.precise += static_cast<long double>(x);
-      p.magnitude += std::fabs(static_cast<long double>(x));
-      p.all_integers = p.all_integers && x == std::floor(x);
-    }
-  }
-  return p;
-}
+using Ranges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  // {offset, n}
 
-// Reduces get(0..n) on `threads` threads, combining the ranges in order, and turns the
-// total into the expected output.
-template <typename In, typename Acc, typename Out, typename Get>
-Expected finish_reference(Op op, Get get, std::uint64_t n, unsigned threads) {
+// Runs body(begin, end) over [lo, hi) split into contiguous chunks on up to `threads`
+// threads; returns the per-chunk results in order.
+template <typename R, typename Body>
+std::vector<R> parallel_chunks(std::uint64_t lo, std::uint64_t hi, unsigned threads, Body body) {
+  const std::uint64_t n = hi - lo;
   threads = static_cast<unsigned>(std::clamp<std::uint64_t>(n / (1u << 20), 1, std::max(threads, 1u)));
-  std::vector<Partial<Acc>> parts(threads, Partial<Acc>{identity_for<Acc>(op)});
+  std::vector<R> parts(threads);
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { parts[t] = reduce_range<In, Acc>(op, get, n * t / threads, n * (t + 1) / threads); });
+    pool.emplace_back([&, t] { parts[t] = body(lo + n * t / threads, lo + n * (t + 1) / threads); });
   for (auto& th : pool) th.join();
-  Partial<Acc> total{identity_for<Acc>(op)};
-  for (const auto& p : parts) {
-    total.acc = combine(op, total.acc, p.acc);
-    total.precise += p.precise;
-    total.magnitude += p.magnitude;
-    total.all_integers = total.all_integers && p.all_integers;
+  return parts;
+}
+
+std::pair<std::uint64_t, std::uint64_t> span_of(const Ranges& ranges) {
+  std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+  for (const auto& [offset, n] : ranges) {
+    lo = std::min(lo, offset);
+    hi = std::max(hi, offset + n);
   }
-  Expected e;
-  Out out;
-  if (op == Op::mean)
-    out = static_cast<Out>(static_cast<double>(total.acc) / static_cast<double>(n));
-  else
-    out = static_cast<Out>(total.acc);
-  e.bits = to_bits(out);
-  e.value = static_cast<double>(out);
-  // Float sums are exact when every value is an integer and every partial sum fits the
-  // mantissa; otherwise the result depends on the order of additions and is checked
-  // against the exact sum with a worst-case error bound.
-  const long double exact_limit = std::ldexp(1.0L, std::numeric_limits<Acc>::digits);
-  const bool inexact = std::is_floating_point_v<Acc> && (op == Op::sum || op == Op::mean) &&
-                       std::isfinite(static_cast<double>(total.magnitude)) &&
-                       !(total.all_integers && total.magnitude < exact_limit);
-  if (inexact) {
-    e.exact = false;
-    double bound = std::numeric_limits<Acc>::epsilon() * static_cast<double>(total.magnitude);
-    double centre = static_cast<double>(total.precise);
-    if (op == Op::mean && n > 0) {
-      bound /= static_cast<double>(n);
-      centre /= static_cast<double>(n);
+  return {ranges.empty() ? 0 : lo, hi};
+}
+
+// The exact set: every order gives the same bits, so the reference reduces in order.
+template <typename In, typename Acc, typename Out>
+std::vector<Expected> exact_reference(Op op, FillKind kind, DType dtype, std::uint64_t seed, const Ranges& ranges,
+                                      unsigned threads) {
+  const auto [lo, hi] = span_of(ranges);
+  const auto parts = parallel_chunks<std::vector<Acc>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    std::vector<Acc> acc(ranges.size(), identity_for<Acc>(op));
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const Acc x = static_cast<Acc>(from_bits<In>(hashed_bits(kind, dtype, seed, i)));
+      for (std::size_t r = 0; r < ranges.size(); ++r)
+        if (i >= ranges[r].first && i - ranges[r].first < ranges[r].second) acc[r] = combine(op, acc[r], x);
     }
-    e.value = centre;
-    e.error_per_link = bound;
-    e.slack = std::fabs(centre) * 2 * std::numeric_limits<Out>::epsilon();
+    return acc;
+  });
+  std::vector<Expected> out;
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    Acc total = identity_for<Acc>(op);
+    for (const auto& p : parts) total = combine(op, total, p[r]);
+    const double n = static_cast<double>(ranges[r].second);
+    const Out value = op == Op::mean ? static_cast<Out>(static_cast<double>(total) / n) : static_cast<Out>(total);
+    Expected e;
+    e.bits = to_bits(value);
+    e.value = static_cast<double>(value);
+    out.push_back(e);
   }
-  return e;
+  return out;
+}
+
+// The rounding set: values 1 + m * 2^-p (p = 23 for f32, 52 for f64), summed exactly as
+// integers m.
+template <typename In, typename Out>
+std::vector<Expected> rounding_reference(Op op, DType dtype, std::uint64_t seed, const Ranges& ranges,
+                                         unsigned threads) {
+  constexpr int p = std::numeric_limits<In>::digits - 1;
+  const auto [lo, hi] = span_of(ranges);
+  const auto parts =
+      parallel_chunks<std::vector<unsigned __int128>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
+        std::vector<unsigned __int128> sums(ranges.size(), 0);
+        for (std::uint64_t i = begin; i < end; ++i) {
+          const In x = from_bits<In>(hashed_bits(FillKind::rounding, dtype, seed, i));
+          const auto m = static_cast<std::uint64_t>(std::ldexp(static_cast<long double>(x) - 1.0L, p));
+          for (std::size_t r = 0; r < ranges.size(); ++r)
+            if (i >= ranges[r].first && i - ranges[r].first < ranges[r].second) sums[r] += m;
+        }
+        return sums;
+      });
+  std::vector<Expected> out;
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    unsigned __int128 mantissas = 0;
+    for (const auto& part : parts) mantissas += part[r];
+    const auto n = static_cast<long double>(ranges[r].second);
+    long double exact = n + std::ldexp(static_cast<long double>(mantissas), -p);
+    if (op == Op::mean) exact /= n;
+    Expected e;
+    e.exact = false;
+    e.value = static_cast<double>(exact);
+    e.magnitude = static_cast<double>(exact);  // all values positive
+    e.bits = to_bits(static_cast<Out>(exact));
+    out.push_back(e);
+  }
+  return out;
 }
 
 template <typename F>
-Expected with_types(const TypeRule& types, F&& f) {
+auto with_types(const TypeRule& types, F&& f) {
   return visit_dtype(types.in, [&](auto in_tag) {
     return visit_dtype(types.acc, [&](auto acc_tag) {
       return visit_dtype(types.out, [&](auto out_tag) { return f(in_tag, acc_tag, out_tag); });
@@ -229,25 +179,24 @@ Expected with_types(const TypeRule& types, F&& f) {
   });
 }
 
-}  // namespace
-
-Expected reference_reduce(Op op, const TypeRule& types, const HostArray& input, std::size_t offset,
-                          std::uint64_t n) {
-  return with_types(types, [&](auto in_tag, auto acc_tag, auto out_tag) {
-    using In = decltype(in_tag);
-    const In* x = reinterpret_cast<const In*>(input.bytes.data()) + offset;
-    return finish_reference<In, decltype(acc_tag), decltype(out_tag)>(
-        op, [x](std::uint64_t i) { return x[i]; }, n, 1);
-  });
+// The unit roundoff of a floating type (half its epsilon).
+double unit_roundoff(DType dtype) {
+  return dtype == DType::f32 ? std::ldexp(1.0, -24) : dtype == DType::f64 ? std::ldexp(1.0, -53) : 0.0;
 }
 
-FillKind fill_kind(Op op) {
+}  // namespace
+
+FillKind exact_fill(Op op) {
   switch (op) {
     case Op::prod: return FillKind::prod;
     case Op::min:
     case Op::max: return FillKind::minmax;
     default: return FillKind::sum;
   }
+}
+
+bool has_rounding_set(Op op, const TypeRule& types) {
+  return (op == Op::sum || op == Op::mean) && is_floating(types.in);
 }
 
 // Mirrors rt::hashed_value in tuner/kernels/tuner/fill.cuh, operation for operation.
@@ -258,60 +207,103 @@ std::uint64_t hashed_bits(FillKind kind, DType dtype, std::uint64_t seed, std::u
   const std::uint64_t h = z ^ (z >> 31);
   return visit_dtype(dtype, [&](auto tag) -> std::uint64_t {
     using T = decltype(tag);
-    T v;
+    T v{};
     if constexpr (std::is_integral_v<T>) {
       v = static_cast<T>(kind == FillKind::prod ? (h | 1) : h);
     } else {
-      if (kind == FillKind::sum)
-        v = static_cast<T>(static_cast<int>(h % 3) - 1);
-      else if (kind == FillKind::prod)
-        v = ((h >> 1) & ((1u << 26) - 1)) == 5 ? T(2) : ((h & 1) ? T(1) : T(-1));
-      else
-        v = static_cast<T>(static_cast<double>(static_cast<int>(h >> 40) - (1 << 23)) * 0x1p-10);
+      switch (kind) {
+        case FillKind::sum: {
+          const int k = static_cast<int>(h % 16) + 1;
+          v = static_cast<T>(((h >> 8) & 1) ? -k : k);
+          break;
+        }
+        case FillKind::prod:
+          v = ((h >> 1) & ((1u << 26) - 1)) == 5 ? T(2) : ((h & 1) ? T(1) : T(-1));
+          break;
+        case FillKind::minmax:
+          v = static_cast<T>(static_cast<double>(static_cast<int>(h >> 40) - (1 << 23)) * 0x1p-10);
+          break;
+        case FillKind::rounding:
+          if constexpr (std::is_same_v<T, float>)
+            v = 1.0f + static_cast<float>(h >> 41) * 0x1p-23f;
+          else
+            v = 1.0 + static_cast<double>(h >> 12) * 0x1p-52;
+          break;
+      }
     }
     return to_bits(v);
   });
 }
 
-Expected reference_reduce_hashed(Op op, const TypeRule& types, std::uint64_t seed, std::uint64_t offset,
-                                 std::uint64_t n, unsigned threads) {
-  const FillKind kind = fill_kind(op);
+std::vector<Expected> reference_hashed(Op op, const TypeRule& types, FillKind kind, std::uint64_t seed,
+                                       const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+                                       unsigned threads) {
   return with_types(types, [&](auto in_tag, auto acc_tag, auto out_tag) {
     using In = decltype(in_tag);
-    const DType in = types.in;
-    auto get = [=](std::uint64_t i) {
-      const std::uint64_t bits = hashed_bits(kind, in, seed, offset + i);
-      In v;
-      std::memcpy(&v, &bits, sizeof(In));
-      return v;
-    };
-    return finish_reference<In, decltype(acc_tag), decltype(out_tag)>(op, get, n, threads);
+    using Out = decltype(out_tag);
+    if constexpr (std::is_floating_point_v<In>) {
+      if (kind == FillKind::rounding) return rounding_reference<In, Out>(op, types.in, seed, ranges, threads);
+    }
+    return exact_reference<In, decltype(acc_tag), Out>(op, kind, types.in, seed, ranges, threads);
   });
 }
 
+Expected reference_hashed(Op op, const TypeRule& types, FillKind kind, std::uint64_t seed, std::uint64_t offset,
+                          std::uint64_t n, unsigned threads) {
+  return reference_hashed(op, types, kind, seed, {{offset, n}}, threads).front();
+}
+
+std::uint64_t longest_chain(const KernelSpec& spec, const LaunchPlan& plan, std::uint64_t n) {
+  const ReduceConfig& c = spec.config;
+  const std::uint64_t threads = static_cast<std::uint64_t>(plan.grid) * plan.block;
+  // A thread's own elements, spread over `unroll` accumulators, then combined; the
+  // peeled head and tail add at most two more.
+  const std::uint64_t per_thread = (n + threads - 1) / threads;
+  const std::uint64_t unroll = std::max<std::uint32_t>(c.unroll, 1);
+  const std::uint64_t in_thread = (per_thread + unroll - 1) / unroll + unroll + 2;
+  // The block's tree: at most log2(1024) levels, twice (two-level warp reductions).
+  const std::uint64_t block_tree = 2 * 10;
+  // Across blocks: the atomic accumulator takes every block in turn; otherwise the last
+  // block (or the finalize kernel) folds grid/block partials per thread, then a tree.
+  const std::uint64_t across = plan.grid <= 1 ? 0
+                               : c.passes == Passes::single_pass_atomic
+                                   ? plan.grid
+                                   : (plan.grid + plan.block - 1) / plan.block + block_tree;
+  return in_thread + block_tree + across;
+}
+
 std::string compare_result(const TypeRule& types, std::uint64_t got_bits, const Expected& expected,
-                           std::uint64_t longest_chain) {
+                           std::uint64_t chain) {
   std::ostringstream os;
-  const double tolerance =
-      static_cast<double>(longest_chain) * expected.error_per_link + expected.slack;
+  os.precision(17);
   const double got = bits_to_double(types.out, got_bits);
   if (is_floating(types.out)) {
     if (std::isnan(expected.value) && std::isnan(got)) return {};
     if (expected.exact) {
-      if (got == expected.value) return {};
-    } else if (std::fabs(got - expected.value) <= tolerance) {
-      return {};
+      if (got_bits == expected.bits || (size_of(types.out) == 4 && (got_bits & 0xffffffffull) == expected.bits))
+        return {};
+      os << "got " << got << ", expected exactly " << expected.value;
+      return os.str();
     }
-    os.precision(17);
-    os << "got " << got << ", expected " << expected.value;
-    if (!expected.exact) os << " +- " << tolerance;
+    // gamma(L) = L u / (1 - L u) for the accumulator, then one rounding to the output
+    // type and the reference's own rounding to double.
+    const double u = unit_roundoff(types.acc);
+    const double lu = static_cast<double>(chain) * u;
+    const double bound = (lu < 1 ? lu / (1 - lu) : HUGE_VAL) * expected.magnitude +
+                         (unit_roundoff(types.out) + std::ldexp(1.0, -53)) * std::fabs(expected.value);
+    if (std::fabs(got - expected.value) <= bound) return {};
+    os << "got " << got << ", expected " << expected.value << " +- " << bound << " (chain " << chain << ")";
     return os.str();
   }
   const std::uint64_t mask = size_of(types.out) == 4 ? 0xffffffffull : ~0ull;
   if ((got_bits & mask) == (expected.bits & mask)) return {};
-  os << "got bits 0x" << std::hex << (got_bits & mask) << ", expected 0x" << (expected.bits & mask)
-     << std::dec << " (" << got << " vs " << expected.value << ")";
+  os << "got bits 0x" << std::hex << (got_bits & mask) << ", expected 0x" << (expected.bits & mask) << std::dec << " ("
+     << got << " vs " << expected.value << ")";
   return os.str();
+}
+
+double bits_to_double(DType dtype, std::uint64_t bits) {
+  return visit_dtype(dtype, [&](auto tag) { return static_cast<double>(from_bits<decltype(tag)>(bits)); });
 }
 
 }  // namespace reduce_tune::verify

@@ -1,11 +1,10 @@
 #include "reduce_tune/tuner/tuner.h"
-#include "reduce_tune/tuner/tuner_kernels.h"
-#include "reduce_tune/engine/kernel_sources.h"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -14,17 +13,20 @@
 #include <sstream>
 #include <thread>
 
+#include "reduce_tune/db/database.h"
 #include "reduce_tune/engine/cuda_api.h"
 #include "reduce_tune/engine/kernel_set.h"
+#include "reduce_tune/engine/kernel_sources.h"
 #include "reduce_tune/engine/launch.h"
-#include "reduce_tune/db/database.h"
-#include "reduce_tune/runtime/database_binary_store.h"
-#include "reduce_tune/error.h"
 #include "reduce_tune/engine/search_space.h"
+#include "reduce_tune/error.h"
+#include "reduce_tune/runtime/database_binary_store.h"
+#include "reduce_tune/runtime/selector.h"
 #include "reduce_tune/tuner/measure.h"
 #include "reduce_tune/tuner/reference.h"
 #include "reduce_tune/tuner/search.h"
 #include "reduce_tune/tuner/thread_pool.h"
+#include "reduce_tune/tuner/tuner_kernels.h"
 
 #ifndef REDUCE_TUNE_VERSION
 #define REDUCE_TUNE_VERSION "0.0.0"
@@ -34,11 +36,28 @@ namespace reduce_tune::tuner {
 
 std::string tool_version_string() { return "reduce-tune " REDUCE_TUNE_VERSION; }
 
+std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacity) {
+  std::vector<std::uint64_t> sizes;
+  if (n < 8) return sizes;
+  const std::uint64_t top = 2 * n - 1, middle = n + n / 2 + 1, low = n + 1;
+  const std::vector<std::uint64_t> wanted =
+      n >= (std::uint64_t{1} << 24) ? std::vector<std::uint64_t>{middle} : std::vector<std::uint64_t>{low, middle, top};
+  for (auto s : wanted)
+    if (s <= capacity) sizes.push_back(s);
+  return sizes;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::uint64_t kDataSeed = 0x5eed;
+// The exact data set, and the second one (rounding for float sums, the exact sum data
+// of the coverage twins otherwise), each from its own seed.
+constexpr std::uint64_t kExactSeed = 0x5eed;
+constexpr std::uint64_t kSecondSeed = 0x5eed2;
 constexpr std::uint64_t kPoison = 0xa5a5a5a5a5a5a5a5ull;
+// Finalists per determinism class: the fastest few within this factor of the best.
+constexpr std::size_t kFinalists = 4;
+constexpr double kFinalistBand = 1.15;
 
 // Errors after which the context is unusable: the device run must end.
 bool is_sticky(int code) {
@@ -70,22 +89,76 @@ std::string first_lines(const std::string& text, int lines = 3) {
   return out.substr(0, 400);
 }
 
-std::uint64_t longest_chain(const KernelSpec& spec, const LaunchPlan& plan, std::uint64_t n) {
-  const std::uint64_t threads = static_cast<std::uint64_t>(plan.grid) * plan.block;
-  const std::uint64_t per_thread = (n + threads - 1) / threads + 2;
-  const std::uint64_t across = spec.config.passes == Passes::single_pass_atomic
-                                   ? plan.grid
-                                   : (plan.grid + plan.block - 1) / plan.block;
-  return per_thread + across + 2 * 11 + 16;
-}
+// Adds the wall time of its scope to a phase counter.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& total) : total_(total), start_(Clock::now()) {}
+  ~PhaseTimer() { total_ += std::chrono::duration<double>(Clock::now() - start_).count(); }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
 
-// Per-device state shared by the buckets: compiler, caches, buffers, stream.
+ private:
+  double& total_;
+  Clock::time_point start_;
+};
+
+// Binaries compiled in this run wait in memory until their bucket is stored; then the
+// database gets all of them (compressed, so that a --fresh rerun compiles nothing), or
+// with keep_all_binaries off those of the winners and finalists only. Reading goes to
+// memory first, then to the database.
+class DeferredBinaryStore final : public BinaryStore {
+ public:
+  explicit DeferredBinaryStore(DatabaseBinaryStore& database) : database_(database) {}
+  std::optional<std::vector<char>> load(const std::string& key) override {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = pending_.find(key);
+      if (it != pending_.end()) return it->second.blob;
+    }
+    return database_.load(key);  // a store over no database loads nothing
+  }
+  void store(const std::string& key, int arch, const std::string& compiler_version,
+             const std::vector<char>& blob) override {
+    std::lock_guard lock(mutex_);
+    pending_[key] = Pending{arch, compiler_version, blob};
+  }
+  // Writes the binaries of `keys` compiled in this run (each once, all in one
+  // transaction); returns how many.
+  int keep(const std::set<std::string>& keys) {
+    std::vector<DatabaseBinaryStore::Entry> entries;
+    std::lock_guard lock(mutex_);
+    for (const auto& key : keys) {
+      auto it = pending_.find(key);
+      if (it == pending_.end() || kept_.count(key)) continue;
+      entries.push_back({key, it->second.arch, it->second.version, &it->second.blob});
+    }
+    database_.store_many(entries);  // pending_ entries never move or go away
+    for (const auto& e : entries) kept_.insert(e.key);
+    return static_cast<int>(entries.size());
+  }
+
+ private:
+  struct Pending {
+    int arch = 0;
+    std::string version;
+    std::vector<char> blob;
+  };
+  DatabaseBinaryStore& database_;
+  std::mutex mutex_;
+  std::map<std::string, Pending> pending_;
+  std::set<std::string> kept_;
+};
+
+// Per-device state shared by the buckets: compiler, caches, workspace, stream, the
+// test-data generator.
 class DeviceState {
  public:
-  DeviceState(const DeviceKey& key, const std::filesystem::path& db_path)
+  // Without a database path, binaries live in this process only.
+  DeviceState(const DeviceKey& key, const std::optional<std::filesystem::path>& db_path)
       : key_(key),
-        store_database_(db::Database::open(db_path)),
-        store_(&store_database_),
+        store_database_(db_path ? std::optional<db::Database>(db::Database::open(*db_path)) : std::nullopt),
+        database_store_(store_database_ ? &*store_database_ : nullptr),
+        store_(database_store_),
         cache_(compiler_, &store_),
         pool_(std::max(2u, std::thread::hardware_concurrency())) {
     limits_.arch = key.arch();
@@ -99,46 +172,55 @@ class DeviceState {
   const DeviceKey& key() const { return key_; }
   const DeviceLimits& limits() const { return limits_; }
   BinaryCache& cache() { return cache_; }
-  Stream& stream() { return stream_; }
+  DeferredBinaryStore& store() { return store_; }
+  cudaStream_t stream() const { return stream_.get(); }
   void* out() { return out_.get(); }
 
-  void compile_async(const KernelSpec& spec) {
+  // Compiles in the background; `options` are extra NVRTC options (the mutation test's
+  // -DRT_MUTATION), part of the program's identity.
+  void compile_async(const KernelSpec& spec, const std::vector<std::string>& options = {}) {
     std::lock_guard lock(mutex_);
-    const std::string k = to_string(spec);
+    const std::string k = entry_key(spec, options);
     if (kernels_.count(k)) return;
     const int arch = key_.arch();
-    kernels_[k].compiled = pool_.submit([this, spec, arch] {
+    kernels_[k].compiled = pool_.submit([this, spec, arch, options] {
       const std::vector<KernelSpec> one = {spec};
-      return cache_.get(make_compile_request(one, arch));
+      CompileRequest request = make_compile_request(one, arch);
+      request.extra_options = options;
+      return cache_.get(request);
     });
   }
 
   // Compiled and loaded kernels of a spec; throws NvrtcError or CudaError.
-  const KernelHandles& kernels(const KernelSpec& spec) {
-    compile_async(spec);
+  const KernelHandles& kernels(const KernelSpec& spec, const std::vector<std::string>& options = {}) {
+    compile_async(spec, options);
     Entry* entry;
     {
       std::lock_guard lock(mutex_);
-      entry = &kernels_[to_string(spec)];
+      entry = &kernels_[entry_key(spec, options)];
     }
     if (!entry->loaded) entry->loaded = std::make_unique<KernelSet>(entry->compiled.get(), 1);
     return entry->loaded->handles(0);
   }
 
-  // A workspace holding at least `partial_bytes` of partials, header initialised.
-  WorkspaceView workspace(std::size_t partial_bytes) {
-    if (!workspace_.get() || workspace_.size() < kWorkspaceHeaderBytes + partial_bytes) {
-      RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-      workspace_ = DeviceBuffer(kWorkspaceHeaderBytes + std::max<std::size_t>(partial_bytes, 1 << 20));
-      unsigned char header[kWorkspaceHeaderBytes];
-      make_workspace_header_image(header);
-      RT_CUDA_CHECK(cudaMemcpy(workspace_.get(), header, sizeof(header), cudaMemcpyHostToDevice));
-    }
-    return workspace_view(workspace_.get(), workspace_.size());
+  // The binary-cache key of a spec's program.
+  std::string binary_key(const KernelSpec& spec) const {
+    const std::vector<KernelSpec> one = {spec};
+    return binary_cache_key(make_compile_request(one, key_.arch()), compiler_.version());
   }
 
-  // Fills `elements` of `buffer` with hashed data of the given kind.
-  void fill(void* buffer, DType dtype, verify::FillKind kind, std::uint64_t elements) {
+  // A workspace holding at least `partial_bytes` of partials.
+  WorkspaceView workspace(std::size_t partial_bytes) {
+    if (!workspace_.holds(partial_bytes)) {
+      RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+      workspace_ = Workspace(std::max<std::size_t>(partial_bytes, 1 << 20), stream_.get());
+    }
+    return workspace_.view();
+  }
+
+  // Fills `elements` of `buffer` with the hashed data set `kind` of `seed`.
+  void fill(void* buffer, DType dtype, verify::FillKind kind, std::uint64_t seed, std::uint64_t elements) {
+    constexpr int kKinds = 4;
     if (!fill_program_) {
       CompileRequest request;
       request.source = "#include \"tuner/fill.cuh\"\n";
@@ -147,16 +229,16 @@ class DeviceState {
       request.headers.assign(templates.begin(), templates.end());
       request.headers.insert(request.headers.end(), tuner_files.begin(), tuner_files.end());
       for (DType d : kAllDTypes)
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < kKinds; ++k)
           request.name_expressions.push_back("rt::fill_kernel<" + std::string(cuda_type_name(d)) + ", " +
                                              std::to_string(k) + ">");
       request.arch = key_.arch();
       fill_program_ = cache_.get(request);
       fill_library_ = std::make_unique<LoadedLibrary>(fill_program_->cubin);
     }
-    const std::size_t index = static_cast<std::size_t>(dtype) * 3 + static_cast<std::size_t>(kind);
+    const std::size_t index = static_cast<std::size_t>(dtype) * kKinds + static_cast<std::size_t>(kind);
     const cudaKernel_t kernel = fill_library_->kernel(fill_program_->lowered_names.at(index));
-    std::uint64_t n = elements, seed = kDataSeed;
+    std::uint64_t n = elements;
     void* args[] = {&buffer, &n, &seed};
     CudaLauncher().launch(reinterpret_cast<const void*>(kernel), static_cast<std::uint32_t>(key_.sm_count * 8), 256,
                           stream_.get(), args);
@@ -168,17 +250,23 @@ class DeviceState {
     std::shared_future<std::shared_ptr<const CompiledProgram>> compiled;
     std::unique_ptr<KernelSet> loaded;
   };
+  static std::string entry_key(const KernelSpec& spec, const std::vector<std::string>& options) {
+    std::string key = to_string(spec);
+    for (const auto& o : options) key.append(" ").append(o);
+    return key;
+  }
   DeviceKey key_;
   DeviceLimits limits_;
   NvrtcCompiler compiler_;
-  // The binary store's own connection: compile threads store binaries while the tuning
+  // The binary store's own connection: compile threads read binaries while the tuning
   // flow holds a bucket's transaction on the main connection.
-  db::Database store_database_;
-  DatabaseBinaryStore store_;
+  std::optional<db::Database> store_database_;
+  DatabaseBinaryStore database_store_;
+  DeferredBinaryStore store_;
   BinaryCache cache_;
   Stream stream_;
   DeviceBuffer out_;
-  DeviceBuffer workspace_;
+  Workspace workspace_;
   std::shared_ptr<const CompiledProgram> fill_program_;
   std::unique_ptr<LoadedLibrary> fill_library_;
   std::mutex mutex_;
@@ -186,31 +274,128 @@ class DeviceState {
   ThreadPool pool_;  // last: joined first, while the members its jobs use still exist
 };
 
-struct Check {
-  std::uint64_t offset;
-  std::uint64_t n;
-  verify::Expected expected;
+// A device buffer holding one hashed data set at a time, refilled only when another is
+// asked for.
+struct DataBuffer {
+  DeviceBuffer memory;
+  std::uint64_t bytes = 0;
+  std::optional<std::tuple<DType, verify::FillKind, std::uint64_t>> holds;
+
+  const unsigned char* get(DeviceState& device, DType dtype, verify::FillKind kind, std::uint64_t seed,
+                           double& fill_seconds) {
+    if (!holds || *holds != std::make_tuple(dtype, kind, seed)) {
+      PhaseTimer timer(fill_seconds);
+      device.fill(memory.get(), dtype, kind, seed, bytes / size_of(dtype));
+      holds = std::make_tuple(dtype, kind, seed);
+    }
+    return static_cast<const unsigned char*>(memory.get());
+  }
 };
 
-// Compiles, verifies and times candidates of one bucket, recording every outcome.
-class GpuEvaluator final : public Evaluator {
+// Host references, computed on a background thread (which itself uses every core) so
+// that they overlap the GPU work; the same reference is computed once per run.
+class References {
  public:
-  GpuEvaluator(DeviceState& device, Op op, const TypeRule& types, std::uint64_t n, const unsigned char* input,
-               std::uint64_t slice_stride, int rotations, std::vector<Check> checks, Clock::time_point deadline,
-               const std::atomic<bool>& interrupt, std::function<void(const db::Measurement&)> on_result)
-      : device_(device), op_(op), types_(types), n_(n), input_(input), slice_stride_(slice_stride),
-        rotations_(rotations), checks_(std::move(checks)), deadline_(deadline), interrupt_(interrupt),
-        on_result_(std::move(on_result)) {}
+  std::shared_future<verify::Expected> get(Op op, const TypeRule& types, verify::FillKind kind, std::uint64_t seed,
+                                           std::uint64_t offset, std::uint64_t n) {
+    // mean shares nothing with sum here: its expected value is divided by n.
+    const auto key = std::make_tuple(op, types.in, types.out, kind, seed, offset, n);
+    std::lock_guard lock(mutex_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    auto future = worker_.submit(
+        [=] { return verify::reference_hashed(op, types, kind, seed, offset, n, threads); });
+    cache_.emplace(key, future);
+    return future;
+  }
+  // Starts the references of several ranges of one data set, computed in one pass.
+  void prepare(Op op, const TypeRule& types, verify::FillKind kind, std::uint64_t seed,
+               const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> missing;
+    std::vector<std::shared_ptr<std::promise<verify::Expected>>> promises;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [offset, n] : ranges) {
+        const auto key = std::make_tuple(op, types.in, types.out, kind, seed, offset, n);
+        if (cache_.count(key)) continue;
+        auto promise = std::make_shared<std::promise<verify::Expected>>();
+        cache_.emplace(key, promise->get_future().share());
+        missing.emplace_back(offset, n);
+        promises.push_back(std::move(promise));
+      }
+    }
+    if (missing.empty()) return;
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    worker_.submit([=] {
+      try {
+        const auto results = verify::reference_hashed(op, types, kind, seed, missing, threads);
+        for (std::size_t i = 0; i < results.size(); ++i) promises[i]->set_value(results[i]);
+      } catch (...) {
+        for (const auto& p : promises) p->set_exception(std::current_exception());
+      }
+      return 0;
+    });
+  }
+  // Drops references no longer needed (a bucket's are not reused by the next).
+  void clear() {
+    std::lock_guard lock(mutex_);
+    cache_.clear();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::tuple<Op, DType, DType, verify::FillKind, std::uint64_t, std::uint64_t, std::uint64_t>,
+           std::shared_future<verify::Expected>>
+      cache_;
+  ThreadPool worker_{1};
+};
+
+// One run of a candidate on a slice of a data set, to compare with its reference.
+struct Check {
+  const unsigned char* base;
+  std::uint64_t offset;
+  std::uint64_t count;
+  std::shared_future<verify::Expected> expected;
+};
+
+// A check that ran: its result waits for the reference (compared in settle()).
+struct RanCheck {
+  std::size_t measurement;  // the measurement it decides
+  KernelSpec spec;          // what ran (the coverage twin is a sum)
+  std::uint64_t count;
+  std::uint64_t offset;
+  std::uint64_t chain;
+  std::uint64_t got;
+  std::shared_future<verify::Expected> expected;
+};
+
+// Compiles, verifies and times the candidates of one bucket, and its finalists at the
+// bucket's interior sizes, recording every outcome.
+class BucketRunner final : public Evaluator {
+ public:
+  BucketRunner(DeviceState& device, References& references, PhaseSeconds& phases, Op op, const TypeRule& types,
+               std::uint64_t n, DataBuffer& exact, DataBuffer& second, std::uint64_t l2_bytes,
+               Clock::time_point deadline, const std::atomic<bool>& interrupt,
+               std::function<void(const db::Measurement&)> on_result, std::vector<std::string> options = {})
+      : device_(device), references_(references), phases_(phases), op_(op), types_(types), n_(n), exact_(exact),
+        second_(second), l2_bytes_(l2_bytes), deadline_(deadline), interrupt_(interrupt),
+        on_result_(std::move(on_result)), options_(std::move(options)) {}
 
   void prefetch(std::span<const ReduceConfig> configs) override {
-    for (const auto& c : configs) device_.compile_async(KernelSpec{op_, types_, c});
+    for (const auto& c : configs) device_.compile_async(KernelSpec{op_, types_, c}, options_);
   }
   bool should_stop() override { return interrupt_.load() || Clock::now() >= deadline_; }
 
-  std::optional<double> evaluate(const ReduceConfig& config) override {
+  std::optional<double> evaluate(const ReduceConfig& config) override { return run(config, n_, true); }
+
+  // Runs `config` at `size` (the checks of the exact set there, then timing); with
+  // `all_checks`, also at offset 3 (a one-element head and tail for every vector width)
+  // and, for float sums, on the rounding set. The result is provisional until settle().
+  std::optional<double> run(const ReduceConfig& config, std::uint64_t size, bool all_checks, bool timed = true) {
     const KernelSpec spec{op_, types_, config};
     db::Measurement m;
-    m.problem = ProblemKey{op_, types_.in, types_.out, {}, n_};
+    m.problem = ProblemKey{op_, types_.in, types_.out, {}, size};
     m.config = config;
     m.tool_version = tool_version_string();
     m.created_at = db::now_timestamp();
@@ -218,13 +403,14 @@ class GpuEvaluator final : public Evaluator {
     auto fail = [&](db::MeasurementStatus status, std::string detail) -> std::optional<double> {
       m.status = status;
       m.detail = std::move(detail);
-      measurements_.push_back(m);
-      on_result_(m);
+      record(m);
       return std::nullopt;
     };
     const KernelHandles* kernels = nullptr;
+    ran_.push_back(spec);
     try {
-      kernels = &device_.kernels(spec);
+      PhaseTimer timer(phases_.compile_wait);
+      kernels = &device_.kernels(spec, options_);
     } catch (const NvrtcError& e) {
       return fail(db::MeasurementStatus::compile_failed, first_lines(e.what()));
     } catch (const CudaError& e) {
@@ -239,67 +425,221 @@ class GpuEvaluator final : public Evaluator {
     }
     if (resident == 0) return fail(db::MeasurementStatus::skipped, "no block of this kernel fits on a multiprocessor");
 
-    const LaunchPlan plan = plan_launch(spec, n_, device_.key().sm_count);
-    const WorkspaceView workspace = device_.workspace(plan.partial_count * size_of(types_.acc));
-    CudaLauncher launcher;
-    cudaStream_t stream = device_.stream().get();
+    const verify::FillKind kind = verify::exact_fill(op_);
+    const unsigned char* exact = exact_.get(device_, types_.in, kind, kExactSeed, phases_.fill);
+    std::vector<Check> checks = {{exact, 0, size, references_.get(op_, types_, kind, kExactSeed, 0, size)}};
+    if (all_checks && size > 8)
+      checks.push_back({exact, 3, size - 2, references_.get(op_, types_, kind, kExactSeed, 3, size - 2)});
+    const std::size_t index = measurements_.size();
     try {
-      for (const Check& check : checks_) {
-        const std::uint64_t poison = check.expected.bits == kPoison ? ~kPoison : kPoison;
-        RT_CUDA_CHECK(cudaMemcpyAsync(device_.out(), &poison, 8, cudaMemcpyHostToDevice, stream));
-        const LaunchPlan check_plan = plan_launch(spec, check.n, device_.key().sm_count);
-        enqueue_reduction(launcher, *kernels, spec, check_plan, workspace,
-                          input_ + check.offset * size_of(types_.in), check.n, device_.out(), stream);
-        std::uint64_t got = 0;
-        RT_CUDA_CHECK(cudaMemcpyAsync(&got, device_.out(), size_of(types_.out), cudaMemcpyDeviceToHost, stream));
-        RT_CUDA_CHECK(cudaStreamSynchronize(stream));
-        const std::string diff =
-            verify::compare_result(types_, got, check.expected, longest_chain(spec, check_plan, check.n));
-        if (!diff.empty())
-          return fail(db::MeasurementStatus::wrong_result, "n=" + std::to_string(check.n) + " offset=" +
-                                                               std::to_string(check.offset) + ": " + diff);
+      if (all_checks && verify::has_rounding_set(op_, types_)) {
+        // After the exact checks' buffer pointer is taken: both buffers stay filled.
+        const unsigned char* rounding =
+            second_.get(device_, types_.in, verify::FillKind::rounding, kSecondSeed, phases_.fill);
+        checks.push_back(
+            {rounding, 0, size, references_.get(op_, types_, verify::FillKind::rounding, kSecondSeed, 0, size)});
       }
-      const TimingResult t = time_reduction(
-          [&](int slice) {
-            enqueue_reduction(launcher, *kernels, spec, plan, workspace,
-                              input_ + static_cast<std::uint64_t>(slice) * slice_stride_ * size_of(types_.in), n_,
-                              device_.out(), stream);
-          },
-          rotations_, stream);
+      {
+        PhaseTimer timer(phases_.verify);
+        for (const auto& check : checks) run_check(spec, *kernels, check, index);
+      }
+      if (!timed) {
+        m.status = db::MeasurementStatus::ok;
+        record(m);
+        return 0.0;
+      }
+      const LaunchPlan plan = plan_launch(spec, size, device_.key().sm_count);
+      const WorkspaceView workspace = device_.workspace(plan.partial_count * size_of(types_.acc));
+      const std::uint64_t stride = (size + 31) / 32 * 32;
+      const int rotations =
+          rotation_count(stride * size_of(types_.in), l2_bytes_, exact_.bytes - 64 * size_of(types_.in));
+      CudaLauncher launcher;
+      TimingResult t;
+      {
+        PhaseTimer timer(size == n_ ? phases_.timing : phases_.finalists);
+        t = time_reduction(
+            [&](int slice) {
+              enqueue_reduction(launcher, *kernels, spec, plan, workspace,
+                                exact + static_cast<std::uint64_t>(slice) * stride * size_of(types_.in), size,
+                                device_.out(), device_.stream());
+            },
+            rotations, device_.stream());
+      }
       m.status = db::MeasurementStatus::ok;
       m.median_ms = t.median_ms;
       m.spread = t.spread;
       m.repetitions = t.repetitions;
-      m.gbps = static_cast<double>(n_ * size_of(types_.in)) / (t.median_ms * 1e6);
-      measurements_.push_back(m);
-      on_result_(m);
+      m.gbps = static_cast<double>(size * size_of(types_.in)) / (t.median_ms * 1e6);
+      record(m);
       return t.median_ms;
     } catch (const CudaError& e) {
       if (is_sticky(e.code())) throw;
       cudaGetLastError();
+      // Checks recorded for this measurement have nothing left to decide.
+      pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                    [&](const RanCheck& c) { return c.measurement == index; }),
+                     pending_.end());
       return fail(db::MeasurementStatus::launch_failed, e.what());
     }
   }
 
+  // Checks that `config` reads every element exactly once, as a sum of the same dtype on
+  // the exact sum data: min, max and products cannot see a dropped tile themselves. A
+  // failure (or a config the sum cannot take) fails the config's measurement at n.
+  void check_coverage(const ReduceConfig& config) {
+    if (op_ == Op::sum || op_ == Op::mean) return;
+    const auto at_n = measurement_at(config, n_);
+    if (!at_n) return;
+    const TypeRule sum_types = *resolve_types(Op::sum, types_.in, types_.in).rule;
+    const KernelSpec twin{Op::sum, sum_types, config};
+    if (const auto why = check_config(twin, device_.limits())) {
+      fail_measurement(*at_n, "coverage: the sum twin of this config is invalid (" + *why + ")");
+      return;
+    }
+    ran_.push_back(twin);
+    PhaseTimer timer(phases_.finalists);
+    try {
+      const KernelHandles& kernels = device_.kernels(twin, options_);
+      const unsigned char* data = second_.get(device_, types_.in, verify::FillKind::sum, kSecondSeed, phases_.fill);
+      run_check(twin, kernels, {data, 0, n_, references_.get(Op::sum, sum_types, verify::FillKind::sum, kSecondSeed, 0, n_)},
+                *at_n);
+      if (n_ > 8)
+        run_check(twin, kernels,
+                  {data, 3, n_ - 2, references_.get(Op::sum, sum_types, verify::FillKind::sum, kSecondSeed, 3, n_ - 2)},
+                  *at_n);
+    } catch (const NvrtcError& e) {
+      fail_measurement(*at_n, "coverage: the sum twin does not compile: " + first_lines(e.what()));
+    } catch (const CudaError& e) {
+      if (is_sticky(e.code())) throw;
+      cudaGetLastError();
+      fail_measurement(*at_n, std::string("coverage: the sum twin failed: ") + e.what());
+    }
+  }
+
+  // Compares every check that ran with its reference; a mismatch fails its measurement.
+  void settle() {
+    PhaseTimer timer(phases_.references);
+    for (const auto& c : pending_) {
+      const verify::Expected& expected = c.expected.get();
+      const std::string diff = verify::compare_result(c.spec.types, c.got, expected, c.chain);
+      if (!diff.empty())
+        fail_measurement(c.measurement, std::string(c.spec.op == op_ ? "" : "coverage (sum twin): ") + "n=" +
+                                            std::to_string(c.count) + " offset=" + std::to_string(c.offset) + ": " +
+                                            diff);
+    }
+    pending_.clear();
+  }
+
+  std::optional<std::size_t> measurement_at(const ReduceConfig& config, std::uint64_t size) const {
+    for (std::size_t i = 0; i < measurements_.size(); ++i)
+      if (measurements_[i].config == config && measurements_[i].problem.n == size) return i;
+    return std::nullopt;
+  }
   const std::vector<db::Measurement>& measurements() const { return measurements_; }
+  // Every kernel this bucket ran (candidates, finalists, coverage twins).
+  const std::vector<KernelSpec>& ran() const { return ran_; }
 
  private:
+  void record(const db::Measurement& m) {
+    measurements_.push_back(m);
+    on_result_(m);
+  }
+
+  void fail_measurement(std::size_t index, std::string detail) {
+    auto& m = measurements_[index];
+    if (m.status != db::MeasurementStatus::ok) return;
+    m.status = db::MeasurementStatus::wrong_result;
+    m.detail = std::move(detail);
+    m.median_ms = m.spread = m.gbps = std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // Runs `spec` on one check's slice with the output poisoned, and keeps the result.
+  void run_check(const KernelSpec& spec, const KernelHandles& kernels, const Check& check, std::size_t measurement) {
+    cudaStream_t stream = device_.stream();
+    const LaunchPlan plan = plan_launch(spec, check.count, device_.key().sm_count);
+    const WorkspaceView workspace = device_.workspace(plan.partial_count * size_of(spec.types.acc));
+    RT_CUDA_CHECK(cudaMemcpyAsync(device_.out(), &kPoison, 8, cudaMemcpyHostToDevice, stream));
+    CudaLauncher launcher;
+    enqueue_reduction(launcher, kernels, spec, plan, workspace, check.base + check.offset * size_of(spec.types.in),
+                      check.count, device_.out(), stream);
+    std::uint64_t got = 0;
+    RT_CUDA_CHECK(cudaMemcpyAsync(&got, device_.out(), size_of(spec.types.out), cudaMemcpyDeviceToHost, stream));
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    // A result equal to the poison is an output never written (unless that is the
+    // answer; the comparison decides).
+    pending_.push_back({measurement, spec, check.count, check.offset, verify::longest_chain(spec, plan, check.count),
+                        got, check.expected});
+  }
+
   DeviceState& device_;
+  References& references_;
+  PhaseSeconds& phases_;
   Op op_;
   TypeRule types_;
   std::uint64_t n_;
-  const unsigned char* input_;
-  std::uint64_t slice_stride_;
-  int rotations_;
-  std::vector<Check> checks_;
+  DataBuffer& exact_;
+  DataBuffer& second_;
+  std::int64_t l2_bytes_;
   Clock::time_point deadline_;
   const std::atomic<bool>& interrupt_;
   std::function<void(const db::Measurement&)> on_result_;
   std::vector<db::Measurement> measurements_;
+  std::vector<RanCheck> pending_;
+  std::vector<std::string> options_;
+  std::vector<KernelSpec> ran_;
 };
 
+// The finalists of one determinism class: the fastest verified configs at n within
+// kFinalistBand of the best (at most kFinalists), the previous winners, and for the
+// deterministic class the built-in default.
+std::vector<ReduceConfig> pick_finalists(const std::vector<db::Measurement>& ms, Op op, const TypeRule& types,
+                                         std::uint64_t n, bool deterministic,
+                                         const std::vector<ReduceConfig>& previous, const ReduceConfig& builtin) {
+  std::vector<const db::Measurement*> in_class;
+  for (const auto& m : ms)
+    if (m.status == db::MeasurementStatus::ok && m.problem.n == n &&
+        is_deterministic(KernelSpec{op, types, m.config}) == deterministic)
+      in_class.push_back(&m);
+  std::sort(in_class.begin(), in_class.end(),
+            [](const db::Measurement* a, const db::Measurement* b) { return a->median_ms < b->median_ms; });
+  std::vector<ReduceConfig> finalists;
+  auto add = [&](const ReduceConfig& c) {
+    if (std::find(finalists.begin(), finalists.end(), c) == finalists.end()) finalists.push_back(c);
+  };
+  for (const auto* m : in_class)
+    if (finalists.size() < kFinalists && m->median_ms <= in_class.front()->median_ms * kFinalistBand) add(m->config);
+  for (const auto& p : previous)
+    for (const auto* m : in_class)
+      if (m->config == p) add(p);
+  if (deterministic && is_deterministic(KernelSpec{op, types, builtin})) add(builtin);
+  return finalists;
+}
 
 }  // namespace
+
+std::vector<KernelSpec> runtime_specs(const db::ProblemClass& problem, const ReduceConfig& config) {
+  std::vector<KernelSpec> specs;
+  const auto types = resolve_types(problem.op, problem.dtype, problem.out_dtype);
+  if (!types.rule) return specs;
+  specs.push_back(KernelSpec{problem.op, *types.rule, config});
+  if (problem.op == Op::sum && is_floating(problem.dtype) && problem.dtype == problem.out_dtype) {
+    const auto mean = resolve_types(Op::mean, problem.dtype, default_out_dtype(Op::mean, problem.dtype));
+    if (mean.rule && mean.rule->acc == types.rule->acc) specs.push_back(KernelSpec{Op::mean, *mean.rule, config});
+  }
+  return specs;
+}
+
+std::set<std::string> winner_binary_keys(const db::Database& database, const Compiler& compiler) {
+  std::set<std::string> keys;
+  const std::string version = compiler.version();
+  for (const auto& device : database.list_devices())
+    for (const auto& winner : database.winners_for_device(device.id))
+      for (const auto& spec : runtime_specs(winner.problem, winner.config)) {
+        const std::vector<KernelSpec> one = {spec};
+        keys.insert(binary_cache_key(make_compile_request(one, device.key.arch()), version));
+      }
+  return keys;
+}
 
 WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                           std::uint64_t input_capacity, Progress& progress) {
@@ -330,46 +670,6 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
   return plan;
 }
 
-double noise_band(double median_ms, double spread) {
-  // Below ~10 us a call is bounded by the launch rate and run-to-run variation exceeds
-  // the within-run spread; elsewhere 1% (or twice the measured spread).
-  const double floor = median_ms < 0.010 ? 0.03 : 0.01;
-  return std::max(floor, 2 * spread);
-}
-
-std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>& ms, Op op, const TypeRule& types,
-                                             const std::vector<ReduceConfig>& previous, int sm_count) {
-  // Simpler first: fewer launches, no cross-block hand-off, fewer blocks, then the
-  // canonical text (a stable total order).
-  auto simplicity = [&](const db::Measurement& m) {
-    const KernelSpec spec{op, types, m.config};
-    const LaunchPlan plan = plan_launch(spec, m.problem.n, sm_count);
-    return std::make_tuple(plan.finalize ? 2 : 1, plan.uses_ticket ? 1 : 0, plan.grid, to_string(m.config));
-  };
-  std::vector<db::BucketWinner> winners;
-  for (auto cls : {db::Determinism::deterministic, db::Determinism::nondeterministic}) {
-    auto in_class = [&](const db::Measurement& m) {
-      return m.status == db::MeasurementStatus::ok &&
-             is_deterministic(KernelSpec{op, types, m.config}) == (cls == db::Determinism::deterministic);
-    };
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < ms.size(); ++i)
-      if (in_class(ms[i]) && (!best || ms[i].median_ms < ms[*best].median_ms)) best = i;
-    if (!best) continue;
-    const double limit = ms[*best].median_ms * (1.0 + noise_band(ms[*best].median_ms, ms[*best].spread));
-    std::optional<std::size_t> chosen_previous, chosen_simplest;
-    for (std::size_t i = 0; i < ms.size(); ++i) {
-      if (!in_class(ms[i]) || ms[i].median_ms > limit) continue;
-      if (!chosen_previous && std::find(previous.begin(), previous.end(), ms[i].config) != previous.end())
-        chosen_previous = i;
-      if (!chosen_simplest || simplicity(ms[i]) < simplicity(ms[*chosen_simplest])) chosen_simplest = i;
-    }
-    winners.push_back({cls, chosen_previous ? *chosen_previous : *chosen_simplest});
-  }
-  return winners;
-}
-
-
 DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std::filesystem::path& db_path,
                              Progress& progress, const std::atomic<bool>& interrupt) {
   const auto started = Clock::now();
@@ -378,13 +678,14 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
   RT_CUDA_CHECK(cudaSetDevice(ordinal));
   db::Database database = db::Database::open(db_path);
   const db::RowId device_id = database.upsert_device(result.device);
-  DeviceState device(result.device, db_path);
+  DeviceState device(result.device, std::optional<std::filesystem::path>(db_path));
 
   std::size_t free_bytes = 0, total_bytes = 0;
   RT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  // Keep room for workspaces, kernels and other processes.
-  const std::uint64_t input_capacity =
-      free_bytes > (3ull << 30) ? static_cast<std::uint64_t>(free_bytes * 0.8) - (2ull << 30) : free_bytes / 2;
+  // Two data buffers, with room for workspaces, kernels and other processes.
+  const std::uint64_t memory = free_bytes > (3ull << 30) ? static_cast<std::uint64_t>(free_bytes * 0.8) - (2ull << 30)
+                                                         : free_bytes / 2;
+  const std::uint64_t input_capacity = memory / 2;
 
   WorkPlan plan = plan_tuning_work(options, database, device_id, input_capacity, progress);
   result.buckets_already_done = plan.already_done;
@@ -396,18 +697,24 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     return result;
   }
 
+  // Each buffer holds the largest interior size of any bucket (plus the offset checks),
+  // and at least 8x L2 so that mid-size inputs rotate through disjoint slices.
   std::uint64_t buffer_bytes = 0;
-  for (const auto& w : work) buffer_bytes = std::max(buffer_bytes, w.n * size_of(w.types.in));
-  // Room for rotating slices of mid-size inputs (see measure.h).
-  buffer_bytes = std::min<std::uint64_t>(std::max<std::uint64_t>(buffer_bytes, 8 * static_cast<std::uint64_t>(
-                                                                                     std::max<std::int64_t>(result.device.l2_bytes, 1 << 20))),
-                                         input_capacity);
-  DeviceBuffer input(buffer_bytes + 64);
-  std::optional<std::pair<DType, verify::FillKind>> filled;
+  for (const auto& w : work) {
+    const auto capacity = input_capacity / size_of(w.types.in);
+    std::uint64_t largest = w.n;
+    for (auto s : interior_sizes(w.n, capacity - 64)) largest = std::max(largest, s);
+    buffer_bytes = std::max(buffer_bytes, (largest + 64) * size_of(w.types.in));
+  }
+  buffer_bytes = std::min<std::uint64_t>(
+      std::max<std::uint64_t>(buffer_bytes, 8 * static_cast<std::uint64_t>(std::max<std::int64_t>(result.device.l2_bytes, 1 << 20))),
+      input_capacity);
+  DataBuffer exact{DeviceBuffer(buffer_bytes), buffer_bytes, {}};
+  DataBuffer second{DeviceBuffer(buffer_bytes), buffer_bytes, {}};
+  References references;
 
   std::map<std::pair<Op, DType>, std::unique_ptr<SearchSpace>> spaces;
   std::map<std::tuple<Op, DType, int>, std::vector<ReduceConfig>> run_winners;
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   double tuned_seconds = 0;
 
   for (std::size_t index = 0; index < work.size(); ++index) {
@@ -418,21 +725,25 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     const auto bucket_started = Clock::now();
     const WorkItem& w = work[index];
     const DType dtype = w.types.in;
-    const verify::FillKind kind = verify::fill_kind(w.op);
-    const std::uint64_t elements = buffer_bytes / size_of(dtype);
-    if (!filled || filled->first != dtype || filled->second != kind) {
-      device.fill(input.get(), dtype, kind, elements);
-      filled = {dtype, kind};
-    }
     const int bucket = size_bucket(w.n);
     const db::ProblemClass problem{w.op, w.types.in, w.types.out, {}};
+    const ReduceConfig builtin = builtin_default_config(w.op, w.types, result.device.arch());
+    const std::vector<std::uint64_t> interior = interior_sizes(w.n, buffer_bytes / size_of(dtype) - 64);
 
-    std::vector<Check> checks;
-    checks.push_back({0, w.n, verify::reference_reduce_hashed(w.op, w.types, kDataSeed, 0, w.n, threads)});
-    if (w.n >= 2 && w.n <= (1u << 24))
-      checks.push_back({1, w.n - 1, verify::reference_reduce_hashed(w.op, w.types, kDataSeed, 1, w.n - 1, threads)});
-    const std::uint64_t stride = (w.n + 31) / 32 * 32;
-    const int rotations = rotation_count(stride * size_of(dtype), result.device.l2_bytes, elements * size_of(dtype));
+    // References of every check this bucket will run, started now: the host computes
+    // them while the GPU works.
+    references.clear();
+    const verify::FillKind kind = verify::exact_fill(w.op);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> exact_ranges = {{0, w.n}}, second_ranges = {{0, w.n}};
+    if (w.n > 8) exact_ranges.emplace_back(3, w.n - 2);
+    if (w.n > 8) second_ranges.emplace_back(3, w.n - 2);
+    for (auto s : interior) exact_ranges.emplace_back(0, s);
+    references.prepare(w.op, w.types, kind, kExactSeed, exact_ranges);
+    if (verify::has_rounding_set(w.op, w.types))
+      references.prepare(w.op, w.types, verify::FillKind::rounding, kSecondSeed, {{0, w.n}});
+    if (w.op != Op::sum && w.op != Op::mean)  // the coverage twins' sums
+      references.prepare(Op::sum, *resolve_types(Op::sum, dtype, dtype).rule, verify::FillKind::sum, kSecondSeed,
+                         second_ranges);
 
     auto& space = spaces[{w.op, dtype}];
     if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());
@@ -440,7 +751,9 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     SearchRequest request;
     request.kind = options.search;
     request.max_evaluations = options.budget.evaluations_per_bucket;
-    request.rng_seed = std::hash<std::string>{}(result.device.uuid + to_string(problem)) + static_cast<std::uint64_t>(bucket);
+    // One seed per problem, not per bucket: the random starting points are the same
+    // configs in every bucket, compiled once.
+    request.rng_seed = std::hash<std::string>{}(result.device.uuid + to_string(problem));
     std::vector<ReduceConfig> previous;
     for (const auto& winner : database.winners_for_device(device_id))
       if (winner.problem == problem && std::abs(winner.bucket - bucket) <= 1) {
@@ -451,14 +764,16 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
       auto it = run_winners.find({w.op, dtype, b});
       if (it != run_winners.end()) request.seeds.insert(request.seeds.end(), it->second.begin(), it->second.end());
     }
+    request.seeds.push_back(builtin);
     for (const auto& c : portfolio_seeds(w.op, w.types, result.device.arch())) request.seeds.push_back(c);
-    for (Strategy s : kAllStrategies) request.seeds.push_back(default_config_for(s, w.op, w.types, result.device.arch()));
+    for (Strategy s : kAllStrategies)
+      request.seeds.push_back(default_config_for(s, w.op, w.types, result.device.arch()));
 
     Clock::time_point deadline = Clock::time_point::max();
     if (options.budget.seconds > 0) {
       const double left = options.budget.seconds - std::chrono::duration<double>(Clock::now() - started).count();
-      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(std::max(left, 0.0) / static_cast<double>(work.size() - index)));
+      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                    std::max(left, 0.0) / static_cast<double>(work.size() - index)));
     }
 
     BucketReport report;
@@ -467,32 +782,82 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     report.n = w.n;
     report.index = static_cast<int>(index) + 1;
     report.total = static_cast<int>(work.size());
-    GpuEvaluator evaluator(device, w.op, w.types, w.n, static_cast<const unsigned char*>(input.get()), stride, rotations,
-                           std::move(checks), deadline, interrupt, [&](const db::Measurement& m) {
-                             ++report.candidates;
-                             if (m.status != db::MeasurementStatus::ok) ++report.failed;
-                             else if (!report.winner || m.median_ms < report.winner_ms) {
-                               report.winner = m.config;
-                               report.winner_ms = m.median_ms;
-                               report.winner_gbps = m.gbps;
-                             }
-                             progress.candidate_finished(report);
-                           });
-    const SearchResult search = run_search(*space, request, evaluator);
+    BucketRunner runner(device, references, result.phases, w.op, w.types, w.n, exact, second, result.device.l2_bytes,
+                        deadline, interrupt, [&](const db::Measurement& m) {
+                          if (m.problem.n != w.n) return;
+                          ++report.candidates;
+                          if (m.status != db::MeasurementStatus::ok) ++report.failed;
+                          else if (!report.winner || m.median_ms < report.winner_ms) {
+                            report.winner = m.config;
+                            report.winner_ms = m.median_ms;
+                            report.winner_gbps = m.gbps;
+                          }
+                          progress.candidate_finished(report);
+                        });
+    const SearchResult search = run_search(*space, request, runner);
     if (search.stopped && interrupt.load()) {
       result.interrupted = true;
       break;  // the bucket in flight is not stored
+    }
+    if (!runner.measurement_at(builtin, w.n) && !check_config(KernelSpec{w.op, w.types, builtin}, device.limits()))
+      runner.run(builtin, w.n, true);
+    runner.settle();
+
+    // The finalists of each class hold across the bucket: their coverage twins, then
+    // every interior size.
+    std::vector<ReduceConfig> finalists;
+    for (bool deterministic : {true, false})
+      for (const auto& c : pick_finalists(runner.measurements(), w.op, w.types, w.n, deterministic, previous, builtin))
+        finalists.push_back(c);
+    // The runtime's variants of whichever finalist wins (the mean a float sum serves)
+    // compile in the background meanwhile.
+    for (const auto& c : finalists)
+      for (const auto& spec : runtime_specs(problem, c)) device.compile_async(spec);
+    for (const auto& c : finalists) {
+      if (interrupt.load()) break;
+      runner.check_coverage(c);
+      for (auto s : interior) runner.run(c, s, false);
+    }
+    runner.settle();
+    if (interrupt.load()) {
+      result.interrupted = true;
+      break;
     }
 
     db::BucketResult stored;
     stored.device = result.device;
     stored.problem = problem;
     stored.bucket = bucket;
-    stored.measurements = evaluator.measurements();
-    stored.winners = choose_winners(stored.measurements, w.op, w.types, previous, result.device.sm_count);
+    stored.measurements = runner.measurements();
+    stored.winners = choose_winners(stored.measurements, w.op, w.types, w.n, previous, builtin, result.device.sm_count);
     stored.tool_version = tool_version_string();
     stored.created_at = db::now_timestamp();
-    database.store_bucket(stored);
+    {
+      PhaseTimer timer(result.phases.store);
+      // Every kernel the bucket ran (a --fresh rerun then compiles nothing it ran
+      // before), or with keep_all_binaries off the finalists'.
+      std::set<std::string> keep;
+      if (options.keep_all_binaries)
+        for (const auto& spec : runner.ran()) keep.insert(device.binary_key(spec));
+      for (const auto& c : finalists) keep.insert(device.binary_key(KernelSpec{w.op, w.types, c}));
+      // What the runtime will load for the winners, and would for any other finalist
+      // that wins a rerun (the mean served by a float sum's winner is compiled here, so
+      // that no call compiles).
+      std::vector<ReduceConfig> servers = finalists;
+      for (const auto& winner : stored.winners) servers.push_back(stored.measurements[winner.measurement_index].config);
+      for (const auto& config : servers)
+        for (const auto& spec : runtime_specs(problem, config)) {
+          try {
+            device.kernels(spec);
+            keep.insert(device.binary_key(spec));
+          } catch (const NvrtcError&) {
+            // The winner's own kernel compiled; a variant that does not leaves the runtime
+            // to report it at its first call.
+          }
+        }
+      result.binaries_stored += device.store().keep(keep);
+      database.store_bucket(stored);
+    }
 
     ++result.buckets_tuned;
     result.candidates += report.candidates;
@@ -514,6 +879,46 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
   result.compiles = device.cache().stats();
   result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return result;
+}
+
+struct CandidateChecker::Impl {
+  explicit Impl(int device_ordinal) : ordinal(device_ordinal), key(select(ordinal)), device(key, std::nullopt) {}
+  static DeviceKey select(int ordinal) {
+    DeviceKey key = query_device(ordinal);
+    RT_CUDA_CHECK(cudaSetDevice(ordinal));
+    return key;
+  }
+  int ordinal;
+  DeviceKey key;
+  DeviceState device;
+  References references;
+  PhaseSeconds phases;
+  DataBuffer exact, second;
+
+  // Buffers for n elements of `dtype` and the offset checks.
+  void reserve(std::uint64_t bytes) {
+    for (DataBuffer* b : {&exact, &second})
+      if (b->bytes < bytes) *b = DataBuffer{DeviceBuffer(bytes), bytes, {}};
+  }
+};
+
+CandidateChecker::CandidateChecker(int ordinal) : impl_(std::make_unique<Impl>(ordinal)) {}
+CandidateChecker::~CandidateChecker() = default;
+
+std::string CandidateChecker::check(const KernelSpec& spec, std::uint64_t n, const std::vector<std::string>& options) {
+  Impl& d = *impl_;
+  RT_CUDA_CHECK(cudaSetDevice(d.ordinal));
+  d.reserve((n + 64) * size_of(spec.types.in));
+  std::atomic<bool> never{false};
+  BucketRunner runner(d.device, d.references, d.phases, spec.op, spec.types, n, d.exact, d.second, d.key.l2_bytes,
+                      Clock::time_point::max(), never, [](const db::Measurement&) {}, options);
+  runner.run(spec.config, n, true, /*timed=*/false);
+  runner.check_coverage(spec.config);
+  runner.settle();
+  for (const auto& m : runner.measurements())
+    if (m.status != db::MeasurementStatus::ok)
+      return std::string(db::to_string(m.status)) + ": " + (m.detail.empty() ? "(no detail)" : m.detail);
+  return {};
 }
 
 }  // namespace reduce_tune::tuner

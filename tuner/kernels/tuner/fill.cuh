@@ -1,13 +1,13 @@
 // Test-data generation on the device for the tuner's timing and verification: element i
-// is a hash of (seed, i), mapped to values whose reductions are exact in every order.
-// tuner/src/reference.cpp (hashed_bits) computes the same values on the host; keep the two
-// identical operation for operation.
+// is a hash of (seed, i), mapped to the values of a data set (tuner/reference.h says why
+// each set looks as it does). tuner/src/reference.cpp (hashed_bits) computes the same
+// values on the host; keep the two identical operation for operation.
 #pragma once
 #include "rt/common.cuh"
 
 namespace rt {
 
-enum FillKindId : int { fill_sum = 0, fill_prod = 1, fill_minmax = 2 };
+enum FillKindId : int { fill_sum = 0, fill_prod = 1, fill_minmax = 2, fill_rounding = 3 };
 
 template <class T, int KIND>
 __device__ __forceinline__ T hashed_value(u64 seed, u64 i) {
@@ -16,8 +16,13 @@ __device__ __forceinline__ T hashed_value(u64 seed, u64 i) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   const u64 h = z ^ (z >> 31);
   if (!IsFloating<T>::value) return (T)(KIND == fill_prod ? (h | 1) : h);
-  if (KIND == fill_sum) return (T)((int)(h % 3) - 1);
+  if (KIND == fill_sum) {
+    const int k = (int)(h % 16) + 1;
+    return (T)(((h >> 8) & 1) ? -k : k);
+  }
   if (KIND == fill_prod) return ((h >> 1) & ((1u << 26) - 1)) == 5 ? T(2) : ((h & 1) ? T(1) : T(-1));
+  if (KIND == fill_rounding)
+    return sizeof(T) == 4 ? (T)(1.0f + (float)(h >> 41) * 0x1p-23f) : (T)(1.0 + (double)(h >> 12) * 0x1p-52);
   return (T)((double)((int)(h >> 40) - (1 << 23)) * 0x1p-10);
 }
 

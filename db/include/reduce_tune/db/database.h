@@ -103,6 +103,20 @@ class Database {
   // Binary cache. put_binary replaces an entry with the same key.
   std::optional<CompiledBinary> find_binary(std::string_view key) const;
   void put_binary(const CompiledBinary& binary);
+  // Many at once, in one transaction.
+  void put_binaries(const std::vector<CompiledBinary>& binaries);
+  // The cache's entries without their bytes: key, arch, NVRTC version and size.
+  struct BinaryEntry {
+    std::string key;
+    int arch = 0;
+    std::string nvrtc_version;
+    std::int64_t bytes = 0;
+  };
+  std::vector<BinaryEntry> list_binaries() const;
+  // Removes these entries in one transaction; returns how many were there.
+  int remove_binaries(const std::vector<std::string>& keys);
+  // Gives the pages freed by removals back to the file system (SQLite's VACUUM).
+  void compact();
 
   DbCounts counts() const;
 

@@ -23,7 +23,10 @@ struct TimingPolicy {
   int max_samples = 25;
   double target_spread = 0.01;   // relative interquartile range
   double max_seconds = 0.3;      // per candidate, after warm-up
-  double min_sample_ms = 0.05;   // batch calls until a sample takes this long
+  // Batch calls until a sample takes this long: long enough (hundreds of calls at the
+  // smallest sizes) that one sample measures back-to-back throughput, not the latency of
+  // the first call after the host waited for the previous sample.
+  double min_sample_ms = 0.5;
 };
 
 struct TimingResult {

@@ -1,66 +1,76 @@
-// CPU references and test inputs for the reduction kernels.
+// What the tuner checks every candidate against. Test data is hashed: element i of a data
+// set is a function of (seed, i) alone, generated on the device by
+// tuner/kernels/tuner/fill.cuh and here on the host, so gigabytes are filled on the GPU
+// and checked without copying them back.
 //
-// Inputs are chosen so that the exact answer is known and any missing, repeated or
-// misplaced element changes it: integers span their whole range (sums wrap), products
-// use odd integers (never collapse to 0 mod 2^k) or +-1 with a few 2s, float sums use
-// small integers (exact in the accumulator), min/max use arbitrary values. A separate
-// "real" pattern checks float sums of arbitrary values against a double reference with
-// a worst-case error bound.
+// Two data sets (docs/ARCHITECTURE.md, "Verifying"):
+// - exact: every correct reduction order gives the same bits, so results are compared
+//   bit for bit at every size. Integers span their whole range (sums and products wrap;
+//   products use odd values). Float sums use nonzero integers in [-16, 16]: a partial sum
+//   over m <= 2^31 elements has a standard deviation under 10 sqrt(m) < 5e5, so it stays
+//   below 2^24 (exact in f32) by more than 30 standard deviations; no element is zero, so
+//   a dropped element or head/tail peel always changes the sum. Float products use +-1
+//   with a factor 2 about once in 2^26 elements; min and max use arbitrary values.
+// - rounding (float sum and mean): values in [1, 2) with full mantissas, so the result
+//   depends on the order of additions. It is checked against the exact sum with the
+//   worst-case bound of the kernel's reduction tree: |got - S| <= gamma(L) * S (all values
+//   are positive, so the bound is relative to the result and returning 0 or a partial
+//   sum fails), L the longest chain of additions any element goes through.
+//
+// Coverage: min, max and products cannot see a dropped tile (the extreme or the product
+// is usually elsewhere), so a config that may win such a bucket is also checked as a
+// sum of the same dtype on the exact set (the "coverage twin"): the traversal of the
+// input is the same code for every op.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "reduce_tune/engine/kernel_spec.h"
+#include "reduce_tune/engine/launch.h"
 #include "reduce_tune/types.h"
 
 namespace reduce_tune::verify {
 
-enum class Pattern { exact, real, nan, inf, mixed_inf };
-std::string_view to_string(Pattern p);
+// Numbering shared with tuner/fill.cuh.
+enum class FillKind : int { sum = 0, prod = 1, minmax = 2, rounding = 3 };
 
-// A typed host buffer of `count` elements of `dtype`, as raw bytes.
-struct HostArray {
-  DType dtype;
-  std::vector<unsigned char> bytes;
-  std::size_t count() const { return bytes.size() / size_of(dtype); }
-};
+// The exact data set's kind for an op.
+FillKind exact_fill(Op op);
+// Whether the rounding set applies (float sum and mean).
+bool has_rounding_set(Op op, const TypeRule& types);
 
-// Generates `count` elements for reducing with `op` (deterministic for a seed).
-HostArray make_input(Op op, DType dtype, Pattern pattern, std::size_t count, std::uint64_t seed);
-
-// Hashed inputs: element i is a function of (seed, i) alone, computed identically by
-// the GPU fill kernel (kernel_templates/rt/fill.cuh) and here, so the tuner fills
-// gigabytes on the device and checks results without copying the data back. The values
-// follow the "exact" pattern: every correct reduction order gives the same answer.
-enum class FillKind : int { sum = 0, prod = 1, minmax = 2 };  // numbering shared with rt/fill.cuh
-FillKind fill_kind(Op op);
 std::uint64_t hashed_bits(FillKind kind, DType dtype, std::uint64_t seed, std::uint64_t i);
 
-// The result of reducing elements [offset, offset + n) as the library defines it,
-// as the output type's bytes (8 bytes, low part used for 4-byte types), plus the sum
-// of magnitudes and the bound on the rounding error where the result is inexact.
+// The result of reducing elements [offset, offset + n) of a data set, as the output
+// type's bytes (8 bytes, low part used for 4-byte types).
 struct Expected {
   std::uint64_t bits = 0;
-  double value = 0;           // as double, for tolerance checks
-  bool exact = true;
-  double error_per_link = 0;  // when !exact: eps * sum|x| (divided by n for mean)
-  double slack = 0;           // when !exact: rounding of the final conversion
+  double value = 0;   // exact (rounding set: the exact real result)
+  bool exact = true;  // false: compare against `value` with the bound below
+  double magnitude = 0;  // sum |x|, as the result is scaled (divided by n for mean)
 };
-Expected reference_reduce(Op op, const TypeRule& types, const HostArray& input,
-                          std::size_t offset, std::uint64_t n);
-// The same for hashed inputs, elements [offset, offset + n), on `threads` threads.
-Expected reference_reduce_hashed(Op op, const TypeRule& types, std::uint64_t seed,
-                                 std::uint64_t offset, std::uint64_t n, unsigned threads);
+Expected reference_hashed(Op op, const TypeRule& types, FillKind kind, std::uint64_t seed, std::uint64_t offset,
+                          std::uint64_t n, unsigned threads);
+// The same for several ranges {offset, n} of one data set, in one pass over the data
+// (a bucket checks [0, n), [3, n + 1) and its interior sizes: one hash per element).
+std::vector<Expected> reference_hashed(Op op, const TypeRule& types, FillKind kind, std::uint64_t seed,
+                                       const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+                                       unsigned threads);
 
-// Compares a result (the output type's bytes) with the expectation; "" when it matches,
-// else a description. `longest_chain` bounds how many additions any element went
-// through (the worst-case error of an inexact float sum is longest_chain * eps * sum|x|).
+// The most additions (or other combines) any one element goes through when `spec`
+// reduces n elements with `plan`: its thread's sequential accumulation, the unroll
+// accumulators, the block's tree, and the hand-off across blocks.
+std::uint64_t longest_chain(const KernelSpec& spec, const LaunchPlan& plan, std::uint64_t n);
+
+// "" when `got_bits` is right, else a description. Exact expectations compare bits (NaN
+// matches NaN); inexact ones allow gamma(chain) * magnitude plus one rounding of the
+// output type.
 std::string compare_result(const TypeRule& types, std::uint64_t got_bits, const Expected& expected,
-                           std::uint64_t longest_chain);
+                           std::uint64_t chain);
 
-// The double value of an output's bytes.
 double bits_to_double(DType dtype, std::uint64_t bits);
 
 }  // namespace reduce_tune::verify

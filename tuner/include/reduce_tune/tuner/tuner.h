@@ -8,10 +8,12 @@
 #include <atomic>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "reduce_tune/engine/binary_cache.h"
+#include "reduce_tune/engine/kernel_spec.h"
 #include "reduce_tune/config.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/db/records.h"
@@ -45,6 +47,17 @@ class Progress {
   virtual void note(std::string_view message) = 0;
 };
 
+// Where a run's time went, in seconds of wall time on the tuning thread.
+struct PhaseSeconds {
+  double compile_wait = 0;  // waiting for NVRTC (compiles run on a pool, ahead of use)
+  double verify = 0;        // running the checks of candidates and finalists
+  double timing = 0;        // timing candidates at the bucket's size
+  double finalists = 0;     // coverage twins and the bucket-interior sizes
+  double references = 0;    // waiting for host references
+  double fill = 0;          // generating test data on the device
+  double store = 0;         // database writes
+};
+
 struct DeviceTuneResult {
   DeviceKey device;
   int buckets_tuned = 0;
@@ -52,7 +65,9 @@ struct DeviceTuneResult {
   int buckets_skipped = 0;  // did not fit in device memory
   int candidates = 0;
   int failed_candidates = 0;
+  int binaries_stored = 0;  // winners' and finalists' binaries written to the database
   CacheStats compiles;
+  PhaseSeconds phases;
   double seconds = 0;
   bool interrupted = false;
 };
@@ -77,15 +92,55 @@ struct WorkPlan {
 WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                           std::uint64_t input_capacity, Progress& progress);
 
-// The winner of each determinism class among a bucket's measurements: the fastest
-// verified candidate; among those within noise of it (noise_band) the previous winner if
-// it is one of them, else the simplest (fewest launches, no cross-block hand-off, fewest
-// blocks, then canonical text), so that reruns on the same GPU agree.
+// The winner of each determinism class among a bucket's measurements. The finalists
+// are the verified configs measured at every size of the bucket (n = 2^k and the
+// interior sizes; a config that failed any check never wins); each is scored by its
+// worst ratio to the fastest finalist at any size. Among finalists within noise of the
+// best score (noise_band) the previous winner wins if it is one of them, else the
+// simplest (fewest launches, no cross-block hand-off, fewest blocks, then canonical
+// text), so that reruns on the same GPU agree. A winner slower than the built-in default
+// at any measured size (beyond noise) gives way to the default. Without interior
+// measurements the fastest at n wins by the same rules.
 std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>& measurements, Op op,
-                                             const TypeRule& types, const std::vector<ReduceConfig>& previous,
-                                             int sm_count);
+                                             const TypeRule& types, std::uint64_t n,
+                                             const std::vector<ReduceConfig>& previous,
+                                             const ReduceConfig& builtin_default, int sm_count);
+
+// The sizes a bucket's finalists are measured at besides n = 2^k: odd sizes (a multiple
+// of no tile) just above 2^k, in the middle and at the top of [2^k, 2^(k+1)); one, in
+// the middle, from 2^24 up, where every config is bound by memory bandwidth and launch
+// structure no longer matters. None above `capacity` elements.
+std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacity);
 // The relative difference below which two times count as equal.
 double noise_band(double median_ms, double spread);
+
+// The kernels the runtime compiles for a stored winner: its own, and for a float sum
+// also the mean that is served by the sum's winners. The database keeps their binaries,
+// so that no call compiles.
+std::vector<KernelSpec> runtime_specs(const db::ProblemClass& problem, const ReduceConfig& config);
+
+// The binary-cache keys of every winner's runtime kernels in `database`, as `compiler`
+// (its NVRTC version) would key them; `reduce-tune db gc` keeps exactly these.
+std::set<std::string> winner_binary_keys(const db::Database& database, const Compiler& compiler);
+
+// The tuner's checks of single candidates, outside a tuning run: exactly what a
+// candidate of a bucket goes through (the exact set at offset 0 and 3, the rounding set
+// for float sums, the coverage twin for min, max and products), on the device `ordinal`.
+// The mutation test feeds it deliberately broken kernels.
+class CandidateChecker {
+ public:
+  explicit CandidateChecker(int ordinal);
+  ~CandidateChecker();
+  CandidateChecker(const CandidateChecker&) = delete;
+  CandidateChecker& operator=(const CandidateChecker&) = delete;
+  // "" when `spec` passes every check at n, else why not. `nvrtc_options` are extra
+  // compile options (the mutation test's -DRT_MUTATION=k).
+  std::string check(const KernelSpec& spec, std::uint64_t n, const std::vector<std::string>& nvrtc_options = {});
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Throws NoDeviceError for a missing device and DbError/CudaError for failures that end
 // the run; candidate failures are stored, never thrown.
