@@ -18,6 +18,11 @@ bool contains(const std::vector<T>& v, const T& x) {
 const std::vector<GridPolicy> kMachineGrids = {
     {GridKind::per_sm, 1}, {GridKind::per_sm, 2}, {GridKind::per_sm, 4}, {GridKind::per_sm, 8}};
 
+std::vector<GridPolicy> with_single_block(std::vector<GridPolicy> grids) {
+  grids.insert(grids.begin(), GridPolicy{GridKind::fixed, 1});
+  return grids;
+}
+
 // The kernel family as data, one row per strategy the reports name. Seven code paths
 // exist on the device (kernel_templates/rt/strategies/<path>.cuh, each naming its
 // lineage); three classic names are parameter ranges of a shared path and live only here:
@@ -66,9 +71,11 @@ const std::vector<StrategyRow>& strategy_table() {
         {Strategy::warp_shuffle, Strategy::warp_shuffle, false,
          ParameterValues{blocks, {2, 4, 8, 16}, {1}, kMachineGrids, {WarpReduce::shuffle, WarpReduce::redux}, passes,
                          plain_or_ldg, {1, 2, 4}}},
+        // One block (grid 1) and 16 loads per thread: a small input read by one block in
+        // one round of loads needs no second launch and no hand-off between blocks.
         {Strategy::vectorized, Strategy::vectorized, false,
-         ParameterValues{blocks, {1, 2, 4, 8}, {2, 4}, kMachineGrids, {WarpReduce::shuffle, WarpReduce::redux},
-                         passes, {LoadHint::ldg, LoadHint::ldcs}, {1, 2, 4}}},
+         ParameterValues{blocks, {1, 2, 4, 8, 16}, {2, 4}, with_single_block(kMachineGrids),
+                         {WarpReduce::shuffle, WarpReduce::redux}, passes, {LoadHint::ldg, LoadHint::ldcs}, {1, 2, 4}}},
     };
   }();
   return rows;
@@ -201,6 +208,9 @@ std::vector<ReduceConfig> portfolio_seeds(Op op, const TypeRule& types, int arch
       "vectorized:block=1024,items=4,vec=4,grid=sm*2,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
       "vectorized:block=256,items=8,vec=4,grid=sm*8,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
       "multi_element:block=1024,items=4,vec=1,grid=sm*4,warp=shuffle,passes=single_pass_ticket,load=ldg,unroll=1",
+      // Small inputs: one block reads everything in one round of loads.
+      "vectorized:block=512,items=16,vec=4,grid=1,warp=shuffle,passes=single_pass_ticket,load=ldg,unroll=4",
+      "vectorized:block=256,items=8,vec=4,grid=1,warp=shuffle,passes=single_pass_ticket,load=ldg,unroll=4",
   };
   std::vector<ReduceConfig> seeds;
   DeviceLimits limits;

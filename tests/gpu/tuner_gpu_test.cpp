@@ -69,7 +69,8 @@ TEST(TunerOnGpu, QuickRunStoresVerifiedWinnersAndEveryMeasurement) {
       // The winner was measured across its bucket: at 2^k and its interior sizes.
       std::set<std::uint64_t> sizes;
       for (const auto& m : measurements)
-        if (m.config == w.config && m.status == db::MeasurementStatus::ok) sizes.insert(m.problem.n);
+        if (m.config == w.config && m.status == db::MeasurementStatus::ok && size_bucket(m.problem.n) == w.bucket)
+          sizes.insert(m.problem.n);
       EXPECT_EQ(sizes.size(), 1 + interior_sizes(std::uint64_t{1} << w.bucket, ~std::uint64_t{0}).size())
           << to_string(w.config);
       deterministic += w.determinism == db::Determinism::deterministic;

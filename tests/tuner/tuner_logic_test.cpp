@@ -186,6 +186,18 @@ TEST(Winners, NeverSlowerThanTheBuiltInDefaultWhereBothWereMeasured) {
   EXPECT_EQ(ms[w[0].measurement_index].config, builtin);
 }
 
+TEST(Winners, AmongTiesTheBuiltInDefaultWinsOverTheSimplest) {
+  const ReduceConfig builtin = *parse_config("vectorized").config;
+  std::vector<db::Measurement> ms = {
+      ok_measurement("warp_shuffle:block=512", 0.00300),  // one block, one launch: the simplest
+      ok_measurement("vectorized", 0.00304),               // within noise
+  };
+  auto w = choose_winners(ms, Op::sum, kSumF32, 1024, {}, builtin, 132);
+  EXPECT_EQ(ms[w[0].measurement_index].config, builtin);
+  w = choose_winners(ms, Op::sum, kSumF32, 1024, {ms[0].config}, builtin, 132);
+  EXPECT_EQ(w[0].measurement_index, 0u);  // but the previous winner stays
+}
+
 TEST(Winners, InteriorSizesAreOddAndInsideTheBucket) {
   for (int k = 10; k <= 30; ++k) {
     const std::uint64_t n = std::uint64_t{1} << k;

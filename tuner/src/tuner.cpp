@@ -203,6 +203,9 @@ class DeviceState {
     return entry->loaded->handles(0);
   }
 
+  // The test-data generator's binary-cache key (empty until it was first used).
+  const std::string& fill_key() const { return fill_key_; }
+
   // The binary-cache key of a spec's program.
   std::string binary_key(const KernelSpec& spec) const {
     const std::vector<KernelSpec> one = {spec};
@@ -233,6 +236,7 @@ class DeviceState {
           request.name_expressions.push_back("rt::fill_kernel<" + std::string(cuda_type_name(d)) + ", " +
                                              std::to_string(k) + ">");
       request.arch = key_.arch();
+      fill_key_ = binary_cache_key(request, compiler_.version());
       fill_program_ = cache_.get(request);
       fill_library_ = std::make_unique<LoadedLibrary>(fill_program_->cubin);
     }
@@ -268,6 +272,7 @@ class DeviceState {
   DeviceBuffer out_;
   Workspace workspace_;
   std::shared_ptr<const CompiledProgram> fill_program_;
+  std::string fill_key_;
   std::unique_ptr<LoadedLibrary> fill_library_;
   std::mutex mutex_;
   std::map<std::string, Entry> kernels_;
@@ -715,6 +720,10 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
 
   std::map<std::pair<Op, DType>, std::unique_ptr<SearchSpace>> spaces;
   std::map<std::tuple<Op, DType, int>, std::vector<ReduceConfig>> run_winners;
+  // Deterministic winners of this run by (element size, bucket): a problem whose sibling
+  // (another op or dtype of the same element size) won this bucket starts from that
+  // winner with half the budget; memory-bound reductions of one element size behave alike.
+  std::map<std::pair<std::size_t, int>, std::vector<ReduceConfig>> sibling_winners;
   double tuned_seconds = 0;
 
   for (std::size_t index = 0; index < work.size(); ++index) {
@@ -763,6 +772,11 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     for (int b : {bucket - 1, bucket + 1}) {
       auto it = run_winners.find({w.op, dtype, b});
       if (it != run_winners.end()) request.seeds.insert(request.seeds.end(), it->second.begin(), it->second.end());
+    }
+    const auto siblings = sibling_winners.find({size_of(dtype), bucket});
+    if (siblings != sibling_winners.end() && request.max_evaluations > 0) {
+      request.seeds.insert(request.seeds.begin(), siblings->second.begin(), siblings->second.end());
+      request.max_evaluations = std::max(16, request.max_evaluations / 2);
     }
     request.seeds.push_back(builtin);
     for (const auto& c : portfolio_seeds(w.op, w.types, result.device.arch())) request.seeds.push_back(c);
@@ -836,7 +850,7 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
       PhaseTimer timer(result.phases.store);
       // Every kernel the bucket ran (a --fresh rerun then compiles nothing it ran
       // before), or with keep_all_binaries off the finalists'.
-      std::set<std::string> keep;
+      std::set<std::string> keep = {device.fill_key()};
       if (options.keep_all_binaries)
         for (const auto& spec : runner.ran()) keep.insert(device.binary_key(spec));
       for (const auto& c : finalists) keep.insert(device.binary_key(KernelSpec{w.op, w.types, c}));
@@ -867,6 +881,9 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     for (const auto& winner : stored.winners)
       if (winner.determinism == db::Determinism::deterministic) {
         const auto& m = stored.measurements[winner.measurement_index];
+        auto& siblings_here = sibling_winners[{size_of(dtype), bucket}];
+        if (std::find(siblings_here.begin(), siblings_here.end(), m.config) == siblings_here.end())
+          siblings_here.push_back(m.config);
         report.winner = m.config;
         report.winner_ms = m.median_ms;
         report.winner_gbps = m.gbps;

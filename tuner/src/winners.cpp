@@ -73,13 +73,17 @@ std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>&
       if (score(c) < score(*best_config)) best_config = &c;
     const auto& lead = ms[times[*best_config][n]];
     const double limit = score(*best_config) * (1.0 + noise_band(lead.median_ms, lead.spread));
-    std::optional<ReduceConfig> chosen_previous, chosen_simplest;
+    std::optional<ReduceConfig> chosen_previous, chosen_default, chosen_simplest;
     for (const auto& c : finalists) {
       if (score(c) > limit) continue;
       if (!chosen_previous && std::find(previous.begin(), previous.end(), c) != previous.end()) chosen_previous = c;
+      if (c == builtin_default) chosen_default = c;
       if (!chosen_simplest || simplicity(c) < simplicity(*chosen_simplest)) chosen_simplest = c;
     }
-    ReduceConfig chosen = chosen_previous ? *chosen_previous : *chosen_simplest;
+    // Within noise of the best, the previous winner stays (reruns agree); else the
+    // built-in default, which costs nothing measurable and keeps the promise of never
+    // being slower than it; else the simplest.
+    ReduceConfig chosen = chosen_previous ? *chosen_previous : chosen_default ? *chosen_default : *chosen_simplest;
     // Never slower than the built-in default where both were measured (beyond noise).
     if (chosen != builtin_default && times.count(builtin_default) &&
         std::find(finalists.begin(), finalists.end(), builtin_default) != finalists.end()) {
