@@ -98,7 +98,8 @@ __global__ void empty_kernel() {}
 double empty_launch_us(cudaStream_t stream) {
   auto launch = [&](int) { empty_kernel<<<1, 32, 0, stream>>>(); };
   std::vector<double> medians;
-  for (int round = 0; round < 3; ++round) medians.push_back(rt::tuner::time_reduction(launch, 1, stream).median_ms);
+  for (int round = 0; round < 3; ++round)
+    medians.push_back(rt::tuner::time_reduction(launch, 1, stream, rt::tuner::bench_policy()).median_ms);
   std::sort(medians.begin(), medians.end());
   return medians[1] * 1e3;
 }
@@ -269,7 +270,8 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       for (int round = 0; round < kRounds; ++round)
         for (std::size_t k = 0; k < impls.size(); ++k) {
           const std::size_t i = (k + static_cast<std::size_t>(round)) % impls.size();
-          timings[i].push_back(rt::tuner::time_reduction(impls[i].enqueue, rotations, stream.get()));
+          timings[i].push_back(
+              rt::tuner::time_reduction(impls[i].enqueue, rotations, stream.get(), rt::tuner::bench_policy()));
         }
       for (std::size_t i = 0; i < impls.size(); ++i) {
         std::vector<double> medians;

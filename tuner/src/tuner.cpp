@@ -122,6 +122,16 @@ class DeferredBinaryStore final : public BinaryStore {
     std::lock_guard lock(mutex_);
     pending_[key] = Pending{arch, compiler_version, blob};
   }
+  // Writes every binary compiled in this run and not yet written (speculative compiles
+  // included: a rerun prefetches the same configs); returns how many.
+  int keep_all() {
+    std::set<std::string> keys;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& entry : pending_) keys.insert(entry.first);
+    }
+    return keep(keys);
+  }
   // Writes the binaries of `keys` compiled in this run (each once, all in one
   // transaction); returns how many.
   int keep(const std::set<std::string>& keys) {
@@ -848,11 +858,9 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     stored.created_at = db::now_timestamp();
     {
       PhaseTimer timer(result.phases.store);
-      // Every kernel the bucket ran (a --fresh rerun then compiles nothing it ran
-      // before), or with keep_all_binaries off the finalists'.
+      // With keep_all_binaries everything compiled so far (a --fresh rerun then
+      // compiles nothing); otherwise the finalists' and the winners' runtime kernels.
       std::set<std::string> keep = {device.fill_key()};
-      if (options.keep_all_binaries)
-        for (const auto& spec : runner.ran()) keep.insert(device.binary_key(spec));
       for (const auto& c : finalists) keep.insert(device.binary_key(KernelSpec{w.op, w.types, c}));
       // What the runtime will load for the winners, and would for any other finalist
       // that wins a rerun (the mean served by a float sum's winner is compiled here, so
@@ -869,7 +877,7 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
             // to report it at its first call.
           }
         }
-      result.binaries_stored += device.store().keep(keep);
+      result.binaries_stored += options.keep_all_binaries ? device.store().keep_all() : device.store().keep(keep);
       database.store_bucket(stored);
     }
 

@@ -17,17 +17,26 @@
 
 namespace reduce_tune::tuner {
 
+// The tuner's policy (the defaults) times many candidates and needs only to rank them;
+// the bench's (bench_policy) times few implementations and reports their numbers.
 struct TimingPolicy {
   int warmup_calls = 2;
   int min_samples = 5;
-  int max_samples = 25;
+  int max_samples = 15;
   double target_spread = 0.01;   // relative interquartile range
-  double max_seconds = 0.3;      // per candidate, after warm-up
-  // Batch calls until a sample takes this long: long enough (hundreds of calls at the
-  // smallest sizes) that one sample measures back-to-back throughput, not the latency of
-  // the first call after the host waited for the previous sample.
-  double min_sample_ms = 0.5;
+  double max_seconds = 0.2;      // per candidate, after warm-up
+  // Batch calls until a sample takes this long: long enough (tens to hundreds of calls
+  // at the smallest sizes) that one sample measures back-to-back throughput, not the
+  // latency of the first call after the host waited for the previous sample.
+  double min_sample_ms = 0.2;
 };
+inline TimingPolicy bench_policy() {
+  TimingPolicy p;
+  p.max_samples = 25;
+  p.max_seconds = 0.3;
+  p.min_sample_ms = 0.5;
+  return p;
+}
 
 struct TimingResult {
   double median_ms = 0;
