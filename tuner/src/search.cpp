@@ -151,16 +151,30 @@ class SearchState {
 
 }  // namespace
 
+namespace {
+std::vector<ReduceConfig> sample_configs(const std::vector<ReduceConfig>& all, std::size_t count, std::mt19937_64& rng) {
+  std::vector<ReduceConfig> picked;
+  std::sample(all.begin(), all.end(), std::back_inserter(picked), count, rng);
+  std::shuffle(picked.begin(), picked.end(), rng);
+  return picked;
+}
+}  // namespace
+
+std::vector<ReduceConfig> starting_points(const SearchSpace& space, const SearchRequest& request) {
+  std::vector<ReduceConfig> points;
+  for (const auto& s : request.seeds)
+    if (space.contains(s)) points.push_back(s);
+  std::mt19937_64 rng(request.rng_seed);
+  for (const auto& c : sample_configs(space.configs(), static_cast<std::size_t>(request.random_sample), rng))
+    points.push_back(c);
+  return points;
+}
+
 SearchResult run_search(const SearchSpace& space, const SearchRequest& request, Evaluator& evaluator) {
   SearchState state(request, evaluator);
   const auto& all = space.configs();
   std::mt19937_64 rng(request.rng_seed);
-  auto sample = [&](std::size_t count) {
-    std::vector<ReduceConfig> picked;
-    std::sample(all.begin(), all.end(), std::back_inserter(picked), count, rng);
-    std::shuffle(picked.begin(), picked.end(), rng);
-    return picked;
-  };
+  auto sample = [&](std::size_t count) { return sample_configs(all, count, rng); };
 
   switch (request.kind) {
     case SearchKind::exhaustive:

@@ -736,6 +736,34 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
   std::map<std::pair<std::size_t, int>, std::vector<ReduceConfig>> sibling_winners;
   double tuned_seconds = 0;
 
+  // The part of a bucket's search request known before the run: the budget, one random
+  // seed per problem (the random starting points are the same configs in every bucket,
+  // compiled once), and the seeds every bucket of the problem starts from.
+  auto base_request = [&](const WorkItem& w) {
+    SearchRequest request;
+    request.kind = options.search;
+    request.max_evaluations = options.budget.evaluations_per_bucket;
+    request.rng_seed =
+        std::hash<std::string>{}(result.device.uuid + to_string(db::ProblemClass{w.op, w.types.in, w.types.out, {}}));
+    request.seeds.push_back(builtin_default_config(w.op, w.types, result.device.arch()));
+    for (const auto& c : portfolio_seeds(w.op, w.types, result.device.arch())) request.seeds.push_back(c);
+    for (Strategy s : kAllStrategies)
+      request.seeds.push_back(default_config_for(s, w.op, w.types, result.device.arch()));
+    return request;
+  };
+  // Every problem's starting points compile in the background from the start, in the
+  // order the problems come: a problem's first (largest) bucket then finds them compiled
+  // instead of waiting for NVRTC while the GPU idles.
+  if (options.search == SearchKind::local) {
+    std::set<std::pair<Op, DType>> queued;
+    for (const auto& w : work) {
+      if (!queued.insert({w.op, w.types.in}).second) continue;
+      auto& space = spaces[{w.op, w.types.in}];
+      if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());
+      for (const auto& c : starting_points(*space, base_request(w))) device.compile_async(KernelSpec{w.op, w.types, c});
+    }
+  }
+
   for (std::size_t index = 0; index < work.size(); ++index) {
     if (interrupt.load()) {
       result.interrupted = true;
@@ -767,12 +795,11 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     auto& space = spaces[{w.op, dtype}];
     if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());
 
-    SearchRequest request;
-    request.kind = options.search;
-    request.max_evaluations = options.budget.evaluations_per_bucket;
-    // One seed per problem, not per bucket: the random starting points are the same
-    // configs in every bucket, compiled once.
-    request.rng_seed = std::hash<std::string>{}(result.device.uuid + to_string(problem));
+    SearchRequest request = base_request(w);
+    // From 2^26 up every good config is bound by memory bandwidth and they differ by a
+    // percent or two: half the budget finds the best of them.
+    if (w.n >= (std::uint64_t{1} << 26) && request.max_evaluations > 0)
+      request.max_evaluations = std::max(16, request.max_evaluations / 2);
     std::vector<ReduceConfig> previous;
     for (const auto& winner : database.winners_for_device(device_id))
       if (winner.problem == problem && std::abs(winner.bucket - bucket) <= 1) {
@@ -788,10 +815,8 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
       request.seeds.insert(request.seeds.begin(), siblings->second.begin(), siblings->second.end());
       request.max_evaluations = std::max(16, request.max_evaluations / 2);
     }
-    request.seeds.push_back(builtin);
-    for (const auto& c : portfolio_seeds(w.op, w.types, result.device.arch())) request.seeds.push_back(c);
-    for (Strategy s : kAllStrategies)
-      request.seeds.push_back(default_config_for(s, w.op, w.types, result.device.arch()));
+    const std::vector<ReduceConfig> static_seeds = base_request(w).seeds;
+    request.seeds.insert(request.seeds.end(), static_seeds.begin(), static_seeds.end());
 
     Clock::time_point deadline = Clock::time_point::max();
     if (options.budget.seconds > 0) {

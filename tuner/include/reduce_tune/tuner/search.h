@@ -61,4 +61,8 @@ struct SearchResult {
 
 SearchResult run_search(const SearchSpace& space, const SearchRequest& request, Evaluator& evaluator);
 
+// The configs a local search evaluates first (the seeds in the space, then the random
+// sample), in that order: known before the search runs, so they can be compiled ahead.
+std::vector<ReduceConfig> starting_points(const SearchSpace& space, const SearchRequest& request);
+
 }  // namespace reduce_tune::tuner

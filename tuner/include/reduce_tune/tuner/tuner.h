@@ -98,8 +98,9 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
 // worst ratio to the fastest finalist at any size. Among finalists within noise of the
 // best score (noise_band) the previous winner wins if it is one of them, else the
 // built-in default if it is one, else the simplest (fewest launches, no cross-block
-// hand-off, fewest blocks, then canonical text), so that reruns on the same GPU agree. A winner slower than the built-in default
-// at any measured size (beyond noise) gives way to the default. Without interior
+// hand-off, fewest blocks, then canonical text), so that reruns on the same GPU agree. A
+// winner more than 2% slower than the built-in default at any measured size gives way
+// to the default. Without interior
 // measurements the fastest at n wins by the same rules.
 std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>& measurements, Op op,
                                              const TypeRule& types, std::uint64_t n,
