@@ -213,6 +213,22 @@ class DeviceState {
     return entry->loaded->handles(0);
   }
 
+  // Waits for every compile in flight (a speculative one finishing after the last bucket
+  // would otherwise be compiled again by a rerun).
+  void finish_compiles() {
+    std::vector<std::shared_future<std::shared_ptr<const CompiledProgram>>> futures;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& entry : kernels_) futures.push_back(entry.second.compiled);
+    }
+    for (auto& f : futures) {
+      try {
+        f.wait();
+      } catch (...) {
+      }
+    }
+  }
+
   // The test-data generator's binary-cache key (empty until it was first used).
   const std::string& fill_key() const { return fill_key_; }
 
@@ -925,6 +941,11 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     tuned_seconds += report.seconds;
     report.eta_seconds = tuned_seconds / static_cast<double>(index + 1) * static_cast<double>(work.size() - index - 1);
     progress.bucket_finished(report);
+  }
+  if (options.keep_all_binaries && result.buckets_tuned > 0) {
+    PhaseTimer timer(result.phases.store);
+    device.finish_compiles();
+    result.binaries_stored += device.store().keep_all();
   }
   result.compiles = device.cache().stats();
   result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
