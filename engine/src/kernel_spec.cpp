@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "reduce_tune/dtype_visit.h"
 #include "reduce_tune/error.h"
 
 namespace reduce_tune {
@@ -34,32 +35,10 @@ std::uint64_t bits_of(T v) {
   std::memcpy(&out, &v, sizeof(T));
   return out;
 }
-template <typename T>
-std::uint64_t identity_of(Op op) {
-  switch (op) {
-    case Op::sum:
-    case Op::mean: return bits_of(T(0));
-    case Op::prod: return bits_of(T(1));
-    case Op::min:
-      return bits_of(std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                          : std::numeric_limits<T>::max());
-    case Op::max:
-      return bits_of(std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                          : std::numeric_limits<T>::lowest());
-  }
-  return 0;
-}
 }  // namespace
 
 std::uint64_t identity_bits(Op op, DType acc) {
-  switch (acc) {
-    case DType::i32: return identity_of<std::int32_t>(op);
-    case DType::i64: return identity_of<std::int64_t>(op);
-    case DType::u32: return identity_of<std::uint32_t>(op);
-    case DType::f32: return identity_of<float>(op);
-    case DType::f64: return identity_of<double>(op);
-  }
-  return 0;
+  return visit_dtype(acc, [&](auto tag) { return bits_of(identity_value<decltype(tag)>(op)); });
 }
 
 int accumulator_slot(Op op, DType acc) { return static_cast<int>(op) * 5 + static_cast<int>(acc); }

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <type_traits>
 
+#include "reduce_tune/dtype_visit.h"
+
 namespace reduce_tune::testing {
 
 const char* pattern_name(Pattern p) {
@@ -21,18 +23,6 @@ const char* pattern_name(Pattern p) {
 }
 
 namespace {
-
-template <typename F>
-auto with_type(DType d, F&& f) {
-  switch (d) {
-    case DType::i32: return f(std::int32_t{});
-    case DType::i64: return f(std::int64_t{});
-    case DType::u32: return f(std::uint32_t{});
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-  }
-  return f(double{});
-}
 
 template <typename T>
 std::uint64_t bits_of(T v) {
@@ -96,7 +86,7 @@ HostArray make_input(Op op, DType dtype, Pattern pattern, std::size_t count, std
   HostArray a{dtype, std::vector<unsigned char>(count * size_of(dtype))};
   std::mt19937_64 rng(seed ^ (static_cast<std::uint64_t>(op) << 40) ^ (static_cast<std::uint64_t>(dtype) << 48) ^
                       (static_cast<std::uint64_t>(pattern) << 56));
-  with_type(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* x = reinterpret_cast<T*>(a.bytes.data());
     for (std::size_t i = 0; i < count; ++i) x[i] = generate<T>(op == Op::mean ? Op::sum : op, pattern, rng);
@@ -116,10 +106,10 @@ HostArray make_input(Op op, DType dtype, Pattern pattern, std::size_t count, std
 
 Expectation expect(Op op, const TypeRule& types, const HostArray& input, std::size_t offset, std::uint64_t n) {
   Expectation e;
-  with_type(types.in, [&](auto in_tag) {
+  visit_dtype(types.in, [&](auto in_tag) {
     using In = decltype(in_tag);
     const In* x = reinterpret_cast<const In*>(input.bytes.data()) + offset;
-    with_type(types.acc, [&](auto acc_tag) {
+    visit_dtype(types.acc, [&](auto acc_tag) {
       using Acc = decltype(acc_tag);
       Acc acc = start<Acc>(op);
       long double exact = 0, magnitude = 0;
@@ -130,7 +120,7 @@ Expectation expect(Op op, const TypeRule& types, const HostArray& input, std::si
         magnitude += std::fabs(static_cast<long double>(x[i]));
         if constexpr (std::is_floating_point_v<In>) integers = integers && std::isfinite(x[i]) && x[i] == std::trunc(x[i]);
       }
-      with_type(types.out, [&](auto out_tag) {
+      visit_dtype(types.out, [&](auto out_tag) {
         using Out = decltype(out_tag);
         const Out out = op == Op::mean ? static_cast<Out>(static_cast<double>(acc) / static_cast<double>(n))
                                        : static_cast<Out>(acc);
@@ -164,7 +154,7 @@ std::uint64_t addition_depth(const KernelSpec& spec, const LaunchPlan& plan, std
 
 std::string mismatch(const TypeRule& types, std::uint64_t got, const Expectation& e, std::uint64_t depth) {
   const std::uint64_t mask = size_of(types.out) == 4 ? 0xffffffffull : ~0ull;
-  const long double value = with_type(types.out, [&](auto tag) {
+  const long double value = visit_dtype(types.out, [&](auto tag) {
     decltype(tag) v;
     std::memcpy(&v, &got, sizeof v);
     return static_cast<long double>(v);

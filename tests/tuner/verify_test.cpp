@@ -11,24 +11,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "reduce_tune/dtype_visit.h"
 #include "reduce_tune/tuner/reference.h"
 
 namespace reduce_tune::verify {
 namespace {
 
 constexpr std::uint64_t kSeed = 0x5eed;
-
-template <typename F>
-auto with_type(DType d, F&& f) {
-  switch (d) {
-    case DType::i32: return f(std::int32_t{});
-    case DType::i64: return f(std::int64_t{});
-    case DType::u32: return f(std::uint32_t{});
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-  }
-  return f(double{});
-}
 
 // The data set as a host array of `dtype` values.
 std::vector<std::uint64_t> materialise(FillKind kind, DType dtype, std::uint64_t n) {
@@ -42,9 +31,9 @@ std::vector<std::uint64_t> materialise(FillKind kind, DType dtype, std::uint64_t
 template <typename Keep>
 std::uint64_t result_over(Op op, const TypeRule& t, const std::vector<std::uint64_t>& data, Keep keep,
                           bool identity = false) {
-  return with_type(t.in, [&](auto in_tag) {
+  return visit_dtype(t.in, [&](auto in_tag) {
     using In = decltype(in_tag);
-    return with_type(t.acc, [&](auto acc_tag) {
+    return visit_dtype(t.acc, [&](auto acc_tag) {
       using Acc = decltype(acc_tag);
       Acc acc{};
       if (op == Op::prod) acc = Acc(1);
@@ -70,7 +59,7 @@ std::uint64_t result_over(Op op, const TypeRule& t, const std::vector<std::uint6
         if (op == Op::max) acc = std::max(acc, v);
         ++used;
       }
-      return with_type(t.out, [&](auto out_tag) {
+      return visit_dtype(t.out, [&](auto out_tag) {
         using Out = decltype(out_tag);
         // A kernel divides by the n it was given, whatever it read.
         const Out out = op == Op::mean ? static_cast<Out>(static_cast<double>(acc) / static_cast<double>(data.size()))
@@ -188,7 +177,7 @@ TEST(Verification, RoundingBoundIsHonestAndTight) {
       const double u = dtype == DType::f32 ? 0x1p-24 : 0x1p-53;
       const double bound = static_cast<double>(chain) * u * e.magnitude;
       auto bits = [&](double v) {
-        return with_type(t.out, [&](auto tag) {
+        return visit_dtype(t.out, [&](auto tag) {
           const decltype(tag) x = static_cast<decltype(tag)>(v);
           std::uint64_t b = 0;
           std::memcpy(&b, &x, sizeof x);

@@ -9,21 +9,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "reduce_tune/dtype_visit.h"
+
 namespace reduce_tune::verify {
 
 namespace {
-
-template <typename F>
-auto visit_dtype(DType d, F&& f) {
-  switch (d) {
-    case DType::i32: return f(std::int32_t{});
-    case DType::i64: return f(std::int64_t{});
-    case DType::u32: return f(std::uint32_t{});
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-  }
-  return f(float{});
-}
 
 template <typename T>
 std::uint64_t to_bits(T v) {
@@ -52,22 +42,6 @@ T wrap_mul(T a, T b) {
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) * static_cast<std::make_unsigned_t<T>>(b));
   else
     return a * b;
-}
-
-template <typename Acc>
-Acc identity_for(Op op) {
-  switch (op) {
-    case Op::sum:
-    case Op::mean: return Acc(0);
-    case Op::prod: return Acc(1);
-    case Op::min:
-      return std::numeric_limits<Acc>::has_infinity ? std::numeric_limits<Acc>::infinity()
-                                                    : std::numeric_limits<Acc>::max();
-    case Op::max:
-      return std::numeric_limits<Acc>::has_infinity ? -std::numeric_limits<Acc>::infinity()
-                                                    : std::numeric_limits<Acc>::lowest();
-  }
-  return Acc(0);
 }
 
 template <typename Acc>
@@ -113,7 +87,7 @@ std::vector<Expected> exact_reference(Op op, FillKind kind, DType dtype, std::ui
                                       unsigned threads) {
   const auto [lo, hi] = span_of(ranges);
   const auto parts = parallel_chunks<std::vector<Acc>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    std::vector<Acc> acc(ranges.size(), identity_for<Acc>(op));
+    std::vector<Acc> acc(ranges.size(), identity_value<Acc>(op));
     for (std::uint64_t i = begin; i < end; ++i) {
       const Acc x = static_cast<Acc>(from_bits<In>(hashed_bits(kind, dtype, seed, i)));
       for (std::size_t r = 0; r < ranges.size(); ++r)
@@ -123,7 +97,7 @@ std::vector<Expected> exact_reference(Op op, FillKind kind, DType dtype, std::ui
   });
   std::vector<Expected> out;
   for (std::size_t r = 0; r < ranges.size(); ++r) {
-    Acc total = identity_for<Acc>(op);
+    Acc total = identity_value<Acc>(op);
     for (const auto& p : parts) total = combine(op, total, p[r]);
     const double n = static_cast<double>(ranges[r].second);
     const Out value = op == Op::mean ? static_cast<Out>(static_cast<double>(total) / n) : static_cast<Out>(total);

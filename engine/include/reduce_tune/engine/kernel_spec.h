@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "reduce_tune/config.h"
@@ -25,6 +26,23 @@ KernelSpec make_spec(Op op, DType in, DType out, const ReduceConfig& config);
 bool is_deterministic(const KernelSpec& spec);
 
 std::string to_string(const KernelSpec& spec);
+
+// The operator's identity in type T: 0 for sum and mean, 1 for prod, +inf (or the
+// largest value) for min, -inf (or the lowest) for max.
+template <typename T>
+T identity_value(Op op) {
+  switch (op) {
+    case Op::sum:
+    case Op::mean: return T(0);
+    case Op::prod: return T(1);
+    case Op::min:
+      return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    case Op::max:
+      return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                  : std::numeric_limits<T>::lowest();
+  }
+  return T(0);
+}
 
 // The operator's identity in the accumulator type, as the 8 bytes a workspace slot holds
 // (little-endian; 4-byte types use the low half). Used to initialise atomic accumulators.
