@@ -1,9 +1,11 @@
 #include "reduce_tune/engine/compiler.h"
 
+#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "reduce_tune/error.h"
 
@@ -60,6 +62,30 @@ std::string program_log(nvrtcProgram program) {
 
 }  // namespace
 
+std::string nvrtc_builtins_path(const std::string& nvrtc_path, int major, int minor) {
+  const auto slash = nvrtc_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : nvrtc_path.substr(0, slash);
+  return dir + "/libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
+}
+
+void preload_nvrtc_builtins() {
+  // NVRTC dlopens libnvrtc-builtins.so.M.m by bare name, which only the loader's cache
+  // or LD_LIBRARY_PATH resolve: a toolkit that is not in ld.so.conf (a runfile install,
+  // a copied toolkit) fails at the first compile although libnvrtc itself was found
+  // through the binary's run path. Load it from beside libnvrtc first; NVRTC's own
+  // dlopen then finds it by its soname. Failing here is harmless: NVRTC reports.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Dl_info info{};
+    int major = 0, minor = 0;
+    if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) == 0 || info.dli_fname == nullptr)
+      return;
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return;
+    const std::string path = nvrtc_builtins_path(info.dli_fname, major, minor);
+    dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);  // kept open for the process's life
+  });
+}
+
 std::vector<std::string> nvrtc_options(const CompileRequest& request) {
   std::vector<std::string> options = {
       "--gpu-architecture=sm_" + std::to_string(request.arch),
@@ -70,6 +96,7 @@ std::vector<std::string> nvrtc_options(const CompileRequest& request) {
 }
 
 CompiledProgram NvrtcCompiler::compile(const CompileRequest& request) {
+  preload_nvrtc_builtins();
   NvrtcProgramHandle program(request);
   for (const auto& expr : request.name_expressions)
     RT_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), expr.c_str()));

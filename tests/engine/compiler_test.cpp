@@ -92,6 +92,25 @@ TEST(NvrtcCompiler, ReportsItsVersionAndOptions) {
   EXPECT_EQ(options.back(), "--maxrregcount=64");
 }
 
+TEST(NvrtcCompiler, LooksForItsBuiltinsBesideLibnvrtc) {
+  EXPECT_EQ(nvrtc_builtins_path("/opt/cuda/lib64/libnvrtc.so.13", 13, 0),
+            "/opt/cuda/lib64/libnvrtc-builtins.so.13.0");
+  EXPECT_EQ(nvrtc_builtins_path("libnvrtc.so.12", 12, 4), "./libnvrtc-builtins.so.12.4");
+}
+
+// Run by CTest under `ld.so --inhibit-cache` as well (NvrtcBuiltinsWithoutLoaderCache):
+// there NVRTC cannot find its builtins by name, and only the preload beside libnvrtc
+// lets a compile succeed, as on a machine whose toolkit is not in ld.so.conf.
+TEST(NvrtcCompiler, CompilesAKernel) {
+  CompileRequest r;
+  r.arch = 90;
+  r.program_name = "tiny.cu";
+  r.source = "extern \"C\" __global__ void tiny(float* p) { p[threadIdx.x] += 1.0f; }\n";
+  NvrtcCompiler compiler;
+  const CompiledProgram program = compiler.compile(r);
+  EXPECT_GT(program.cubin.size(), 0u);
+}
+
 class FakeCompiler : public Compiler {
  public:
   CompiledProgram compile(const CompileRequest& request) override {

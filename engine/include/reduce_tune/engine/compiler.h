@@ -45,6 +45,12 @@ class Compiler {
 // The options passed to NVRTC for a request (exposed for tests and cache keys).
 std::vector<std::string> nvrtc_options(const CompileRequest& request);
 
+// Where NVRTC's builtins library lies beside libnvrtc at nvrtc_path, for version major.minor.
+std::string nvrtc_builtins_path(const std::string& nvrtc_path, int major, int minor);
+// Loads that library once per process, so NVRTC finds it where the loader's search would
+// not (a toolkit missing from ld.so.conf). NvrtcCompiler::compile calls it.
+void preload_nvrtc_builtins();
+
 class NvrtcCompiler final : public Compiler {
  public:
   CompiledProgram compile(const CompileRequest& request) override;
