@@ -28,17 +28,8 @@ std::string to_string(const KernelSpec& spec) {
   return s;
 }
 
-namespace {
-template <typename T>
-std::uint64_t bits_of(T v) {
-  std::uint64_t out = 0;
-  std::memcpy(&out, &v, sizeof(T));
-  return out;
-}
-}  // namespace
-
 std::uint64_t identity_bits(Op op, DType acc) {
-  return visit_dtype(acc, [&](auto tag) { return bits_of(identity_value<decltype(tag)>(op)); });
+  return visit_dtype(acc, [&](auto tag) { return value_bits(identity_value<decltype(tag)>(op)); });
 }
 
 int accumulator_slot(Op op, DType acc) { return static_cast<int>(op) * 5 + static_cast<int>(acc); }

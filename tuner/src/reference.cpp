@@ -16,20 +16,6 @@ namespace reduce_tune::verify {
 namespace {
 
 template <typename T>
-std::uint64_t to_bits(T v) {
-  std::uint64_t b = 0;
-  std::memcpy(&b, &v, sizeof(T));
-  return b;
-}
-
-template <typename T>
-T from_bits(std::uint64_t bits) {
-  T v;
-  std::memcpy(&v, &bits, sizeof(T));
-  return v;
-}
-
-template <typename T>
 T wrap_add(T a, T b) {
   if constexpr (std::is_integral_v<T>)
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
@@ -89,7 +75,7 @@ std::vector<Expected> exact_reference(Op op, FillKind kind, DType dtype, std::ui
   const auto parts = parallel_chunks<std::vector<Acc>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
     std::vector<Acc> acc(ranges.size(), identity_value<Acc>(op));
     for (std::uint64_t i = begin; i < end; ++i) {
-      const Acc x = static_cast<Acc>(from_bits<In>(hashed_bits(kind, dtype, seed, i)));
+      const Acc x = static_cast<Acc>(from_value_bits<In>(hashed_bits(kind, dtype, seed, i)));
       for (std::size_t r = 0; r < ranges.size(); ++r)
         if (i >= ranges[r].first && i - ranges[r].first < ranges[r].second) acc[r] = combine(op, acc[r], x);
     }
@@ -102,7 +88,7 @@ std::vector<Expected> exact_reference(Op op, FillKind kind, DType dtype, std::ui
     const double n = static_cast<double>(ranges[r].second);
     const Out value = op == Op::mean ? static_cast<Out>(static_cast<double>(total) / n) : static_cast<Out>(total);
     Expected e;
-    e.bits = to_bits(value);
+    e.bits = value_bits(value);
     e.value = static_cast<double>(value);
     out.push_back(e);
   }
@@ -120,7 +106,7 @@ std::vector<Expected> rounding_reference(Op op, DType dtype, std::uint64_t seed,
       parallel_chunks<std::vector<unsigned __int128>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
         std::vector<unsigned __int128> sums(ranges.size(), 0);
         for (std::uint64_t i = begin; i < end; ++i) {
-          const In x = from_bits<In>(hashed_bits(FillKind::rounding, dtype, seed, i));
+          const In x = from_value_bits<In>(hashed_bits(FillKind::rounding, dtype, seed, i));
           const auto m = static_cast<std::uint64_t>(std::ldexp(static_cast<long double>(x) - 1.0L, p));
           for (std::size_t r = 0; r < ranges.size(); ++r)
             if (i >= ranges[r].first && i - ranges[r].first < ranges[r].second) sums[r] += m;
@@ -138,7 +124,7 @@ std::vector<Expected> rounding_reference(Op op, DType dtype, std::uint64_t seed,
     e.exact = false;
     e.value = static_cast<double>(exact);
     e.magnitude = static_cast<double>(exact);  // all values positive
-    e.bits = to_bits(static_cast<Out>(exact));
+    e.bits = value_bits(static_cast<Out>(exact));
     out.push_back(e);
   }
   return out;
@@ -205,7 +191,7 @@ std::uint64_t hashed_bits(FillKind kind, DType dtype, std::uint64_t seed, std::u
           break;
       }
     }
-    return to_bits(v);
+    return value_bits(v);
   });
 }
 
@@ -277,7 +263,7 @@ std::string compare_result(const TypeRule& types, std::uint64_t got_bits, const 
 }
 
 double bits_to_double(DType dtype, std::uint64_t bits) {
-  return visit_dtype(dtype, [&](auto tag) { return static_cast<double>(from_bits<decltype(tag)>(bits)); });
+  return visit_dtype(dtype, [&](auto tag) { return static_cast<double>(from_value_bits<decltype(tag)>(bits)); });
 }
 
 }  // namespace reduce_tune::verify

@@ -1,11 +1,10 @@
 #include "reduce_tune/tuner/search.h"
 
 #include <algorithm>
-
-#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
+#include <type_traits>
 
 namespace reduce_tune::tuner {
 
@@ -54,47 +53,25 @@ std::vector<ReduceConfig> SearchSpace::neighbours(const ReduceConfig& c) const {
   auto try_add = [&](ReduceConfig n) {
     if (contains(n) && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   };
-  auto numeric = [&](const std::vector<std::uint32_t>& values, std::uint32_t ReduceConfig::*field) {
-    std::vector<std::uint32_t> moves;
-    adjacent_moves(values, c.*field, moves);
-    for (auto m : moves) {
+  // Ordered parameters move one step either way; categorical ones try every other value.
+  auto move = [&](const auto& values, auto ReduceConfig::*field, bool ordered) {
+    std::remove_cvref_t<decltype(values)> moves;
+    if (ordered) adjacent_moves(values, c.*field, moves);
+    else other_values(values, c.*field, moves);
+    for (const auto& m : moves) {
       ReduceConfig n = c;
       n.*field = m;
       try_add(n);
     }
   };
-  numeric(v.block_threads, &ReduceConfig::block_threads);
-  numeric(v.items_per_thread, &ReduceConfig::items_per_thread);
-  numeric(v.vec_width, &ReduceConfig::vec_width);
-  numeric(v.unroll, &ReduceConfig::unroll);
-  std::vector<GridPolicy> grids;
-  adjacent_moves(v.grid, c.grid, grids);
-  for (const auto& g : grids) {
-    ReduceConfig n = c;
-    n.grid = g;
-    try_add(n);
-  }
-  std::vector<WarpReduce> warps;
-  other_values(v.warp_reduce, c.warp_reduce, warps);
-  for (auto w : warps) {
-    ReduceConfig n = c;
-    n.warp_reduce = w;
-    try_add(n);
-  }
-  std::vector<Passes> passes;
-  other_values(v.passes, c.passes, passes);
-  for (auto p : passes) {
-    ReduceConfig n = c;
-    n.passes = p;
-    try_add(n);
-  }
-  std::vector<LoadHint> loads;
-  other_values(v.load, c.load, loads);
-  for (auto l : loads) {
-    ReduceConfig n = c;
-    n.load = l;
-    try_add(n);
-  }
+  move(v.block_threads, &ReduceConfig::block_threads, true);
+  move(v.items_per_thread, &ReduceConfig::items_per_thread, true);
+  move(v.vec_width, &ReduceConfig::vec_width, true);
+  move(v.unroll, &ReduceConfig::unroll, true);
+  move(v.grid, &ReduceConfig::grid, true);
+  move(v.warp_reduce, &ReduceConfig::warp_reduce, false);
+  move(v.passes, &ReduceConfig::passes, false);
+  move(v.load, &ReduceConfig::load, false);
   return out;
 }
 

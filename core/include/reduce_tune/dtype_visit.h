@@ -1,8 +1,10 @@
 // Calls f with a value of the C++ type a DType names (int32_t for i32, ...), so generic
 // code runs once per element type: visit_dtype(d, [&](auto tag) { using T = decltype(tag); ... }).
+// value_bits / from_value_bits carry such a value in a type-erased 64-bit slot.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "reduce_tune/types.h"
 
@@ -18,6 +20,22 @@ auto visit_dtype(DType d, F&& f) {
     case DType::f64: break;
   }
   return f(double{});
+}
+
+template <typename T>
+std::uint64_t value_bits(T v) {
+  static_assert(sizeof(T) <= sizeof(std::uint64_t));
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  return bits;
+}
+
+template <typename T>
+T from_value_bits(std::uint64_t bits) {
+  static_assert(sizeof(T) <= sizeof(std::uint64_t));
+  T v;
+  std::memcpy(&v, &bits, sizeof(T));
+  return v;
 }
 
 }  // namespace reduce_tune
