@@ -15,6 +15,22 @@ KernelSpec spec(const std::string& text, Op op = Op::sum, DType dtype = DType::f
   return make_spec(op, dtype, default_out_dtype(op, dtype), *parse_config(text).config);
 }
 
+TEST(KernelSpec, IdentityBitsAreEachOpsNeutralValue) {
+  // Bit patterns written out by hand (IEEE-754 and two's complement), not computed.
+  EXPECT_EQ(identity_bits(Op::sum, DType::f32), 0x00000000u);
+  EXPECT_EQ(identity_bits(Op::prod, DType::f32), 0x3f800000u);
+  EXPECT_EQ(identity_bits(Op::min, DType::f32), 0x7f800000u);
+  EXPECT_EQ(identity_bits(Op::max, DType::f32), 0xff800000u);
+  EXPECT_EQ(identity_bits(Op::prod, DType::f64), 0x3ff0000000000000u);
+  EXPECT_EQ(identity_bits(Op::max, DType::f64), 0xfff0000000000000u);
+  EXPECT_EQ(identity_bits(Op::min, DType::i32), 0x7fffffffu);
+  EXPECT_EQ(identity_bits(Op::max, DType::i32), 0x80000000u);
+  EXPECT_EQ(identity_bits(Op::min, DType::u32), 0xffffffffu);
+  EXPECT_EQ(identity_bits(Op::max, DType::u32), 0x0u);
+  EXPECT_EQ(identity_bits(Op::max, DType::i64), 0x8000000000000000u);
+  EXPECT_EQ(identity_bits(Op::prod, DType::i64), 0x1u);
+}
+
 TEST(LaunchPlan, EmptyInputRunsOneBlockThatWritesTheIdentity) {
   const auto plan = plan_launch(spec("vectorized:passes=two_pass"), 0, 132);
   EXPECT_EQ(plan.grid, 1u);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -120,6 +121,19 @@ TEST(Search, NeighboursMoveOneParameterAndStayValid) {
   };
   EXPECT_TRUE(has_block(128) && has_block(512));
   EXPECT_FALSE(has_block(64) || has_block(1024));
+  // A categorical parameter (warp reduction, pass structure, load) has no order: every
+  // valid config that differs from c in that one parameter alone is a neighbour.
+  int categorical = 0;
+  for (const auto& other : space.configs()) {
+    const bool rest_same = other.strategy == c.strategy && other.block_threads == c.block_threads &&
+                           other.items_per_thread == c.items_per_thread && other.vec_width == c.vec_width &&
+                           other.unroll == c.unroll && other.grid == c.grid;
+    const int changed = (other.warp_reduce != c.warp_reduce) + (other.passes != c.passes) + (other.load != c.load);
+    if (!rest_same || changed != 1) continue;
+    ++categorical;
+    EXPECT_NE(std::find(ns.begin(), ns.end(), other), ns.end()) << to_string(other);
+  }
+  EXPECT_GE(categorical, 3);
 }
 
 }  // namespace
