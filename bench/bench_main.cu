@@ -173,9 +173,13 @@ struct Row {
 
 // What the guarantee asks, per size: tuned >= 0.97x the built-in default and >= 1.00x
 // CUB, beyond the noise of the measurement (3% below 10 us, else 1%, or twice the spread).
+// Rounds of the second timing that a break must survive to count.
+constexpr int kConfirmRounds = 9;
+
 struct Verdicts {
   int sizes = 0;
   std::vector<std::string> broken;
+  std::vector<std::string> unconfirmed;  // seen once, gone when timed again
   int small_sizes = 0, small_within = 0;  // n <= 2^16: within 1.15x an empty launch
   double worst_small = 0;
 };
@@ -319,10 +323,40 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       };
       const std::string where = std::string(rt::to_string(op)) + "<" + std::string(rt::to_string(dtype)) + "> n=" +
                                 std::to_string(n);
-      if (tuned_ms > default_ms / 0.97 * (1 + noise(last[1].result)))
-        verdicts.broken.push_back(where + ": tuned " + std::to_string(default_ms / tuned_ms) + "x the default");
-      if (tuned_ms > cub_ms * (1 + noise(last[2].result)))
-        verdicts.broken.push_back(where + ": tuned " + std::to_string(cub_ms / tuned_ms) + "x CUB");
+      // A break seen in the table is timed again before it counts: the tuned call and the
+      // other one alternate for kConfirmRounds rounds and the medians are compared. Below
+      // 10 us the run-to-run variation of one measurement (launch-rate drift) is wider than
+      // its own spread says; a real break (a second launch, a slower kernel) persists.
+      auto confirmed = [&](std::size_t other, double floor_ratio, double* ratio) {
+        std::vector<double> mine, theirs;
+        for (int round = 0; round < kConfirmRounds; ++round) {
+          const bool tuned_first = round % 2 == 0;
+          for (std::size_t i : {tuned_first ? std::size_t{0} : other, tuned_first ? other : std::size_t{0}})
+            (i == 0 ? mine : theirs)
+                .push_back(rt::tuner::time_reduction(impls[i].enqueue, rotations, stream.get(),
+                                                     rt::tuner::bench_policy())
+                               .median_ms);
+        }
+        std::sort(mine.begin(), mine.end());
+        std::sort(theirs.begin(), theirs.end());
+        const double m = mine[mine.size() / 2], t = theirs[theirs.size() / 2];
+        *ratio = t / m;
+        return m > t / floor_ratio * (1 + (t < 0.010 ? 0.03 : 0.01));
+      };
+      auto judge = [&](std::size_t other, double other_ms, double floor_ratio, const rt::db::BenchResult& r,
+                       const char* name) {
+        if (!(tuned_ms > other_ms / floor_ratio * (1 + noise(r)))) return;
+        double again = 0;
+        if (confirmed(other, floor_ratio, &again)) {
+          verdicts.broken.push_back(where + ": tuned " + std::to_string(other_ms / tuned_ms) + "x " + name +
+                                    ", " + std::to_string(again) + "x when timed again");
+        } else {
+          verdicts.unconfirmed.push_back(where + ": tuned " + std::to_string(other_ms / tuned_ms) + "x " + name +
+                                         ", " + std::to_string(again) + "x when timed again");
+        }
+      };
+      judge(1, default_ms, 0.97, last[1].result, "the default");
+      judge(2, cub_ms, 1.0, last[2].result, "CUB");
       if (n <= (1u << 16)) {
         ++verdicts.small_sizes;
         const double ratio = tuned_ms * 1e3 / empty_us;
@@ -423,6 +457,11 @@ int main(int argc, char** argv) {
     std::printf("guarantee: %zu of %d sizes break it (tuned >= 0.97x default and >= 1.00x CUB, beyond noise)\n",
                 verdicts.broken.size(), verdicts.sizes);
     for (const auto& b : verdicts.broken) std::printf("  %s\n", b.c_str());
+    if (!verdicts.unconfirmed.empty()) {
+      std::printf("  not counted: %zu seen in the table but not when timed again (%d alternating rounds each)\n",
+                  verdicts.unconfirmed.size(), kConfirmRounds);
+      for (const auto& b : verdicts.unconfirmed) std::printf("    %s\n", b.c_str());
+    }
     if (verdicts.small_sizes > 0)
       std::printf("small sizes (n <= 2^16): %d of %d within 1.15x an empty launch (%.2f us); worst %.2fx\n",
                   verdicts.small_within, verdicts.small_sizes, empty_us, verdicts.worst_small);

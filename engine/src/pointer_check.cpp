@@ -126,6 +126,30 @@ bool inside_allocation(const PointerInfo& info, const void* pointer, std::size_t
          bytes <= info.range_size - (address - info.range_start);
 }
 
+bool VerifiedRanges::contains(int device_ordinal, const void* pointer, std::size_t bytes) const {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  for (const Entry& e : entries_)
+    if (e.device == device_ordinal && e.size > 0 && address >= e.start && address - e.start <= e.size &&
+        bytes <= e.size - (address - e.start))
+      return true;
+  return false;
+}
+
+void VerifiedRanges::remember(int device_ordinal, const PointerInfo& info) {
+  // Device memory of this device, or managed memory: what a later call may trust. Host
+  // memory (pinned or pageable) and other devices' memory are asked about every time.
+  const bool own_device = info.memory_type == CU_MEMORYTYPE_DEVICE && !info.managed &&
+                          info.device_ordinal == device_ordinal;
+  if (!(own_device || info.managed) || info.range_size == 0) return;
+  entries_[next_] = Entry{device_ordinal, info.range_start, info.range_size};
+  next_ = (next_ + 1) % kEntries;
+}
+
+void VerifiedRanges::clear() {
+  for (Entry& e : entries_) e = Entry{};
+  next_ = 0;
+}
+
 PointerInfo check_device_accessible(const void* pointer, std::size_t bytes, int device_ordinal, bool pageable_access,
                                     const char* what) {
   const PointerInfo info = query_pointer(pointer, device_ordinal);

@@ -112,5 +112,50 @@ TEST(PointerCheck, DescribesTheArgumentInTheError) {
   }
 }
 
+
+TEST(VerifiedRanges, TrustsOnlyRangesInsideAnAllocationOfTheSameDeviceThatPassed) {
+  VerifiedRanges v;
+  EXPECT_FALSE(v.contains(0, at(0x7f0000000000), 4));
+  v.remember(0, device_memory(0, 0x7f0000000000, 4096));
+  EXPECT_TRUE(v.contains(0, at(0x7f0000000000), 4096));
+  EXPECT_TRUE(v.contains(0, at(0x7f0000000ffc), 4));
+  EXPECT_FALSE(v.contains(0, at(0x7f0000000ffc), 8));   // runs past the end
+  EXPECT_FALSE(v.contains(0, at(0x7effffffffff), 4));   // starts before it
+  EXPECT_FALSE(v.contains(1, at(0x7f0000000000), 4));   // another device
+  EXPECT_FALSE(v.contains(0, at(0x7f0000001000), 4));
+  v.clear();
+  EXPECT_FALSE(v.contains(0, at(0x7f0000000000), 4));
+}
+
+TEST(VerifiedRanges, NeverRemembersHostMemoryOrAnotherDevicesMemory) {
+  VerifiedRanges v;
+  PointerInfo pageable;  // unknown to CUDA
+  pageable.range_start = 0x5555000;
+  pageable.range_size = 4096;
+  v.remember(0, pageable);
+  EXPECT_FALSE(v.contains(0, at(0x5555000), 4));
+  PointerInfo pinned = device_memory(0, 0x200000000, 4096);
+  pinned.memory_type = CU_MEMORYTYPE_HOST;
+  v.remember(0, pinned);
+  EXPECT_FALSE(v.contains(0, at(0x200000000), 4));
+  v.remember(0, device_memory(1, 0x300000000, 4096));  // device 1's memory, called on device 0
+  EXPECT_FALSE(v.contains(0, at(0x300000000), 4));
+  EXPECT_FALSE(v.contains(1, at(0x300000000), 4));
+  v.remember(0, device_memory(0, 0x400000000, 0));  // no range reported
+  EXPECT_FALSE(v.contains(0, at(0x400000000), 0));
+  PointerInfo managed = device_memory(0, 0x500000000, 4096);
+  managed.managed = true;
+  v.remember(0, managed);
+  EXPECT_TRUE(v.contains(0, at(0x500000000), 4096));
+}
+
+TEST(VerifiedRanges, ForgetsTheOldestWhenFull) {
+  VerifiedRanges v;
+  const std::uintptr_t base = 0x7f0000000000;
+  for (std::size_t i = 0; i <= VerifiedRanges::kEntries; ++i) v.remember(0, device_memory(0, base + i * 0x10000, 4096));
+  EXPECT_FALSE(v.contains(0, at(base), 4));  // the first was evicted by the last
+  for (std::size_t i = 1; i <= VerifiedRanges::kEntries; ++i) EXPECT_TRUE(v.contains(0, at(base + i * 0x10000), 4)) << i;
+}
+
 }  // namespace
 }  // namespace reduce_tune

@@ -267,23 +267,33 @@ TEST(PointerChecks, HostAndOutOfRangePointersAreRefusedAndTheProcessStillReduces
   describe("cudaMalloc", in.get());
   describe("pageable", host.data());
 
-  if (!device_pageable) {
-    // Pageable input and output: refused with a message, nothing launched.
-    try {
-      ctx.reduce(Op::sum, DType::f32, DType::f32, host.data(), n, out.get(), nullptr);
-      ADD_FAILURE() << "a pageable input was accepted";
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find("pageable"), std::string::npos) << e.what();
+  // Refused with a warm thread (the device buffers already passed, so they are
+  // remembered), by a context that trusts what its thread has seen and by one that asks
+  // the driver every time.
+  ContextOptions strict_options = no_database();
+  strict_options.check_pointers_every_call = true;
+  Context strict(strict_options);
+  for (Context* c : {&ctx, &strict}) {
+    c->reduce(Op::sum, DType::f32, DType::f32, in.as<float>(), n, out.get(), nullptr);
+    RT_CUDA_CHECK(cudaDeviceSynchronize());
+    if (!device_pageable) {
+      // Pageable input and output: refused with a message, nothing launched.
+      try {
+        c->reduce(Op::sum, DType::f32, DType::f32, host.data(), n, out.get(), nullptr);
+        ADD_FAILURE() << "a pageable input was accepted";
+      } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("pageable"), std::string::npos) << e.what();
+      }
+      float host_out = 0;
+      EXPECT_THROW(c->reduce(Op::sum, DType::f32, DType::f32, in.get(), n, &host_out, nullptr), InvalidArgument);
     }
-    float host_out = 0;
-    EXPECT_THROW(ctx.reduce(Op::sum, DType::f32, DType::f32, in.get(), n, &host_out, nullptr), InvalidArgument);
-  }
-  // A range running past its allocation.
-  try {
-    ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>() + 10, n, out.get(), nullptr);
-    ADD_FAILURE() << "a range past the allocation was accepted";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("past the end"), std::string::npos) << e.what();
+    // A range running past its allocation, starting inside one this thread has seen.
+    try {
+      c->reduce(Op::sum, DType::f32, DType::f32, in.as<float>() + 10, n, out.get(), nullptr);
+      ADD_FAILURE() << "a range past the allocation was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("past the end"), std::string::npos) << e.what();
+    }
   }
   // The context is healthy: the next call is right.
   EXPECT_EQ(sum_value(in.as<float>(), n), expected);

@@ -20,6 +20,7 @@
 #include "reduce_tune/engine/compiler.h"
 #include "gpu_env.h"
 #include "reduce_tune/engine/kernel_set.h"
+#include "reduce_tune/engine/pointer_check.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/reduce_tune.h"
 #include "reduce_tune/runtime/selector.h"
@@ -382,11 +383,74 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
               best_plain_us, best_ex_us);
   std::printf("[ overhead ] first call: %.1f ms without a cached binary (NVRTC), %.2f ms with the binary in the database\n",
               cold_ms, cached_ms);
+  const double fastest_call_us = *std::min_element(call_us.begin(), call_us.end());
+  const double fastest_launch_us = *std::min_element(launch_us.begin(), launch_us.end());
   std::printf("[ overhead ] warm call: %.2f us host time per call; the same kernel through the launcher alone: %.2f us; "
-              "library overhead %.2f us (median of per-batch differences)\n",
-              best_call_us, best_launch_us, overhead);
+              "library overhead %.2f us (median of per-batch differences), %.2f us (fastest batch against fastest "
+              "batch)\n",
+              best_call_us, best_launch_us, overhead, fastest_call_us - fastest_launch_us);
   EXPECT_LT(cached_ms, cold_ms);
   std::filesystem::remove_all(dir);
+}
+
+
+// Where a warm call's host time goes: each driver query and lookup the call makes, timed
+// alone in a loop (printed for the note and for docs/BENCHMARKS.md; nothing asserted on
+// time). The output in its own allocation costs a second pointer query; the output
+// inside the input's allocation does not.
+TEST(RuntimeApi, ReportsWhereTheWarmCallTimeGoes) {
+  RT_REQUIRE_GPU();
+  const DeviceKey key = *testing::test_device();
+  DeviceBuffer in(4096 * 4 + 64), out(8);
+  RT_CUDA_CHECK(cudaMemset(in.get(), 0, 4096 * 4 + 64));
+  Stream stream;
+  Context ctx(no_database());
+  const int iters = 20000;
+  auto time_us = [&](auto&& body) {
+    double best = 1e9;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < iters; ++i) body();
+      best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters);
+    }
+    return best;
+  };
+  int dev = 0;
+  const double get_device = time_us([&] { cudaGetDevice(&dev); });
+  const double query = time_us([&] { (void)query_pointer(in.get(), dev); });
+  cudaPointerAttributes attrs{};
+  const double runtime_query = time_us([&] { cudaPointerGetAttributes(&attrs, in.get()); });
+  const double plan = time_us([&] {
+    const TypeRule t = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+    volatile auto g = plan_launch(KernelSpec{Op::sum, t, builtin_default_config(Op::sum, t, key.arch())}, 4096, key.sm_count).grid;
+    (void)g;
+  });
+  auto* in_f = static_cast<const float*>(in.get());
+  auto* out_inside = reinterpret_cast<float*>(static_cast<unsigned char*>(in.get()) + 4096 * 4);
+  auto* out_apart = static_cast<float*>(out.get());
+  // Calls queue behind the GPU; batches of 200 stay inside the launch queue.
+  ContextOptions strict_options = no_database();
+  strict_options.check_pointers_every_call = true;
+  Context strict(strict_options);
+  auto call_us = [&](Context& c, float* o) {
+    double best = 1e9;
+    for (int rep = 0; rep < 41; ++rep) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < 200; ++i) c.reduce(Op::sum, DType::f32, DType::f32, in_f, 4096, o, stream.get());
+      best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 200);
+      RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    }
+    return best;
+  };
+  const double apart = call_us(ctx, out_apart), inside = call_us(ctx, out_inside);
+  const double strict_apart = call_us(strict, out_apart), strict_inside = call_us(strict, out_inside);
+  std::printf("[ overhead ] pieces: cudaGetDevice %.3f us, cuPointerGetAttributes (5 attributes) %.3f us, "
+              "cudaPointerGetAttributes %.3f us, types + plan %.3f us\n",
+              get_device, query, runtime_query, plan);
+  std::printf("[ overhead ] warm call (best batch): output in its own allocation %.3f us, inside the input's %.3f us; "
+              "asking the driver every call: %.3f us and %.3f us\n",
+              apart, inside, strict_apart, strict_inside);
+  EXPECT_EQ(dev, 0);
 }
 
 }  // namespace
