@@ -17,19 +17,24 @@ namespace reduce_tune {
 namespace {
 
 using GetAttributesFn = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+using GetAttributeFn = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+
+// A driver function through the runtime's entry-point query (nothing links libcuda), or
+// nullptr where the driver lacks it.
+template <typename Fn>
+Fn driver_entry_point(const char* name) {
+  void* found = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &found, 12000, cudaEnableDefault, &status);
+  if (e != cudaSuccess || status != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return reinterpret_cast<Fn>(found);
+}
 
 GetAttributesFn driver_get_attributes() {
-  static GetAttributesFn fn = [] {
-    void* found = nullptr;
-    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-    const cudaError_t e =
-        cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &found, 12000, cudaEnableDefault, &status);
-    if (e != cudaSuccess || status != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return static_cast<GetAttributesFn>(nullptr);
-    }
-    return reinterpret_cast<GetAttributesFn>(found);
-  }();
+  static GetAttributesFn fn = driver_entry_point<GetAttributesFn>("cuPointerGetAttributes");
   return fn;
 }
 
@@ -56,7 +61,7 @@ PointerInfo query_pointer(const void* pointer, int current_device) {
   }
   // Each attribute lands in 8 zeroed bytes: the driver writes 4 or 8 of them, and the
   // low bytes are read back (little-endian x86-64 and aarch64). The common case (device
-  // memory of the current device) needs the first five; the others are asked for only
+  // memory of the current device) needs the first six; the others are asked for only
   // where they decide something, since every call pays for this query.
   auto ask = [&](std::initializer_list<CUpointer_attribute> wanted, unsigned long long* values) {
     CUpointer_attribute attributes[8];
@@ -73,10 +78,11 @@ PointerInfo query_pointer(const void* pointer, int current_device) {
       throw CudaError(static_cast<int>(r), "cuPointerGetAttributes",
                       "the driver could not describe a pointer (CUresult " + std::to_string(static_cast<int>(r)) + ")");
   };
-  unsigned long long values[5];
+  unsigned long long values[6];
   ask({CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-       CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE},
+       CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_BUFFER_ID},
       values);
+  info.buffer_id = values[5];
   info.memory_type = static_cast<unsigned>(values[0] & 0xffffffffu);
   info.device_ordinal = static_cast<int>(static_cast<std::uint32_t>(values[1] & 0xffffffffu));
   info.managed = (values[2] & 0xffu) != 0;
@@ -126,13 +132,22 @@ bool inside_allocation(const PointerInfo& info, const void* pointer, std::size_t
          bytes <= info.range_size - (address - info.range_start);
 }
 
-bool VerifiedRanges::contains(int device_ordinal, const void* pointer, std::size_t bytes) const {
+PointerInfo VerifiedRanges::find(int device_ordinal, const void* pointer, std::size_t bytes) const {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  PointerInfo info;
   for (const Entry& e : entries_)
     if (e.device == device_ordinal && e.size > 0 && address >= e.start && address - e.start <= e.size &&
-        bytes <= e.size - (address - e.start))
-      return true;
-  return false;
+        bytes <= e.size - (address - e.start)) {
+      info.memory_type = CU_MEMORYTYPE_DEVICE;
+      info.device_ordinal = device_ordinal;
+      info.managed = e.managed;
+      info.device_pointer = address;
+      info.range_start = e.start;
+      info.range_size = e.size;
+      info.buffer_id = e.buffer_id;
+      break;
+    }
+  return info;
 }
 
 void VerifiedRanges::remember(int device_ordinal, const PointerInfo& info) {
@@ -140,14 +155,37 @@ void VerifiedRanges::remember(int device_ordinal, const PointerInfo& info) {
   // memory (pinned or pageable) and other devices' memory are asked about every time.
   const bool own_device = info.memory_type == CU_MEMORYTYPE_DEVICE && !info.managed &&
                           info.device_ordinal == device_ordinal;
-  if (!(own_device || info.managed) || info.range_size == 0) return;
-  entries_[next_] = Entry{device_ordinal, info.range_start, info.range_size};
+  if (!(own_device || info.managed) || info.range_size == 0 || info.buffer_id == 0) return;
+  // An allocation already remembered is refreshed in place, not stored twice.
+  for (Entry& e : entries_)
+    if (e.device == device_ordinal && e.start == info.range_start) {
+      e = Entry{device_ordinal, info.managed, info.range_start, info.range_size, info.buffer_id};
+      return;
+    }
+  entries_[next_] = Entry{device_ordinal, info.managed, info.range_start, info.range_size, info.buffer_id};
   next_ = (next_ + 1) % kEntries;
 }
 
 void VerifiedRanges::clear() {
   for (Entry& e : entries_) e = Entry{};
   next_ = 0;
+}
+
+std::uint64_t query_buffer_id(const void* pointer) {
+  static GetAttributeFn fn = driver_entry_point<GetAttributeFn>("cuPointerGetAttribute");
+  if (fn == nullptr) return 0;
+  unsigned long long id = 0;
+  if (fn(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) return 0;
+  return id;
+}
+
+PointerInfo check_device_accessible(VerifiedRanges& ranges, const void* pointer, std::size_t bytes,
+                                    int device_ordinal, bool pageable_access, const char* what) {
+  const PointerInfo remembered = ranges.find(device_ordinal, pointer, bytes);
+  if (remembered.buffer_id != 0 && query_buffer_id(pointer) == remembered.buffer_id) return remembered;
+  PointerInfo info = check_device_accessible(pointer, bytes, device_ordinal, pageable_access, what);
+  ranges.remember(device_ordinal, info);
+  return info;
 }
 
 PointerInfo check_device_accessible(const void* pointer, std::size_t bytes, int device_ordinal, bool pageable_access,

@@ -425,15 +425,13 @@ namespace {
 // Allocations this thread saw pass the pointer check (see VerifiedRanges).
 thread_local VerifiedRanges verified_ranges;
 
-// Throws unless the device can use [pointer, pointer + bytes); asks the driver only when
-// the range is not inside an allocation this thread already saw pass.
+// Throws unless the device can use [pointer, pointer + bytes). A buffer this thread saw
+// pass costs one buffer-id query instead of the full description (see VerifiedRanges).
 PointerInfo checked_pointer(const ContextOptions& options, const DeviceRuntime& d, const void* pointer,
                             std::size_t bytes, const char* what) {
-  const bool cached = !options.check_pointers_every_call;
-  if (cached && verified_ranges.contains(d.ordinal, pointer, bytes)) return PointerInfo{};
-  PointerInfo info = check_device_accessible(pointer, bytes, d.ordinal, d.pageable_access, what);
-  if (cached) verified_ranges.remember(d.ordinal, info);
-  return info;
+  if (options.check_pointers_every_call)
+    return check_device_accessible(pointer, bytes, d.ordinal, d.pageable_access, what);
+  return check_device_accessible(verified_ranges, pointer, bytes, d.ordinal, d.pageable_access, what);
 }
 }  // namespace
 
@@ -445,7 +443,8 @@ CheckedCall Context::Impl::check_call(Op op, DType in_type, DType out_type, cons
   if (device_out) validate_output(KernelSpec{op, types, {}}, *device_out);
   const int ordinal = current_device();
   DeviceRuntime& d = device(ordinal);
-  // At most one driver query per pointer (0.05-0.1 us), none for a buffer seen before.
+  // One driver query per pointer: the full description (about 0.05 us), or the buffer id
+  // alone for a buffer this thread saw pass (about 0.03 us).
   PointerInfo input;
   if (n > 0) input = checked_pointer(options, d, in, n * size_of(in_type), "input");
   return CheckedCall{types, d, input};

@@ -113,48 +113,67 @@ TEST(PointerCheck, DescribesTheArgumentInTheError) {
 }
 
 
-TEST(VerifiedRanges, TrustsOnlyRangesInsideAnAllocationOfTheSameDeviceThatPassed) {
-  VerifiedRanges v;
-  EXPECT_FALSE(v.contains(0, at(0x7f0000000000), 4));
-  v.remember(0, device_memory(0, 0x7f0000000000, 4096));
-  EXPECT_TRUE(v.contains(0, at(0x7f0000000000), 4096));
-  EXPECT_TRUE(v.contains(0, at(0x7f0000000ffc), 4));
-  EXPECT_FALSE(v.contains(0, at(0x7f0000000ffc), 8));   // runs past the end
-  EXPECT_FALSE(v.contains(0, at(0x7effffffffff), 4));   // starts before it
-  EXPECT_FALSE(v.contains(1, at(0x7f0000000000), 4));   // another device
-  EXPECT_FALSE(v.contains(0, at(0x7f0000001000), 4));
-  v.clear();
-  EXPECT_FALSE(v.contains(0, at(0x7f0000000000), 4));
+PointerInfo with_id(PointerInfo info, std::uint64_t id) {
+  info.buffer_id = id;
+  return info;
 }
 
-TEST(VerifiedRanges, NeverRemembersHostMemoryOrAnotherDevicesMemory) {
+TEST(VerifiedRanges, FindsOnlyRangesInsideARememberedAllocationOfTheSameDevice) {
+  VerifiedRanges v;
+  EXPECT_EQ(v.find(0, at(0x7f0000000000), 4).buffer_id, 0u);
+  v.remember(0, with_id(device_memory(0, 0x7f0000000000, 4096), 41));
+  const PointerInfo hit = v.find(0, at(0x7f0000000ffc), 4);
+  EXPECT_EQ(hit.buffer_id, 41u);
+  EXPECT_EQ(hit.range_start, 0x7f0000000000u);
+  EXPECT_EQ(hit.range_size, 4096u);
+  EXPECT_EQ(v.find(0, at(0x7f0000000000), 4096).buffer_id, 41u);
+  EXPECT_EQ(v.find(0, at(0x7f0000000ffc), 8).buffer_id, 0u);   // runs past the end
+  EXPECT_EQ(v.find(0, at(0x7effffffffff), 4).buffer_id, 0u);   // starts before it
+  EXPECT_EQ(v.find(1, at(0x7f0000000000), 4).buffer_id, 0u);   // another device
+  EXPECT_EQ(v.find(0, at(0x7f0000001000), 4).buffer_id, 0u);
+  // The same address again (freed and allocated anew, smaller): the new description
+  // replaces the old one, so the old extent is not trusted.
+  v.remember(0, with_id(device_memory(0, 0x7f0000000000, 1024), 42));
+  EXPECT_EQ(v.find(0, at(0x7f0000000000), 1024).buffer_id, 42u);
+  EXPECT_EQ(v.find(0, at(0x7f0000000000), 2048).buffer_id, 0u);
+  v.clear();
+  EXPECT_EQ(v.find(0, at(0x7f0000000000), 4).buffer_id, 0u);
+}
+
+TEST(VerifiedRanges, NeverRemembersHostMemoryAnotherDevicesMemoryOrAnAllocationWithoutId) {
   VerifiedRanges v;
   PointerInfo pageable;  // unknown to CUDA
   pageable.range_start = 0x5555000;
   pageable.range_size = 4096;
+  pageable.buffer_id = 7;
   v.remember(0, pageable);
-  EXPECT_FALSE(v.contains(0, at(0x5555000), 4));
-  PointerInfo pinned = device_memory(0, 0x200000000, 4096);
+  EXPECT_EQ(v.find(0, at(0x5555000), 4).buffer_id, 0u);
+  PointerInfo pinned = with_id(device_memory(0, 0x200000000, 4096), 8);
   pinned.memory_type = CU_MEMORYTYPE_HOST;
   v.remember(0, pinned);
-  EXPECT_FALSE(v.contains(0, at(0x200000000), 4));
-  v.remember(0, device_memory(1, 0x300000000, 4096));  // device 1's memory, called on device 0
-  EXPECT_FALSE(v.contains(0, at(0x300000000), 4));
-  EXPECT_FALSE(v.contains(1, at(0x300000000), 4));
-  v.remember(0, device_memory(0, 0x400000000, 0));  // no range reported
-  EXPECT_FALSE(v.contains(0, at(0x400000000), 0));
-  PointerInfo managed = device_memory(0, 0x500000000, 4096);
+  EXPECT_EQ(v.find(0, at(0x200000000), 4).buffer_id, 0u);
+  v.remember(0, with_id(device_memory(1, 0x300000000, 4096), 9));  // device 1's memory, called on device 0
+  EXPECT_EQ(v.find(0, at(0x300000000), 4).buffer_id, 0u);
+  EXPECT_EQ(v.find(1, at(0x300000000), 4).buffer_id, 0u);
+  v.remember(0, with_id(device_memory(0, 0x400000000, 0), 10));  // no range reported
+  EXPECT_EQ(v.find(0, at(0x400000000), 0).buffer_id, 0u);
+  v.remember(0, device_memory(0, 0x600000000, 4096));  // no buffer id reported
+  EXPECT_EQ(v.find(0, at(0x600000000), 4).buffer_id, 0u);
+  PointerInfo managed = with_id(device_memory(0, 0x500000000, 4096), 11);
   managed.managed = true;
   v.remember(0, managed);
-  EXPECT_TRUE(v.contains(0, at(0x500000000), 4096));
+  EXPECT_EQ(v.find(0, at(0x500000000), 4096).buffer_id, 11u);
+  EXPECT_TRUE(v.find(0, at(0x500000000), 4096).managed);
 }
 
 TEST(VerifiedRanges, ForgetsTheOldestWhenFull) {
   VerifiedRanges v;
   const std::uintptr_t base = 0x7f0000000000;
-  for (std::size_t i = 0; i <= VerifiedRanges::kEntries; ++i) v.remember(0, device_memory(0, base + i * 0x10000, 4096));
-  EXPECT_FALSE(v.contains(0, at(base), 4));  // the first was evicted by the last
-  for (std::size_t i = 1; i <= VerifiedRanges::kEntries; ++i) EXPECT_TRUE(v.contains(0, at(base + i * 0x10000), 4)) << i;
+  for (std::size_t i = 0; i <= VerifiedRanges::kEntries; ++i)
+    v.remember(0, with_id(device_memory(0, base + i * 0x10000, 4096), 100 + i));
+  EXPECT_EQ(v.find(0, at(base), 4).buffer_id, 0u);  // the first was evicted by the last
+  for (std::size_t i = 1; i <= VerifiedRanges::kEntries; ++i)
+    EXPECT_EQ(v.find(0, at(base + i * 0x10000), 4).buffer_id, 100 + i) << i;
 }
 
 }  // namespace

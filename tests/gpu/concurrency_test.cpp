@@ -321,6 +321,37 @@ TEST(PointerChecks, HostAndOutOfRangePointersAreRefusedAndTheProcessStillReduces
   RT_CUDA_CHECK(cudaFree(managed));
 }
 
+// A thread remembers buffers that passed; a buffer freed and replaced by a smaller one at
+// the same address must not inherit the old extent (the driver's buffer id tells them
+// apart), so a range past the new end is still refused.
+TEST(PointerChecks, ABufferFreedAndReplacedAtTheSameAddressIsCheckedAnew) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::size_t big = 1 << 20, small = 1 << 16;
+  DeviceBuffer out(4);
+  int reused = 0;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    void* first = nullptr;
+    RT_CUDA_CHECK(cudaMalloc(&first, big * 4));
+    RT_CUDA_CHECK(cudaMemset(first, 0, big * 4));
+    for (int i = 0; i < 3; ++i) ctx.reduce(Op::sum, DType::f32, DType::f32, first, big, out.get(), nullptr);
+    RT_CUDA_CHECK(cudaDeviceSynchronize());
+    RT_CUDA_CHECK(cudaFree(first));
+    void* second = nullptr;
+    RT_CUDA_CHECK(cudaMalloc(&second, small * 4));
+    RT_CUDA_CHECK(cudaMemset(second, 0, small * 4));
+    reused += second == first;
+    EXPECT_THROW(ctx.reduce(Op::sum, DType::f32, DType::f32, second, big, out.get(), nullptr), InvalidArgument);
+    ctx.reduce(Op::sum, DType::f32, DType::f32, second, small, out.get(), nullptr);
+    float got = -1;
+    RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, 0.0f);
+    RT_CUDA_CHECK(cudaFree(second));
+  }
+  std::printf("[ pointers ] the freed address came back in %d of 4 attempts\n", reused);
+  RT_CUDA_CHECK(cudaGetLastError());
+}
+
 // Not a timed test: calls per second from 1 thread and from 8 threads on their own
 // streams (the scaling goes into the issue note), with every result checked.
 TEST(Concurrency, ReportsCallsPerSecondOfEightThreadsAgainstOne) {

@@ -444,6 +444,38 @@ TEST(RuntimeApi, ReportsWhereTheWarmCallTimeGoes) {
   };
   const double apart = call_us(ctx, out_apart), inside = call_us(ctx, out_inside);
   const double strict_apart = call_us(strict, out_apart), strict_inside = call_us(strict, out_inside);
+  // The driver's own entry points, for what a cheaper check could use.
+  auto entry = [](const char* name) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    RT_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &status));
+    return fn;
+  };
+  using GetAttributeFn = int (*)(void*, int, unsigned long long);
+  using GetAttributesFn = int (*)(unsigned, int*, void**, unsigned long long);
+  using CtxGetCurrentFn = int (*)(void**);
+  using CtxGetDeviceFn = int (*)(int*);
+  auto get_attribute = reinterpret_cast<GetAttributeFn>(entry("cuPointerGetAttribute"));
+  auto get_attributes = reinterpret_cast<GetAttributesFn>(entry("cuPointerGetAttributes"));
+  auto ctx_get_current = reinterpret_cast<CtxGetCurrentFn>(entry("cuCtxGetCurrent"));
+  auto ctx_get_device = reinterpret_cast<CtxGetDeviceFn>(entry("cuCtxGetDevice"));
+  const auto address = reinterpret_cast<unsigned long long>(in.get());
+  unsigned long long value = 0;
+  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2, BUFFER_ID = 7, RANGE_START_ADDR = 11, RANGE_SIZE = 12.
+  const double one_type = time_us([&] { get_attribute(&value, 2, address); });
+  const double one_buffer_id = time_us([&] { get_attribute(&value, 7, address); });
+  const double one_range = time_us([&] { get_attribute(&value, 12, address); });
+  int two_attrs[] = {2, 12};
+  unsigned long long two_values[2];
+  void* two_data[] = {&two_values[0], &two_values[1]};
+  const double two = time_us([&] { get_attributes(2, two_attrs, two_data, address); });
+  void* current = nullptr;
+  const double ctx_current = time_us([&] { ctx_get_current(&current); });
+  int ctx_device = -1;
+  const double ctx_dev = time_us([&] { ctx_get_device(&ctx_device); });
+  std::printf("[ overhead ] driver: cuPointerGetAttribute memory type %.3f us, buffer id %.3f us, range size %.3f us; "
+              "cuPointerGetAttributes 2 attributes %.3f us; cuCtxGetCurrent %.3f us, cuCtxGetDevice %.3f us\n",
+              one_type, one_buffer_id, one_range, two, ctx_current, ctx_dev);
   std::printf("[ overhead ] pieces: cudaGetDevice %.3f us, cuPointerGetAttributes (5 attributes) %.3f us, "
               "cudaPointerGetAttributes %.3f us, types + plan %.3f us\n",
               get_device, query, runtime_query, plan);

@@ -36,11 +36,11 @@ struct ContextOptions {
   // (atomic accumulation). Off by default: the same call returns the same bits.
   bool allow_nondeterministic = false;
   // Every call refuses pointers its kernel cannot use (pageable host memory, another
-  // device's memory without peer access, a range past the end of its allocation). A
-  // thread remembers the last few device allocations that passed, so warm calls on the
-  // same buffers ask the driver nothing; a buffer freed and then passed again is not
-  // caught that way. Set this to ask the driver about every pointer of every call (about
-  // 0.05-0.1 us per pointer).
+  // device's memory without peer access, a range past the end of its allocation), by
+  // asking the driver. A thread remembers the last few device allocations that passed and
+  // then asks only for the allocation's id, which no later allocation shares (about
+  // 0.03 us instead of 0.05 us per pointer). Set this to ask for the full description on
+  // every call instead.
   bool check_pointers_every_call = false;
 };
 

@@ -20,6 +20,7 @@ struct PointerInfo {
   std::uintptr_t range_start = 0;     // the allocation (or reserved range) holding it
   std::size_t range_size = 0;
   unsigned access_flags = 0;     // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_*, for the current device
+  std::uint64_t buffer_id = 0;   // unique to the allocation for the life of the process (0: none)
 };
 
 // The driver's view of `pointer`; throws CudaError when the query itself fails. The
@@ -45,30 +46,42 @@ PointerInfo check_device_accessible(const void* pointer, std::size_t bytes, int 
 bool inside_allocation(const PointerInfo& info, const void* pointer, std::size_t bytes);
 
 // The device allocations one thread has recently seen pass the check, so that a warm
-// call on the same buffers asks the driver nothing (a query costs 0.05-0.1 us, a third
-// of the call's budget). Only device or managed memory that passed is remembered, as
-// the whole allocation the driver reported; a lookup hits when the range lies inside
-// one remembered for the same device. Memory freed after it was remembered is not
-// noticed (the driver reports no frees): a use-after-free is then launched as it would
-// be by CUB, instead of refused. Contexts that want every call checked afresh say so
-// (ContextOptions::check_pointers_every_call). Fixed size, no allocation.
+// call on the same buffers needs only the cheapest driver query: the allocation's buffer
+// id (0.03 us instead of 0.05 us for the full description). Buffer ids are unique for the
+// life of the process, so an allocation freed and replaced at the same address (with
+// another size) never matches a remembered one. Only device memory of the calling
+// device and managed memory that passed are remembered. Fixed size, no allocation.
 class VerifiedRanges {
  public:
   static constexpr std::size_t kEntries = 8;
-  bool contains(int device_ordinal, const void* pointer, std::size_t bytes) const;
-  // Remembers the allocation `info` describes when it is one a later call may trust
-  // without asking again; evicts the oldest entry.
+  // The remembered allocation of `device_ordinal` that holds [pointer, pointer + bytes)
+  // (its range and buffer id), or a PointerInfo with buffer_id 0 when none does.
+  PointerInfo find(int device_ordinal, const void* pointer, std::size_t bytes) const;
+  // Remembers the allocation `info` describes when a later call may trust it (device or
+  // managed memory that passed, with a range and a buffer id); evicts the oldest entry.
   void remember(int device_ordinal, const PointerInfo& info);
   void clear();
 
  private:
   struct Entry {
     int device = -1;
+    bool managed = false;
     std::uintptr_t start = 0;
     std::size_t size = 0;
+    std::uint64_t buffer_id = 0;
   };
   Entry entries_[kEntries];
   std::size_t next_ = 0;
 };
+
+// The buffer id the driver gives the allocation holding `pointer` (0 for memory CUDA does
+// not know, or when it cannot say).
+std::uint64_t query_buffer_id(const void* pointer);
+
+// check_device_accessible, asking the driver only for the buffer id when `ranges` holds
+// the allocation and it is still the same one; remembers what passed. Returns the full
+// description when it asked for one, else the remembered range and buffer id.
+PointerInfo check_device_accessible(VerifiedRanges& ranges, const void* pointer, std::size_t bytes,
+                                    int device_ordinal, bool pageable_access, const char* what);
 
 }  // namespace reduce_tune
