@@ -48,6 +48,11 @@ if want sanitizer; then
     "$BIN/gpu_tests" --gtest_filter='AllStrategies/KernelFamily.*'
   run_step "synccheck (quick set)" synccheck.log compute-sanitizer --tool synccheck --error-exitcode 1 \
     "$BIN/gpu_tests" --gtest_filter='AllStrategies/KernelFamily.*'
+  # Every axis family (rows, split rows, general, columns, split columns).
+  run_step "memcheck (axes)" memcheck-axes.log compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$BIN/gpu_tests" --gtest_filter='Axes.*'
+  run_step "racecheck (axes)" racecheck-axes.log compute-sanitizer --tool racecheck --error-exitcode 1 \
+    "$BIN/gpu_tests" --gtest_filter='Axes.EveryLayout*:Axes.Misaligned*'
   unset REDUCE_TUNE_GPU_TEST_QUICK
   # The runtime's workspaces, graphs and pointer checks: memcheck sees a replayed graph
   # touching a freed workspace, and a refused pointer that was launched anyway.

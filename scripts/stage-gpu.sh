@@ -7,7 +7,7 @@ BUILD=${BUILD:-build}
 targets=(gpu_tests reduce-tune)
 # Optional targets exist when configure found what they need (nvcc for the bench).
 # Asked of the build folder itself, so it works for Ninja and Makefile builds alike.
-for t in reduce_tune_bench; do
+for t in reduce_tune_bench reduce_tune_axis_bench; do
   if [ -n "$(find "$BUILD" -type d -name "$t.dir" -print -quit)" ]; then targets+=("$t"); fi
 done
 cmake --build "$BUILD" -j2 --target "${targets[@]}"

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "reduce_tune/engine/axis.h"
 #include "reduce_tune/engine/binary_cache.h"
 #include "reduce_tune/engine/cuda_api.h"
 #include "reduce_tune/engine/kernel_set.h"
@@ -111,6 +112,7 @@ struct DeviceRuntime {
   std::mutex mutex;
   std::map<CallKey, std::unique_ptr<Resolved>> resolved;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets;
+  std::map<std::uint64_t, std::unique_ptr<KernelSet>> axis_kernel_sets;  // by axis_key()
   // The current workspace of each stream, by stream_key().
   std::map<std::uint64_t, Workspace*> workspaces;
   // Every workspace made, those outgrown included: a CUDA graph captured earlier still
@@ -138,8 +140,15 @@ struct ThreadCache {
     std::uint64_t stream;
     Workspace* value;
   };
+  struct AxisEntry {
+    std::uint64_t context;
+    int device;
+    std::uint64_t key;
+    const KernelHandles* value;
+  };
   ResolvedEntry resolved[64];
   WorkspaceEntry workspaces[16];
+  AxisEntry axis[32];
 };
 thread_local ThreadCache thread_cache;
 
@@ -160,6 +169,20 @@ std::uint64_t stream_key(cudaStream_t stream) {
     return (serial << 1) | 1;
   }
   return reinterpret_cast<std::uintptr_t>(stream);
+}
+
+// Everything that decides an axis kernel, in 64 bits (no string per call).
+std::uint64_t axis_key(const AxisKernelSpec& s) {
+  std::uint64_t k = static_cast<std::uint64_t>(s.op);
+  k = k << 4 | static_cast<std::uint64_t>(s.types.in);
+  k = k << 4 | static_cast<std::uint64_t>(s.types.out);
+  k = k << 4 | static_cast<std::uint64_t>(s.types.acc);
+  k = k << 2 | static_cast<std::uint64_t>(s.family);
+  k = k << 11 | s.block;
+  k = k << 11 | s.group;
+  k = k << 5 | s.vec;
+  k = k << 1 | (s.split ? 1u : 0u);
+  return k;
 }
 
 TypeRule checked_types(Op op, DType in, DType out) {
@@ -383,6 +406,31 @@ struct Context::Impl {
     enqueue_reduction(launcher, r.handles, r.spec, plan, ws, in, n, out, stream);
   }
 
+  // The kernels of an axis spec: a thread-local hit takes no lock; otherwise compiled
+  // (or loaded from the database) and loaded outside the device lock.
+  const KernelHandles& axis_kernels(DeviceRuntime& d, const AxisKernelSpec& spec) {
+    const std::uint64_t key = axis_key(spec);
+    const std::uint64_t h = mix(mix(id, static_cast<std::uint64_t>(d.ordinal)), key);
+    auto& entry = thread_cache.axis[h % std::size(thread_cache.axis)];
+    if (entry.context == id && entry.device == d.ordinal && entry.key == key) return *entry.value;
+    const KernelHandles* handles = nullptr;
+    {
+      std::lock_guard lock(d.mutex);
+      auto it = d.axis_kernel_sets.find(key);
+      if (it != d.axis_kernel_sets.end()) handles = &it->second->handles(0);
+    }
+    if (handles == nullptr) {
+      RelaxedCaptureMode relaxed;
+      auto set = std::make_unique<KernelSet>(d.cache->get(make_axis_compile_request(spec, d.key.arch())), 1);
+      std::lock_guard lock(d.mutex);
+      auto& stored = d.axis_kernel_sets[key];
+      if (!stored) stored = std::move(set);  // else another thread loaded it first
+      handles = &stored->handles(0);
+    }
+    entry = {id, d.ordinal, key, handles};
+    return *handles;
+  }
+
   ResultSlot take_slot(DeviceRuntime& d) {
     {
       std::lock_guard lock(d.mutex);
@@ -478,6 +526,83 @@ void Context::enqueue_and_wait(Op op, DType in_type, DType out_type, const void*
   impl_->launch(d, op, types, in, n, slot.device, stream);
   RT_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::memcpy(host_out, slot.host, size_of(types.out));
+}
+
+namespace {
+
+CanonicalAxes checked_canonical(const TensorDesc& tensor, const AxisList& axes) {
+  CanonicalResult r = canonicalize(tensor, axes);
+  if (!r.ok) throw InvalidArgument("tensor reduction: " + r.error);
+  return r.axes;
+}
+
+bool overlaps(std::uintptr_t a, std::size_t a_bytes, std::uintptr_t b, std::size_t b_bytes) {
+  return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
+}
+
+}  // namespace
+
+void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in, const TensorDesc& tensor,
+                           const AxisList& axes, void* out, cudaStream_t stream) {
+  const TypeRule types = checked_types(op, in_type, out_type);
+  const CanonicalAxes shape = checked_canonical(tensor, axes);
+  if (shape.outputs == 0) return;  // nothing to write
+  const std::size_t in_size = size_of(in_type), out_size = size_of(out_type);
+  const auto* base = static_cast<const unsigned char*>(in) + shape.base_offset * static_cast<std::int64_t>(in_size);
+  if (shape.layout == AxisLayout::flat) {
+    // One output from one contiguous run: the tuned flat path, its checks included.
+    enqueue(op, in_type, out_type, shape.reduced == 0 ? in : base, shape.reduced, out, stream);
+    return;
+  }
+  const KernelSpec checks{op, types, {}};
+  validate_input(checks, in, shape.reads_nothing() ? 0 : 1);
+  validate_output(checks, out);
+  const int ordinal = current_device();
+  DeviceRuntime& d = impl_->device(ordinal);
+  // The elements the view reaches, and the output: both must be device memory, and
+  // they must not overlap (outputs are written while other outputs still read).
+  const auto* first = static_cast<const unsigned char*>(in) + shape.lowest_offset * static_cast<std::int64_t>(in_size);
+  const std::size_t in_bytes =
+      shape.reads_nothing() ? 0 : static_cast<std::size_t>(shape.highest_offset - shape.lowest_offset + 1) * in_size;
+  if (shape.outputs > (std::uint64_t{1} << 62) / out_size)
+    throw InvalidArgument(std::to_string(shape.outputs) + " outputs is larger than any device allocation");
+  const std::size_t out_bytes = static_cast<std::size_t>(shape.outputs) * out_size;
+  if (in_bytes > 0) checked_pointer(impl_->options, d, first, in_bytes, "input");
+  checked_pointer(impl_->options, d, out, out_bytes, "output");
+  if (overlaps(reinterpret_cast<std::uintptr_t>(first), in_bytes, reinterpret_cast<std::uintptr_t>(out), out_bytes))
+    throw InvalidArgument("the output (" + std::to_string(shape.outputs) +
+                          " elements) overlaps the input view; an axis reduction writes outputs while others are "
+                          "still being read, so give it memory of its own");
+  const AxisKernelSpec spec = builtin_axis_spec(op, types, shape, d.key.sm_count);
+  const AxisLaunchPlan plan = plan_axis_launch(spec, shape, d.key.sm_count);
+  const KernelHandles& kernels = impl_->axis_kernels(d, spec);
+  void* partials = nullptr;
+  if (plan.partial_count > 0) partials = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc)).partials;
+  CudaLauncher launcher;
+  enqueue_axis_reduction(launcher, kernels, spec, plan, shape, base, out, partials, stream);
+}
+
+std::string AxisExplanation::to_string() const {
+  return shape.to_string() + " on " + device + ": " + kernel + "\n  why: " + reason;
+}
+
+AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, const TensorDesc& tensor,
+                                      const AxisList& axes) {
+  const TypeRule types = checked_types(op, in_type, out_type);
+  AxisExplanation e;
+  e.shape = checked_canonical(tensor, axes);
+  DeviceRuntime& d = impl_->device(current_device());
+  e.device = d.key.name;
+  if (e.shape.layout == AxisLayout::flat) {
+    const Explanation flat = explain(op, in_type, out_type, e.shape.reduced);
+    e.kernel = "flat " + reduce_tune::to_string(flat.config);
+    e.reason = "everything is reduced from one contiguous run, so the flat path serves it: " + flat.reason;
+  } else {
+    e.kernel = reduce_tune::to_string(builtin_axis_spec(op, types, e.shape, d.key.sm_count));
+    e.reason = std::string("built-in choice for the ") + reduce_tune::to_string(e.shape.layout) +
+               " layout (axis reductions are not tuned yet)";
+  }
+  return e;
 }
 
 Explanation Context::explain(Op op, DType in_type, DType out_type, std::uint64_t n) {

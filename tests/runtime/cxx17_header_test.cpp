@@ -36,6 +36,17 @@ TEST(PublicHeaderCxx17, ValueTypesCompareAndOrder) {
   EXPECT_EQ((TypeRule{DType::i32, DType::i64, DType::i64}), (TypeRule{DType::i32, DType::i64, DType::i64}));
 }
 
+TEST(PublicHeaderCxx17, TensorsAndAxesBuildInCxx17) {
+  const TensorDesc t = TensorDesc::contiguous({2, 3, 4});
+  EXPECT_EQ(t.rank, 3);
+  EXPECT_EQ(t.strides[0], 12);
+  const AxisList axes{0, -1};
+  EXPECT_EQ(axes.count, 2);
+  const CanonicalResult c = canonicalize(t, axes);
+  ASSERT_TRUE(c.ok) << c.error;
+  EXPECT_EQ(c.axes.outputs, 3u);
+}
+
 TEST(PublicHeaderCxx17, TypedFunctionsNameTheirTypes) {
   EXPECT_EQ(dtype_of<const float>, DType::f32);
   EXPECT_EQ(dtype_of<std::uint32_t>, DType::u32);

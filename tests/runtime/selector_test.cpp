@@ -157,6 +157,26 @@ TEST(Context, RejectsBadArgumentsBeforeTouchingAnyDevice) {
   EXPECT_THROW(context.reduce_to_host(Op::sum, DType::f32, DType::f32, &x, 1, nullptr, nullptr), InvalidArgument);
 }
 
+TEST(Context, RejectsBadShapesAndAxesBeforeTouchingAnyDevice) {
+  Context context;
+  float x[16] = {};
+  auto message = [&](const TensorDesc& t, const AxisList& axes, DType out = DType::f32) {
+    try {
+      context.reduce_axes(Op::sum, DType::f32, out, x, t, axes, x + 8, nullptr);
+      return std::string("accepted");
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_NE(message(TensorDesc::contiguous({4, 4}), {2}).find("axis 2 is out of range"), std::string::npos);
+  EXPECT_NE(message(TensorDesc::contiguous({4, 4}), {0, -2}).find("axis -2 is repeated"), std::string::npos);
+  EXPECT_NE(message(TensorDesc::strided({4, 4}, {1ll << 62, 1}), {0}).find("overflow"), std::string::npos);
+  EXPECT_NE(message(TensorDesc::contiguous({4, 4}), {0}, DType::i32).find("sum"), std::string::npos);
+  // The typed functions go through the same checks.
+  EXPECT_THROW(sum(x, TensorDesc::contiguous({4, 4}), {3}, x + 8), InvalidArgument);
+  EXPECT_THROW(context.explain_axes(Op::max, DType::f32, DType::f32, TensorDesc::contiguous({4}), {1}), InvalidArgument);
+}
+
 TEST(Context, WithoutADeviceCallsFailWithNoDeviceError) {
   Context context;
   const std::uint64_t host_marker = 0;  // never dereferenced: the device check comes first

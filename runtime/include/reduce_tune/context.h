@@ -19,6 +19,7 @@
 
 #include "reduce_tune/config.h"
 #include "reduce_tune/log.h"
+#include "reduce_tune/tensor.h"
 #include "reduce_tune/types.h"
 
 // The CUDA runtime's stream handle, declared as cuda_runtime_api.h declares it, so this
@@ -61,6 +62,15 @@ struct Explanation {
     std::string tool_version;
   };
   std::optional<Measured> measured;
+  std::string to_string() const;
+};
+
+// What the context runs for an axis reduction, and why.
+struct AxisExplanation {
+  CanonicalAxes shape;  // the canonical form (layout class, merged dimensions)
+  std::string kernel;   // the kernel and its config ("flat" for the flat kernels)
+  std::string device;
+  std::string reason;   // one line
   std::string to_string() const;
 };
 
@@ -108,6 +118,20 @@ class Context {
   // What reduce() would run on the current device.
   Explanation explain(Op op, DType in_type, DType out_type, std::uint64_t n);
 
+  // Enqueues the reduction of `tensor` (at `in`, strides in elements, any view) along
+  // `axes` into `out`: the kept dimensions in order, C-contiguous. Semantics per output
+  // element as for flat reductions; `mean` divides by the reduced extent, an empty
+  // reduced extent gives the identity (mean: NaN), no outputs writes nothing.
+  // Throws InvalidArgument for a bad shape or axis (the message names it), an output
+  // that overlaps the input (unless everything is reduced to one value), and the
+  // pointer errors of reduce(); NoDeviceError, CudaError, NvrtcError.
+  void reduce_axes(Op op, DType in_type, DType out_type, const void* in, const TensorDesc& tensor,
+                   const AxisList& axes, void* out, cudaStream_t stream) {
+    enqueue_axes(op, in_type, out_type, in, tensor, axes, out, detail::caller_stream(stream));
+  }
+  // What reduce_axes() would run on the current device; throws InvalidArgument as it does.
+  AxisExplanation explain_axes(Op op, DType in_type, DType out_type, const TensorDesc& tensor, const AxisList& axes);
+
   const ContextOptions& options() const;
 
  private:
@@ -115,6 +139,8 @@ class Context {
                cudaStream_t stream);
   void enqueue_and_wait(Op op, DType in_type, DType out_type, const void* in, std::uint64_t n, void* host_out,
                         cudaStream_t stream);
+  void enqueue_axes(Op op, DType in_type, DType out_type, const void* in, const TensorDesc& tensor,
+                    const AxisList& axes, void* out, cudaStream_t stream);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -84,10 +84,40 @@ Out mean_value(const T* in, std::uint64_t n, cudaStream_t stream = nullptr) {
   return detail::reduce_value<Out>(Op::mean, in, n, stream);
 }
 
+// Along axes of an N-d tensor (reduce_tune/tensor.h): out receives the tensor with the
+// axes removed, C-contiguous.
+//   reduce_tune::sum(d_x, TensorDesc::contiguous({b, m, n}), {1}, d_out, stream);  // b*n values
+template <typename T, typename Out = T>
+void sum(const T* in, const TensorDesc& tensor, const AxisList& axes, Out* out, cudaStream_t stream = nullptr) {
+  default_context().reduce_axes(Op::sum, dtype_of<T>, dtype_of<Out>, in, tensor, axes, out, stream);
+}
+template <typename T, typename Out = T>
+void prod(const T* in, const TensorDesc& tensor, const AxisList& axes, Out* out, cudaStream_t stream = nullptr) {
+  default_context().reduce_axes(Op::prod, dtype_of<T>, dtype_of<Out>, in, tensor, axes, out, stream);
+}
+template <typename T>
+void min(const T* in, const TensorDesc& tensor, const AxisList& axes, T* out, cudaStream_t stream = nullptr) {
+  default_context().reduce_axes(Op::min, dtype_of<T>, dtype_of<T>, in, tensor, axes, out, stream);
+}
+template <typename T>
+void max(const T* in, const TensorDesc& tensor, const AxisList& axes, T* out, cudaStream_t stream = nullptr) {
+  default_context().reduce_axes(Op::max, dtype_of<T>, dtype_of<T>, in, tensor, axes, out, stream);
+}
+template <typename T, typename Out = mean_t<T>>
+void mean(const T* in, const TensorDesc& tensor, const AxisList& axes, Out* out, cudaStream_t stream = nullptr) {
+  default_context().reduce_axes(Op::mean, dtype_of<T>, dtype_of<Out>, in, tensor, axes, out, stream);
+}
+
 // What the default context would run for op<T, Out> over n elements on the current device.
 template <typename T, typename Out = T>
 Explanation explain(Op op, std::uint64_t n) {
   return default_context().explain(op, dtype_of<T>, dtype_of<Out>, n);
+}
+
+// What the default context would run for op<T, Out> along `axes` of `tensor`.
+template <typename T, typename Out = T>
+AxisExplanation explain(Op op, const TensorDesc& tensor, const AxisList& axes) {
+  return default_context().explain_axes(op, dtype_of<T>, dtype_of<Out>, tensor, axes);
 }
 
 }  // namespace reduce_tune

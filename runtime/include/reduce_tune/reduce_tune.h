@@ -6,4 +6,5 @@
 #include "reduce_tune/error.h"
 #include "reduce_tune/log.h"
 #include "reduce_tune/reduce.h"
+#include "reduce_tune/tensor.h"
 #include "reduce_tune/types.h"

@@ -1,0 +1,160 @@
+// reduce_tune_axis_bench: axis reductions of f32 (sum, max) over a grid of shapes, rows
+// ([outputs, R], R contiguous) and columns ([R, outputs], outputs contiguous), timed
+// with the flat bench's method (tuner/measure.h: CUDA events around batches of
+// back-to-back calls, the median; inputs past a quarter of L2 rotate through slices),
+// against cub::DeviceSegmentedReduce for rows. bench/torch_axes.py times torch on the
+// same shapes the same way; bench/join_axes.py puts the two side by side.
+//
+// usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max]
+// Prints one line per (layout, op, R, outputs): "layout op R outputs | impl us GB/s ...".
+#include <cub/device/device_segmented_reduce.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/reduce_tune.h"
+#include "reduce_tune/tuner/measure.h"
+
+namespace rt = reduce_tune;
+
+namespace {
+
+__global__ void fill(float* out, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    out[i] = static_cast<float>(static_cast<int>((i * 0x9E3779B97F4A7C15ull) >> 61) - 3);
+}
+
+__global__ void row_offsets(int* offsets, std::uint64_t rows, std::uint64_t r) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i <= rows;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    offsets[i] = static_cast<int>(i * r);
+}
+
+struct Max {
+  __device__ float operator()(float a, float b) const { return a > b ? a : b; }
+};
+
+}  // namespace
+
+// The shapes of issue 12's grid: R from 1 to 2^24 and outputs from 1 to 2^24, odd values
+// among them, total elements within [2^10, max_elements].
+std::vector<std::pair<std::uint64_t, std::uint64_t>> shape_grid(std::uint64_t max_elements) {
+  const std::uint64_t rs[] = {1, 3, 16, 100, 1000, 4097, 65537, 1048577, 16777216};
+  const std::uint64_t outs[] = {1, 7, 100, 1000, 16385, 262144, 1048577, 16777216};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> grid;
+  for (auto r : rs)
+    for (auto o : outs)
+      if (r * o >= 1024 && r * o <= max_elements) grid.emplace_back(r, o);
+  return grid;
+}
+
+int main(int argc, char** argv) {
+  int device = 0;
+  std::uint64_t max_elements = 1ull << 28;
+  std::vector<rt::Op> ops = {rt::Op::sum, rt::Op::max};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) {
+      device = std::atoi(argv[++i]);
+    } else if (a == "--max-elements" && i + 1 < argc) {
+      max_elements = std::strtoull(argv[++i], nullptr, 0);
+    } else if (a == "--ops" && i + 1 < argc) {
+      ops.clear();
+      std::string list = argv[++i];
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        if (auto op = rt::parse_op(list.substr(p, q - p)); op && (*op == rt::Op::sum || *op == rt::Op::max)) {
+          ops.push_back(*op);
+        } else {
+          std::fprintf(stderr, "reduce_tune_axis_bench: --ops takes sum and max\n");
+          return 2;
+        }
+        p = q + 1;
+      }
+    } else {
+      std::fprintf(stderr, "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max]\n");
+      return 2;
+    }
+  }
+  try {
+    RT_CUDA_CHECK(cudaSetDevice(device));
+    const rt::DeviceKey key = rt::query_device(device);
+    const double peak = key.peak_bandwidth_gbps();
+    std::printf("device: %s, %d SMs, L2 %lld MiB, peak %.0f GB/s\n", key.name.c_str(), key.sm_count,
+                static_cast<long long>(key.l2_bytes >> 20), peak);
+    // Room for the largest shape, and for 4x L2 of rotating slices of the others.
+    const std::uint64_t l2_elements = static_cast<std::uint64_t>(key.l2_bytes) / 4;
+    const std::uint64_t buffer_elements = std::max(max_elements, 8 * l2_elements) + 1024;
+    rt::DeviceBuffer buffer(buffer_elements * 4);
+    fill<<<key.sm_count * 8, 256>>>(buffer.as<float>(), buffer_elements);
+    RT_CUDA_CHECK(cudaDeviceSynchronize());
+    rt::DeviceBuffer out((1ull << 24) * 4 + 64);
+    rt::Stream stream;
+    rt::ContextOptions options;
+    options.database = "/nonexistent/reduce-tune-axis-bench.db";  // built-in axis kernels
+    rt::Context ctx(options);
+
+    std::printf("layout  op       R   outputs | reduce-tune us  GB/s  %%peak | cub-segmented us  GB/s | rt kernel\n");
+    for (const char* layout : {"rows", "columns"}) {
+      const bool rows = std::strcmp(layout, "rows") == 0;
+      for (rt::Op op : ops)
+        for (auto [r, outputs] : shape_grid(max_elements)) {
+          const std::uint64_t elements = r * outputs;
+          const std::uint64_t stride = (elements + 63) / 64 * 64;
+          const int rotations = rt::tuner::rotation_count(elements * 4, key.l2_bytes, buffer_elements * 4);
+          const auto slice = [&](int s) { return buffer.as<float>() + static_cast<std::uint64_t>(s) * stride; };
+          const rt::TensorDesc view = rows ? rt::TensorDesc::contiguous({static_cast<std::int64_t>(outputs), static_cast<std::int64_t>(r)})
+                                           : rt::TensorDesc::contiguous({static_cast<std::int64_t>(r), static_cast<std::int64_t>(outputs)});
+          const rt::AxisList axes{rows ? 1 : 0};
+          auto ours = [&](int s) { ctx.reduce_axes(op, rt::DType::f32, rt::DType::f32, slice(s), view, axes, out.get(), stream.get()); };
+          const double ours_ms = rt::tuner::time_reduction(ours, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
+          const auto explained = ctx.explain_axes(op, rt::DType::f32, rt::DType::f32, view, axes);
+          double cub_ms = 0;
+          if (rows && outputs <= (1ull << 24)) {
+            rt::DeviceBuffer offsets((outputs + 1) * sizeof(int));
+            row_offsets<<<256, 256, 0, stream.get()>>>(offsets.as<int>(), outputs, r);
+            std::size_t bytes = 0;
+            const int* begin = offsets.as<int>();
+            const int* end = offsets.as<int>() + 1;
+            const int segments = static_cast<int>(outputs);
+            float* o = out.as<float>();
+            auto run = [&](void* temp, std::size_t& b, const float* in) {
+              return op == rt::Op::sum
+                         ? cub::DeviceSegmentedReduce::Sum(temp, b, in, o, segments, begin, end, stream.get())
+                         : cub::DeviceSegmentedReduce::Reduce(temp, b, in, o, segments, begin, end, Max{},
+                                                              -__builtin_huge_valf(), stream.get());
+            };
+            RT_CUDA_CHECK(run(nullptr, bytes, slice(0)));
+            rt::DeviceBuffer temp(std::max<std::size_t>(bytes, 16));
+            auto cub_call = [&](int s) {
+              std::size_t b = temp.size();
+              RT_CUDA_CHECK(run(temp.get(), b, slice(s)));
+            };
+            cub_ms = rt::tuner::time_reduction(cub_call, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
+          }
+          const double bytes = static_cast<double>(elements) * 4.0;
+          std::printf("%-7s %-4s %9llu %9llu | %10.2f %8.1f %5.1f%% | ", layout, std::string(rt::to_string(op)).c_str(),
+                      static_cast<unsigned long long>(r), static_cast<unsigned long long>(outputs), ours_ms * 1e3,
+                      bytes / (ours_ms * 1e6), 100 * bytes / (ours_ms * 1e6) / peak);
+          if (cub_ms > 0)
+            std::printf("%12.2f %8.1f", cub_ms * 1e3, bytes / (cub_ms * 1e6));
+          else
+            std::printf("%12s %8s", "-", "-");
+          std::printf(" | %s\n", explained.kernel.c_str());
+          std::fflush(stdout);
+        }
+    }
+  } catch (const rt::NoDeviceError& e) {
+    std::fprintf(stderr, "reduce_tune_axis_bench: %s\n", e.what());
+    return 3;
+  } catch (const rt::Error& e) {
+    std::fprintf(stderr, "reduce_tune_axis_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

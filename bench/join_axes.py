@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Joins reduce_tune_axis_bench's and torch_axes.py's outputs by (layout, op, R, outputs)
+and prints one markdown table with the ratios, and a summary of the goals of issue 12.
+
+Usage: join_axes.py AXIS_BENCH_LOG TORCH_AXES_LOG
+"""
+import sys
+
+
+def rows(path):
+    out = {}
+    for line in open(path):
+        parts = line.split("|")
+        head = parts[0].split()
+        if len(head) != 4 or head[0] not in ("rows", "columns"):
+            continue
+        out[(head[0], head[1], int(head[2]), int(head[3]))] = [p.split() for p in parts[1:]]
+    return out
+
+
+def main():
+    ours, torch = rows(sys.argv[1]), rows(sys.argv[2])
+    print("| layout | op | R | outputs | reduce-tune µs | GB/s | % peak | torch µs | torch / rt | CUB seg. µs | CUB / rt |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    worst_torch, worst_cub, below_torch, below_cub, big_below_90 = 9e9, 9e9, [], [], []
+    for key in sorted(ours, key=lambda k: (k[0], k[1], k[2], k[3])):
+        rt = ours[key]
+        rt_us, gbps, peak = float(rt[0][0]), float(rt[0][1]), float(rt[0][2].rstrip("%"))
+        cub = rt[1][0]
+        t = torch.get(key)
+        t_us = float(t[0][0]) if t else None
+        ratio_t = t_us / rt_us if t_us else None
+        ratio_c = float(cub) / rt_us if cub != "-" else None
+        if ratio_t is not None:
+            worst_torch = min(worst_torch, ratio_t)
+            if ratio_t < 1.0:
+                below_torch.append((key, ratio_t))
+        if ratio_c is not None:
+            worst_cub = min(worst_cub, ratio_c)
+            if ratio_c < 1.0:
+                below_cub.append((key, ratio_c))
+        if key[2] * key[3] >= (1 << 26) and peak < 90:
+            big_below_90.append((key, peak))
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {rt_us:.2f} | {gbps:.1f} | {peak:.1f} | "
+              f"{t_us if t_us else '-'} | {f'{ratio_t:.2f}×' if ratio_t else '-'} | {cub} | "
+              f"{f'{ratio_c:.2f}×' if ratio_c else '-'} |")
+    print()
+    print(f"shapes: {len(ours)}; torch/rt worst {worst_torch:.2f}×, below 1.0× at {len(below_torch)}; "
+          f"CUB/rt worst {worst_cub:.2f}×, below 1.0× at {len(below_cub)}; "
+          f">= 2^26 elements below 90% of peak: {len(big_below_90)}")
+    for key, r in below_torch:
+        print(f"  below torch: {key} {r:.2f}×")
+    for key, r in below_cub:
+        print(f"  below CUB: {key} {r:.2f}×")
+    for key, p in big_below_90:
+        print(f"  below 90% peak: {key} {p:.1f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+// The host side of the axis kernels (kernel_templates/rt/axis.cuh): what decides one
+// compiled axis kernel, its source, the built-in choice of config for a canonical shape,
+// the launch plan and the enqueue step. Enqueueing allocates nothing and never waits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "reduce_tune/engine/compiler.h"
+#include "reduce_tune/engine/launch.h"
+#include "reduce_tune/tensor.h"
+#include "reduce_tune/types.h"
+
+namespace reduce_tune {
+
+enum class AxisFamily : std::uint8_t { rows = 0, general = 1, columns = 2, columns_dense = 3 };
+const char* to_string(AxisFamily family);
+
+struct AxisKernelSpec {
+  Op op = Op::sum;
+  TypeRule types{DType::f32, DType::f32, DType::f32};
+  AxisFamily family = AxisFamily::rows;
+  std::uint32_t block = 256;
+  // rows, general: threads per output (1..32, or the block); columns: threads across R;
+  // columns_dense: 1 (the block's threads cover whole columns).
+  std::uint32_t group = 32;
+  std::uint32_t vec = 1;  // elements per load (rows)
+  bool split = false;     // R split across blocks, a second kernel folds the partials
+  friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
+};
+std::string to_string(const AxisKernelSpec& spec);
+
+// Why `spec` is not a valid instantiation, or empty when it is.
+std::string axis_spec_problem(const AxisKernelSpec& spec);
+
+struct AxisLaunchPlan {
+  std::uint32_t grid = 1;           // blocks of the main kernel (a multiple of splits)
+  std::uint32_t block = 256;
+  std::uint64_t splits = 1;         // blocks per output along R
+  std::uint32_t finalize_grid = 0;  // blocks of the finalize kernel (0: none)
+  std::uint64_t partial_count = 0;  // accumulators the workspace must hold
+};
+
+// The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs,
+// and its launch plan: good everywhere, tuned by nothing.
+AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count);
+AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
+
+// The compile request for one spec: name expressions main kernel, then finalize kernel.
+CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
+
+// The axis kernels' one argument, written once: the host's AxisKernelParams and, as
+// text, the device's rt::AxisParams at the top of every generated axis source.
+#define REDUCE_TUNE_AXIS_PARAMS(FIELD)     \
+  FIELD(const void*, in)                   \
+  FIELD(void*, out)                        \
+  FIELD(void*, partials)                   \
+  FIELD(unsigned long long, outputs)       \
+  FIELD(unsigned long long, reduced)       \
+  FIELD(long long, outer_stride)           \
+  FIELD(long long, reduced_stride)         \
+  FIELD(unsigned long long, inner)         \
+  FIELD(unsigned long long, splits)        \
+  FIELD(int, kept_rank)                    \
+  FIELD(int, reduced_rank)                 \
+  FIELD(long long, kept_extents[8])        \
+  FIELD(long long, kept_strides[8])        \
+  FIELD(long long, reduced_extents[8])     \
+  FIELD(long long, reduced_strides[8])
+
+struct AxisKernelParams {
+#define REDUCE_TUNE_FIELD(type, name) type name;
+  REDUCE_TUNE_AXIS_PARAMS(REDUCE_TUNE_FIELD)
+#undef REDUCE_TUNE_FIELD
+};
+const char* axis_params_source();
+
+// `in` is the caller's base pointer (canonical offsets are relative to it plus
+// shape.base_offset); `partials` the workspace's partials (split plans).
+AxisKernelParams make_axis_params(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
+                                  const void* in, void* out, void* partials);
+
+// Enqueues the main kernel and, for split plans, the finalize kernel on `stream`.
+void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, const AxisKernelSpec& spec,
+                            const AxisLaunchPlan& plan, const CanonicalAxes& shape, const void* in, void* out,
+                            void* partials, void* stream);
+
+}  // namespace reduce_tune

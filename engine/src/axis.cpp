@@ -1,0 +1,218 @@
+#include "reduce_tune/engine/axis.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "reduce_tune/engine/kernel_sources.h"
+#include "reduce_tune/error.h"
+
+namespace reduce_tune {
+
+namespace {
+
+constexpr std::uint64_t kMaxGrid = 0x7fffffffu;
+
+std::uint32_t pow2_ceil(std::uint64_t v) {
+  std::uint32_t p = 1;
+  while (p < v && p < (1u << 30)) p <<= 1;
+  return p;
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+std::string op_type(Op op) {
+  switch (op) {
+    case Op::sum: return "rt::SumOp";
+    case Op::prod: return "rt::ProdOp";
+    case Op::min: return "rt::MinOp";
+    case Op::max: return "rt::MaxOp";
+    case Op::mean: return "rt::MeanOp";
+  }
+  return "?";
+}
+
+std::string config_text(const AxisKernelSpec& s) {
+  std::ostringstream os;
+  os << "rt::AxisConfig<" << op_type(s.op) << ", " << cuda_type_name(s.types.in) << ", "
+     << cuda_type_name(s.types.acc) << ", " << cuda_type_name(s.types.out) << ", rt::axis_" << to_string(s.family)
+     << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << (s.split ? 1 : 0) << ">";
+  return os.str();
+}
+
+// Blocks per output along R so that a few long outputs still fill the GPU: about four
+// blocks per SM in all, each reading at least `min_chunk` elements.
+std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t reduced, std::uint64_t min_chunk, int sm_count) {
+  const std::uint64_t want = 4 * static_cast<std::uint64_t>(std::max(sm_count, 1));
+  if (output_blocks >= want / 2) return 1;
+  return std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), reduced / min_chunk));
+}
+
+}  // namespace
+
+const char* to_string(AxisFamily family) {
+  switch (family) {
+    case AxisFamily::rows: return "rows";
+    case AxisFamily::general: return "general";
+    case AxisFamily::columns: return "columns";
+    case AxisFamily::columns_dense: return "columns_dense";
+  }
+  return "?";
+}
+
+std::string to_string(const AxisKernelSpec& s) {
+  std::ostringstream os;
+  os << to_string(s.op) << "<" << to_string(s.types.in) << "->" << to_string(s.types.out) << "> " << to_string(s.family)
+     << ":block=" << s.block << "," << (s.family == AxisFamily::columns ? "by=" : "group=") << s.group
+     << ",vec=" << s.vec << ",split=" << (s.split ? "yes" : "no");
+  return os.str();
+}
+
+std::string axis_spec_problem(const AxisKernelSpec& s) {
+  if (s.block < 32 || s.block > 1024 || s.block % 32 != 0) return "block must be 32..1024, a multiple of 32";
+  if (s.group < 1 || s.group > s.block || s.block % s.group != 0) return "groups must tile the block";
+  if (s.family == AxisFamily::rows || s.family == AxisFamily::general) {
+    if (s.group > 32 && s.group != s.block) return "a group is a power of two within a warp, or the whole block";
+  } else if (s.family == AxisFamily::columns_dense && s.group != 1) {
+    return "columns_dense takes group 1";
+  }
+  if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
+  if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
+    return "vec must be a power of two of at most 16 bytes";
+  if (s.family != AxisFamily::rows && s.vec != 1) return "only rows load vectors";
+  return {};
+}
+
+AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count) {
+  AxisKernelSpec s;
+  s.op = op;
+  s.types = types;
+  s.block = 256;
+  const std::uint64_t r = shape.reduced;
+  switch (shape.layout) {
+    case AxisLayout::columns: {
+      if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && shape.inner <= 64 && r >= 64) {
+        // Narrow contiguous rows: the block reads them as one run.
+        s.family = AxisFamily::columns_dense;
+        s.group = 1;
+        break;
+      }
+      s.family = AxisFamily::columns;
+      // Threads across R only where the outputs alone would leave the GPU idle, and never
+      // fewer than 32 threads across the outputs (a warp reads 128 contiguous bytes).
+      const std::uint64_t outputs = shape.outputs;
+      const std::uint64_t threads_wanted = 1024ull * static_cast<std::uint64_t>(std::max(sm_count, 1));
+      std::uint32_t by = 1;
+      while (by < s.block / 32 && outputs * by < threads_wanted && r >= 16ull * by) by *= 2;
+      s.group = by;
+      break;
+    }
+    case AxisLayout::flat:  // served by the flat kernels; a rows program works too
+    case AxisLayout::rows:
+    case AxisLayout::general: {
+      s.family = shape.layout == AxisLayout::general ? AxisFamily::general : AxisFamily::rows;
+      const std::uint32_t vec = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
+      s.vec = r >= 4ull * vec ? vec : 1;
+      // Short rows: a lane per vector of the row, so a warp reads whole rows at once;
+      // longer ones a warp per row; the block for rows of 16K elements and more.
+      const std::uint64_t lanes = ceil_div(std::max<std::uint64_t>(r, 1), s.vec);
+      s.group = r >= 16384 ? s.block : std::min<std::uint32_t>(32, pow2_ceil(lanes));
+      break;
+    }
+  }
+  // Long reductions over few outputs are split across blocks.
+  s.split = true;
+  s.split = plan_axis_launch(s, shape, sm_count).splits > 1;
+  return s;
+}
+
+AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {
+  AxisLaunchPlan plan;
+  plan.block = s.block;
+  // Outputs one block reduces per pass: one per group (rows, general), one per thread
+  // column (columns: block / threads across R), one outer slice (columns_dense).
+  const bool dense = s.family == AxisFamily::columns_dense;
+  const std::uint64_t per_block = dense ? std::max<std::uint64_t>(shape.inner, 1) : s.block / s.group;
+  const std::uint64_t output_blocks = std::max<std::uint64_t>(1, ceil_div(shape.outputs, per_block));
+  // Each split reads at least 2048 elements (dense: rows of `inner`).
+  const std::uint64_t chunk_floor = dense ? ceil_div(2048, std::max<std::uint64_t>(shape.inner, 1))
+                                          : std::max<std::uint64_t>(2048, 8ull * s.group * s.vec);
+  std::uint64_t splits = split_count(output_blocks, shape.reduced, std::max<std::uint64_t>(chunk_floor, 1), sm_count);
+  if (!s.split) splits = 1;
+  // Grid-stride over outputs beyond 32 blocks per SM of work.
+  const std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGrid / splits);
+  const std::uint64_t blocks = std::min(output_blocks, std::min<std::uint64_t>(cap, 32ull * std::max(sm_count, 1)));
+  plan.splits = splits;
+  plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks * splits, 1, kMaxGrid));
+  if (splits > 1) {
+    plan.partial_count = shape.outputs * splits;
+    plan.finalize_grid = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(ceil_div(shape.outputs, s.block / 32), 1, 32ull * std::max(sm_count, 1)));
+  }
+  return plan;
+}
+
+const char* axis_params_source() {
+#define REDUCE_TUNE_FIELD(type, name) " " #type " " #name ";"
+  return "namespace rt {\nstruct AxisParams {" REDUCE_TUNE_AXIS_PARAMS(REDUCE_TUNE_FIELD) " };\n}  // namespace rt\n";
+#undef REDUCE_TUNE_FIELD
+}
+
+CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
+  const std::string problem = axis_spec_problem(spec);
+  if (!problem.empty()) throw InvalidArgument("axis kernel " + to_string(spec) + ": " + problem);
+  const std::string type = config_text(spec);
+  const std::string main = spec.family == AxisFamily::columns         ? "rt::axis_columns_kernel<"
+                           : spec.family == AxisFamily::columns_dense ? "rt::axis_columns_dense_kernel<"
+                                                                      : "rt::axis_rows_kernel<";
+  std::ostringstream src;
+  src << "// Generated by reduce-tune: " << to_string(spec) << "\n"
+      << axis_params_source() << "static_assert(sizeof(rt::AxisParams) == " << sizeof(AxisKernelParams)
+      << ", \"host and device axis parameters differ\");\n"
+      << "#include \"rt/axis.cuh\"\n"
+      << "static_assert(rt::axis_" << to_string(spec.family) << " == " << static_cast<int>(spec.family)
+      << ", \"host and device numbering of the families differ\");\n"
+      << "typedef " << type << " rt_axis_instance;\n";
+  CompileRequest request;
+  request.program_name = "reduce_tune_axis.cu";
+  request.source = src.str();
+  request.name_expressions = {main + type + " >", "rt::axis_finalize_kernel<" + type + " >"};
+  request.arch = arch;
+  const auto templates = kernel_template_sources();
+  request.headers.assign(templates.begin(), templates.end());
+  return request;
+}
+
+AxisKernelParams make_axis_params(const AxisKernelSpec&, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
+                                  const void* in, void* out, void* partials) {
+  AxisKernelParams p{};
+  p.in = in;
+  p.out = out;
+  p.partials = partials;
+  p.outputs = shape.outputs;
+  p.reduced = shape.reduced;
+  p.outer_stride = shape.outer_stride;
+  p.reduced_stride = shape.reduced_stride;
+  p.inner = shape.inner;
+  p.splits = plan.splits;
+  p.kept_rank = shape.kept_rank;
+  p.reduced_rank = shape.reduced_rank;
+  for (int i = 0; i < kMaxRank; ++i) {
+    p.kept_extents[i] = shape.kept_extents[i];
+    p.kept_strides[i] = shape.kept_strides[i];
+    p.reduced_extents[i] = shape.reduced_extents[i];
+    p.reduced_strides[i] = shape.reduced_strides[i];
+  }
+  return p;
+}
+
+void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, const AxisKernelSpec& spec,
+                            const AxisLaunchPlan& plan, const CanonicalAxes& shape, const void* in, void* out,
+                            void* partials, void* stream) {
+  if (plan.splits > 1 && partials == nullptr) throw Error("a split axis reduction needs a workspace");
+  AxisKernelParams params = make_axis_params(spec, shape, plan, in, out, partials);
+  void* args[] = {&params};
+  launcher.launch(kernels.reduce, plan.grid, plan.block, stream, args);
+  if (plan.splits > 1) launcher.launch(kernels.finalize, plan.finalize_grid, spec.block, stream, args);
+}
+
+}  // namespace reduce_tune

@@ -1,0 +1,307 @@
+// Reductions along axes (issue 12): kernels for the canonical layouts of
+// core/include/reduce_tune/tensor.h. Every output is reduced by a fixed set of threads in
+// a fixed order, so results are the same bits on every run (no atomics).
+//
+//   axis_rows_kernel<C>     rows and general: a group of GROUP threads per output
+//                           (GROUP <= 32 within a warp, or the whole block). Rows read
+//                           R contiguous elements with 16-byte vector loads after a
+//                           scalar head that reaches alignment; general decomposes the
+//                           reduced index over up to 8 dimensions.
+//   axis_columns_kernel<C>  [outer, R, inner] with inner contiguous: threads across
+//                           outputs (consecutive inner elements, coalesced), BY threads
+//                           of a block across R, combined in shared memory in order.
+//   axis_columns_dense_kernel<C>  columns whose rows are contiguous and narrow (inner
+//                           <= 64): the block reads its slice [outer, rows) as one
+//                           contiguous run, thread t always landing on column t % inner,
+//                           then the threads of each column fold in shared memory.
+//   axis_finalize_kernel<C> where R is split across SPLIT blocks per output: each block
+//                           wrote one partial per output; one warp per output folds the
+//                           SPLIT partials in order and writes the output.
+#pragma once
+#include "rt/common.cuh"
+#include "rt/ops.cuh"
+#include "rt/warp_reduce.cuh"
+
+namespace rt {
+
+enum AxisFamilyId : int { axis_rows = 0, axis_general = 1, axis_columns = 2, axis_columns_dense = 3 };
+
+// Kernel arguments: rt::AxisParams is defined at the top of every generated source from
+// the host's one list of its fields (REDUCE_TUNE_AXIS_PARAMS in the engine's axis.h).
+
+template <class T> __device__ __forceinline__ T shfl_xor(T v, int offset) {
+  return __shfl_xor_sync(0xffffffffu, v, offset);
+}
+
+template <class OpT, class InT, class AccT, class OutT, int FAMILY, int BLOCK, int GROUP, int VEC, int SPLIT>
+struct AxisConfig {
+  typedef OpT Op;
+  typedef InT In;
+  typedef AccT Acc;
+  typedef OutT Out;
+  static constexpr int kFamily = FAMILY;
+  static constexpr int kBlock = BLOCK;
+  // rows/general: threads per output; columns: threads across R (BY).
+  static constexpr int kGroup = GROUP;
+  static constexpr int kVec = VEC;
+  static constexpr bool kSplit = SPLIT != 0;
+  static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "block must be 32..1024, a multiple of 32");
+  static_assert(GROUP >= 1 && GROUP <= BLOCK && BLOCK % GROUP == 0, "groups must tile the block");
+  static_assert(GROUP <= 32 || GROUP == BLOCK || FAMILY >= axis_columns, "a group is within a warp or the block");
+  static_assert(VEC == 1 || (VEC * sizeof(InT) <= 16 && (VEC & (VEC - 1)) == 0), "vector loads are 2^k, <= 16 bytes");
+};
+
+// Offset of reduced index k over the reduced dimensions (general family).
+__device__ __forceinline__ long long reduced_offset(const AxisParams& p, u64 k) {
+  long long off = 0;
+  for (int d = p.reduced_rank - 1; d >= 0; --d) {
+    const u64 e = (u64)p.reduced_extents[d];
+    off += (long long)(k % e) * p.reduced_strides[d];
+    k /= e;
+  }
+  return off;
+}
+
+// Offset of output j's first element (rows: j * outer_stride; general: over the kept
+// dimensions).
+template <int FAMILY>
+__device__ __forceinline__ long long output_offset(const AxisParams& p, u64 j) {
+  if (FAMILY == axis_rows) return (long long)j * p.outer_stride;
+  long long off = 0;
+  for (int d = p.kept_rank - 1; d >= 0; --d) {
+    const u64 e = (u64)p.kept_extents[d];
+    off += (long long)(j % e) * p.kept_strides[d];
+    j /= e;
+  }
+  return off;
+}
+
+// Reduces a group's values into lane 0 of the group (GROUP <= 32: shuffles within the
+// group; GROUP == BLOCK: the whole block through shared memory).
+template <class C>
+__device__ __forceinline__ typename C::Acc group_reduce(typename C::Acc v, typename C::Acc* smem) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  if (C::kGroup == 1) return v;
+  if (C::kGroup <= 32) {
+#pragma unroll
+    for (int offset = C::kGroup / 2; offset > 0; offset /= 2)
+      v = Op::template apply<A>(v, shfl_xor(v, offset));
+    return v;
+  }
+  // The whole block: warps, then warp 0 over the warp totals, in a fixed order.
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
+  __syncthreads();
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (unsigned)(C::kBlock / 32) ? smem[lane] : Op::template identity<A>();
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
+  }
+  return v;
+}
+
+// Aligned vector of VEC elements of T.
+template <class T, int VEC> struct alignas(sizeof(T) * VEC) AxisVec { T v[VEC]; };
+
+// Rows: lanes of a group fold [lo, hi) of a row starting at `row`, in a fixed pattern.
+template <class C>
+__device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u64 lo, u64 hi, unsigned lane) {
+  typedef typename C::Acc A;
+  typedef typename C::In T;
+  typedef typename C::Op Op;
+  A v = Op::template identity<A>();
+  if (C::kVec == 1) {
+    u64 k = lo + lane;
+    for (; k + 3 * C::kGroup < hi; k += 4 * C::kGroup) {
+      const A a0 = (A)__ldg(row + k), a1 = (A)__ldg(row + k + C::kGroup);
+      const A a2 = (A)__ldg(row + k + 2 * C::kGroup), a3 = (A)__ldg(row + k + 3 * C::kGroup);
+      v = Op::template apply<A>(v, Op::template apply<A>(Op::template apply<A>(a0, a1), Op::template apply<A>(a2, a3)));
+    }
+    for (; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(row + k));
+    return v;
+  }
+  // Scalar head up to the first 16-byte boundary, vector body, scalar tail.
+  const u64 bytes = sizeof(T) * C::kVec;
+  const u64 address = (u64)(row + lo);
+  u64 head = ((bytes - address % bytes) % bytes) / sizeof(T);
+  if (address % sizeof(T) != 0) head = hi - lo;  // never: inputs are element-aligned
+  if (head > hi - lo) head = hi - lo;
+  if (lane < head) v = Op::template apply<A>(v, (A)__ldg(row + lo + lane));
+  const u64 start = lo + head;
+  const u64 vectors = (hi - start) / C::kVec;
+  const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + start);
+  u64 i = lane;
+  // Four vectors in flight per lane, folded in a fixed order.
+  for (; i + 3 * C::kGroup < vectors; i += 4 * C::kGroup) {
+    AxisVec<T, C::kVec> x[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) x[u] = body[i + u * C::kGroup];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+      for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
+  }
+  for (; i < vectors; i += C::kGroup) {
+    const AxisVec<T, C::kVec> x = body[i];
+#pragma unroll
+    for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
+  }
+  for (u64 k = start + vectors * C::kVec + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(row + k));
+  return v;
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  __shared__ A smem[32];
+  const T* in = static_cast<const T*>(p.in);
+  constexpr unsigned kGroups = C::kBlock / C::kGroup;
+  const unsigned lane = threadIdx.x % C::kGroup;
+  const unsigned group = threadIdx.x / C::kGroup;
+  // Split programs: block b works on split b % splits of its outputs.
+  const u64 splits = C::kSplit ? p.splits : 1;
+  const u64 split = C::kSplit ? blockIdx.x % splits : 0;
+  const u64 first_block = C::kSplit ? blockIdx.x / splits : blockIdx.x;
+  const u64 block_stride = C::kSplit ? gridDim.x / splits : gridDim.x;
+  const u64 chunk = (p.reduced + splits - 1) / splits;
+  const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
+  const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
+  // Every thread of a block runs the same number of iterations (the block reduction
+  // synchronises); outputs past the end compute nothing and write nothing.
+  for (u64 base = first_block * kGroups; base < p.outputs; base += block_stride * kGroups) {
+    const u64 j = base + group;
+    A v = Op::template identity<A>();
+    if (j < p.outputs) {
+      const T* start = in + output_offset<C::kFamily>(p, j);
+      if (C::kFamily == axis_rows) {
+        v = fold_row<C>(start, lo, hi, lane);
+      } else {
+        for (u64 k = lo + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(start + reduced_offset(p, k)));
+      }
+    }
+    v = group_reduce<C>(v, smem);
+    if (lane == 0 && j < p.outputs) {
+      if (C::kSplit)
+        static_cast<A*>(p.partials)[j * splits + split] = v;
+      else
+        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+    }
+  }
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int kBy = C::kGroup;
+  constexpr int kBx = C::kBlock / kBy;
+  __shared__ A smem[kBy > 1 ? C::kBlock : 1];
+  const T* in = static_cast<const T*>(p.in);
+  const unsigned tx = threadIdx.x % kBx, ty = threadIdx.x / kBx;
+  const u64 splits = C::kSplit ? p.splits : 1;
+  const u64 split = C::kSplit ? blockIdx.x % splits : 0;
+  const u64 first_block = C::kSplit ? blockIdx.x / splits : blockIdx.x;
+  const u64 block_stride = C::kSplit ? gridDim.x / splits : gridDim.x;
+  const u64 chunk = (p.reduced + splits - 1) / splits;
+  const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
+  const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
+  for (u64 base = first_block * kBx; base < p.outputs; base += block_stride * kBx) {
+    const u64 j = base + tx;
+    A v = Op::template identity<A>();
+    if (j < p.outputs) {
+      const u64 o = j / p.inner, i = j % p.inner;
+      const T* column = in + (long long)o * p.outer_stride + (long long)i;
+      u64 k = lo + ty;
+      // Four independent loads in flight per thread.
+      for (; k + 3 * kBy < hi; k += 4 * kBy) {
+        const A a0 = (A)__ldg(column + (long long)k * p.reduced_stride);
+        const A a1 = (A)__ldg(column + (long long)(k + kBy) * p.reduced_stride);
+        const A a2 = (A)__ldg(column + (long long)(k + 2 * kBy) * p.reduced_stride);
+        const A a3 = (A)__ldg(column + (long long)(k + 3 * kBy) * p.reduced_stride);
+        v = Op::template apply<A>(v, Op::template apply<A>(Op::template apply<A>(a0, a1), Op::template apply<A>(a2, a3)));
+      }
+      for (; k < hi; k += kBy) v = Op::template apply<A>(v, (A)__ldg(column + (long long)k * p.reduced_stride));
+    }
+    if (kBy > 1) {
+      __syncthreads();
+      smem[ty * kBx + tx] = v;
+      __syncthreads();
+      if (ty == 0)
+        for (int y = 1; y < kBy; ++y) v = Op::template apply<A>(v, smem[y * kBx + tx]);
+    }
+    if (ty == 0 && j < p.outputs) {
+      if (C::kSplit)
+        static_cast<A*>(p.partials)[j * splits + split] = v;
+      else
+        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+    }
+  }
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParams p) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  __shared__ A smem[C::kBlock];
+  const u64 inner = p.inner;
+  const u64 lanes = (C::kBlock / inner) * inner;  // threads in use: whole columns
+  const unsigned t = threadIdx.x;
+  const u64 splits = p.splits;
+  const u64 outer = p.outputs / inner;
+  const u64 chunk = (p.reduced + splits - 1) / splits;
+  for (u64 b = blockIdx.x; b < outer * splits; b += gridDim.x) {
+    const u64 o = b / splits, split = b % splits;
+    const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
+    const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
+    const T* slice = static_cast<const T*>(p.in) + (long long)o * p.outer_stride;
+    const u64 end = hi * inner;
+    A v = Op::template identity<A>();
+    if (t < lanes) {
+      u64 q = lo * inner + t;
+      for (; q + 3 * lanes < end; q += 4 * lanes) {
+        const A a0 = (A)__ldg(slice + q), a1 = (A)__ldg(slice + q + lanes);
+        const A a2 = (A)__ldg(slice + q + 2 * lanes), a3 = (A)__ldg(slice + q + 3 * lanes);
+        v = Op::template apply<A>(v, Op::template apply<A>(Op::template apply<A>(a0, a1), Op::template apply<A>(a2, a3)));
+      }
+      for (; q < end; q += lanes) v = Op::template apply<A>(v, (A)__ldg(slice + q));
+    }
+    __syncthreads();
+    smem[t] = v;
+    __syncthreads();
+    if (t < inner) {
+      for (u64 k = t + inner; k < lanes; k += inner) v = Op::template apply<A>(v, smem[k]);
+      const u64 j = o * inner + t;
+      if (C::kSplit)
+        static_cast<A*>(p.partials)[j * splits + split] = v;
+      else
+        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+    }
+  }
+}
+
+// One warp per output: the SPLIT partials of output j, folded in a fixed order.
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_finalize_kernel(AxisParams p) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  const unsigned lane = threadIdx.x & 31u;
+  const u64 warps = (u64)gridDim.x * (C::kBlock / 32);
+  const A* partials = static_cast<const A*>(p.partials);
+  for (u64 j = (u64)blockIdx.x * (C::kBlock / 32) + threadIdx.x / 32; j < p.outputs; j += warps) {
+    A v = Op::template identity<A>();
+    for (u64 s = lane; s < p.splits; s += 32) v = Op::template apply<A>(v, partials[j * p.splits + s]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
+    if (lane == 0) static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+  }
+}
+
+}  // namespace rt

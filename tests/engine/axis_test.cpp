@@ -1,0 +1,131 @@
+// The axis kernels' host side without a GPU: the built-in choice for each layout class,
+// launch plans, invalid specs, and NVRTC compiling every family for every op.
+#include <gtest/gtest.h>
+
+#include "reduce_tune/engine/axis.h"
+#include "reduce_tune/error.h"
+
+namespace reduce_tune {
+namespace {
+
+CanonicalAxes shape_of(std::initializer_list<std::int64_t> extents, AxisList axes) {
+  const CanonicalResult r = canonicalize(TensorDesc::contiguous(extents), axes);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r.axes;
+}
+
+const TypeRule kF32{DType::f32, DType::f32, DType::f32};
+
+TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
+  // Short rows: a lane per element or vector of the row, many rows per block, no split.
+  auto s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 8}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::rows);
+  EXPECT_EQ(s.group, 8u);
+  EXPECT_FALSE(s.split);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 16}, {1}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 4u);
+  // Rows up to 16K elements: a warp each.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 4097}, {1}), 132);
+  EXPECT_EQ(s.group, 32u);
+  // Long rows, many of them: a block per row, 16-byte loads, no split.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 1 << 14}, {1}), 132);
+  EXPECT_EQ(s.group, s.block);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_FALSE(s.split);
+  // One very long row: split across blocks.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({2, 1 << 24}, {1}), 132);
+  EXPECT_TRUE(s.split);
+  const auto plan = plan_axis_launch(s, shape_of({2, 1 << 24}, {1}), 132);
+  EXPECT_GT(plan.splits, 1u);
+  EXPECT_EQ(plan.grid % plan.splits, 0u);
+  EXPECT_EQ(plan.partial_count, 2 * plan.splits);
+  EXPECT_GT(plan.finalize_grid, 0u);
+  // Columns with many outputs: one thread per output walks R; few outputs: threads
+  // across R, split across blocks when R is long.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({64, 1 << 20}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.group, 1u);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 16, 1000}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_GT(s.group, 1u);
+  EXPECT_LE(s.group, s.block / 32);  // a warp still reads 32 neighbouring outputs
+  // Narrow columns (inner <= 64) read as one contiguous run per block.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 16}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_TRUE(s.split);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 65}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  // General: no vector loads.
+  s = builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 8}, {0, 2}), 132);
+  EXPECT_EQ(s.family, AxisFamily::general);
+  EXPECT_EQ(s.vec, 1u);
+  // Every built-in spec is valid.
+  for (auto shape : {shape_of({3, 5}, {1}), shape_of({3, 5}, {0}), shape_of({1 << 10, 3, 1 << 10}, {1}),
+                     shape_of({7, 1}, {0}), shape_of({1 << 22, 2}, {0})})
+    EXPECT_EQ(axis_spec_problem(builtin_axis_spec(Op::sum, kF32, shape, 132)), "");
+}
+
+TEST(AxisSpec, InvalidSpecsAreNamed) {
+  AxisKernelSpec s;
+  s.block = 48;
+  EXPECT_NE(axis_spec_problem(s).find("block"), std::string::npos);
+  s = AxisKernelSpec{};
+  s.group = 64;  // between a warp and the block
+  EXPECT_NE(axis_spec_problem(s).find("group"), std::string::npos);
+  s = AxisKernelSpec{};
+  s.vec = 8;  // 32 bytes of f32
+  EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
+  s = AxisKernelSpec{};
+  s.family = AxisFamily::general;
+  s.vec = 4;
+  EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
+  EXPECT_THROW(make_axis_compile_request(s, 90), InvalidArgument);
+}
+
+TEST(AxisSpec, PlansCoverEveryOutputOnce) {
+  for (std::uint64_t outputs : {1ull, 7ull, 1000ull, 1ull << 24, 3ull << 30}) {
+    CanonicalAxes shape;
+    shape.layout = AxisLayout::rows;
+    shape.outputs = outputs;
+    shape.reduced = 1 << 12;
+    AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, shape, 132);
+    const auto plan = plan_axis_launch(s, shape, 132);
+    EXPECT_GE(plan.grid, 1u);
+    EXPECT_LE(plan.grid, 0x7fffffffu);
+    EXPECT_EQ(plan.grid % plan.splits, 0u);
+    EXPECT_EQ(plan.block, s.block);
+  }
+}
+
+TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
+  NvrtcCompiler compiler;
+  struct Case {
+    AxisFamily family;
+    std::uint32_t group, vec;
+    bool split;
+  };
+  const Case cases[] = {{AxisFamily::rows, 4, 4, false}, {AxisFamily::rows, 256, 4, true},
+                        {AxisFamily::general, 32, 1, false}, {AxisFamily::columns, 8, 1, true},
+                        {AxisFamily::columns_dense, 1, 1, true}, {AxisFamily::columns_dense, 1, 1, false}};
+  for (Op op : kAllOps) {
+    const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
+    const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;
+    for (const Case& c : cases) {
+      AxisKernelSpec s;
+      s.op = op;
+      s.types = types;
+      s.family = c.family;
+      s.group = c.group;
+      s.vec = static_cast<std::uint32_t>(std::min<std::size_t>(c.vec, 16 / size_of(in)));
+      s.split = c.split;
+      ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+      const CompiledProgram program = compiler.compile(make_axis_compile_request(s, 90));
+      EXPECT_FALSE(program.cubin.empty()) << to_string(s);
+      EXPECT_EQ(program.lowered_names.size(), 2u) << to_string(s);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace reduce_tune
