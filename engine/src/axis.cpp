@@ -35,19 +35,33 @@ std::string config_text(const AxisKernelSpec& s) {
   std::ostringstream os;
   os << "rt::AxisConfig<" << op_type(s.op) << ", " << cuda_type_name(s.types.in) << ", "
      << cuda_type_name(s.types.acc) << ", " << cuda_type_name(s.types.out) << ", rt::axis_" << to_string(s.family)
-     << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << (s.split ? 1 : 0) << ">";
+     << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << static_cast<int>(s.split) << ">";
   return os.str();
 }
 
 // Blocks per output along R so that a few long outputs still fill the GPU: about four
-// blocks per SM in all, each reading at least `min_chunk` elements.
-std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t reduced, std::uint64_t min_chunk, int sm_count) {
+// blocks per SM in all, each reading at least kMinSplitElements.
+constexpr std::uint64_t kMinSplitElements = 4096;
+std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t outputs_per_block, std::uint64_t reduced,
+                          int sm_count) {
   const std::uint64_t want = 4 * static_cast<std::uint64_t>(std::max(sm_count, 1));
   if (output_blocks >= want / 2) return 1;
-  return std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), reduced / min_chunk));
+  const std::uint64_t min_rows = ceil_div(kMinSplitElements, std::max<std::uint64_t>(outputs_per_block, 1));
+  return std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), reduced / min_rows));
 }
+// Up to this many outputs, the last block folds every partial itself (one launch).
+constexpr std::uint64_t kTicketOutputs = 64;
 
 }  // namespace
+
+const char* to_string(AxisSplit split) {
+  switch (split) {
+    case AxisSplit::none: return "none";
+    case AxisSplit::two_pass: return "two_pass";
+    case AxisSplit::ticket: return "ticket";
+  }
+  return "?";
+}
 
 const char* to_string(AxisFamily family) {
   switch (family) {
@@ -63,7 +77,7 @@ std::string to_string(const AxisKernelSpec& s) {
   std::ostringstream os;
   os << to_string(s.op) << "<" << to_string(s.types.in) << "->" << to_string(s.types.out) << "> " << to_string(s.family)
      << ":block=" << s.block << "," << (s.family == AxisFamily::columns ? "by=" : "group=") << s.group
-     << ",vec=" << s.vec << ",split=" << (s.split ? "yes" : "no");
+     << ",vec=" << s.vec << ",split=" << to_string(s.split);
   return os.str();
 }
 
@@ -113,15 +127,18 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       const std::uint32_t vec = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
       s.vec = r >= 4ull * vec ? vec : 1;
       // Short rows: a lane per vector of the row, so a warp reads whole rows at once;
-      // longer ones a warp per row; the block for rows of 16K elements and more.
+      // longer ones a warp per row; the block for rows of 2048 elements and more.
       const std::uint64_t lanes = ceil_div(std::max<std::uint64_t>(r, 1), s.vec);
-      s.group = r >= 16384 ? s.block : std::min<std::uint32_t>(32, pow2_ceil(lanes));
+      s.group = r >= 2048 ? s.block : std::min<std::uint32_t>(32, pow2_ceil(lanes));
       break;
     }
   }
   // Long reductions over few outputs are split across blocks.
-  s.split = true;
-  s.split = plan_axis_launch(s, shape, sm_count).splits > 1;
+  s.split = AxisSplit::two_pass;
+  if (plan_axis_launch(s, shape, sm_count).splits <= 1)
+    s.split = AxisSplit::none;
+  else if (shape.outputs <= kTicketOutputs)
+    s.split = AxisSplit::ticket;
   return s;
 }
 
@@ -133,11 +150,8 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   const bool dense = s.family == AxisFamily::columns_dense;
   const std::uint64_t per_block = dense ? std::max<std::uint64_t>(shape.inner, 1) : s.block / s.group;
   const std::uint64_t output_blocks = std::max<std::uint64_t>(1, ceil_div(shape.outputs, per_block));
-  // Each split reads at least 2048 elements (dense: rows of `inner`).
-  const std::uint64_t chunk_floor = dense ? ceil_div(2048, std::max<std::uint64_t>(shape.inner, 1))
-                                          : std::max<std::uint64_t>(2048, 8ull * s.group * s.vec);
-  std::uint64_t splits = split_count(output_blocks, shape.reduced, std::max<std::uint64_t>(chunk_floor, 1), sm_count);
-  if (!s.split) splits = 1;
+  std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count);
+  if (s.split == AxisSplit::none) splits = 1;
   // Grid-stride over outputs beyond 32 blocks per SM of work.
   const std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGrid / splits);
   const std::uint64_t blocks = std::min(output_blocks, std::min<std::uint64_t>(cap, 32ull * std::max(sm_count, 1)));
@@ -145,8 +159,9 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks * splits, 1, kMaxGrid));
   if (splits > 1) {
     plan.partial_count = shape.outputs * splits;
-    plan.finalize_grid = static_cast<std::uint32_t>(
-        std::clamp<std::uint64_t>(ceil_div(shape.outputs, s.block / 32), 1, 32ull * std::max(sm_count, 1)));
+    if (s.split == AxisSplit::two_pass)
+      plan.finalize_grid = static_cast<std::uint32_t>(
+          std::clamp<std::uint64_t>(ceil_div(shape.outputs, s.block / 32), 1, 32ull * std::max(sm_count, 1)));
   }
   return plan;
 }
@@ -170,6 +185,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
       << ", \"host and device axis parameters differ\");\n"
       << "#include \"rt/axis.cuh\"\n"
       << "static_assert(rt::axis_" << to_string(spec.family) << " == " << static_cast<int>(spec.family)
+      << " && rt::axis_split_" << to_string(spec.split) << " == " << static_cast<int>(spec.split)
       << ", \"host and device numbering of the families differ\");\n"
       << "typedef " << type << " rt_axis_instance;\n";
   CompileRequest request;
@@ -183,11 +199,12 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
 }
 
 AxisKernelParams make_axis_params(const AxisKernelSpec&, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
-                                  const void* in, void* out, void* partials) {
+                                  const void* in, void* out, const WorkspaceView* workspace) {
   AxisKernelParams p{};
   p.in = in;
   p.out = out;
-  p.partials = partials;
+  p.partials = workspace ? workspace->partials : nullptr;
+  p.ticket = workspace ? workspace->ticket : nullptr;
   p.outputs = shape.outputs;
   p.reduced = shape.reduced;
   p.outer_stride = shape.outer_stride;
@@ -207,12 +224,16 @@ AxisKernelParams make_axis_params(const AxisKernelSpec&, const CanonicalAxes& sh
 
 void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, const AxisKernelSpec& spec,
                             const AxisLaunchPlan& plan, const CanonicalAxes& shape, const void* in, void* out,
-                            void* partials, void* stream) {
-  if (plan.splits > 1 && partials == nullptr) throw Error("a split axis reduction needs a workspace");
-  AxisKernelParams params = make_axis_params(spec, shape, plan, in, out, partials);
+                            const WorkspaceView* workspace, void* stream) {
+  if (plan.splits > 1) {
+    const std::size_t needed = plan.partial_count * size_of(spec.types.acc);
+    if (workspace == nullptr || workspace->partials_bytes < needed)
+      throw Error("a split axis reduction needs a workspace of " + std::to_string(needed) + " bytes of partials");
+  }
+  AxisKernelParams params = make_axis_params(spec, shape, plan, in, out, workspace);
   void* args[] = {&params};
   launcher.launch(kernels.reduce, plan.grid, plan.block, stream, args);
-  if (plan.splits > 1) launcher.launch(kernels.finalize, plan.finalize_grid, spec.block, stream, args);
+  if (plan.finalize_grid > 0) launcher.launch(kernels.finalize, plan.finalize_grid, spec.block, stream, args);
 }
 
 }  // namespace reduce_tune

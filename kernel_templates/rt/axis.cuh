@@ -14,9 +14,11 @@
 //                           <= 64): the block reads its slice [outer, rows) as one
 //                           contiguous run, thread t always landing on column t % inner,
 //                           then the threads of each column fold in shared memory.
-//   axis_finalize_kernel<C> where R is split across SPLIT blocks per output: each block
-//                           wrote one partial per output; one warp per output folds the
-//                           SPLIT partials in order and writes the output.
+//   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
+//                           block writes one partial per output; one warp per output
+//                           folds an output's partials in order and writes it. SPLIT 1
+//                           runs this as a second kernel; SPLIT 2 (few outputs) lets the
+//                           last block to finish (by a ticket) do it, in one launch.
 #pragma once
 #include "rt/common.cuh"
 #include "rt/ops.cuh"
@@ -25,6 +27,7 @@
 namespace rt {
 
 enum AxisFamilyId : int { axis_rows = 0, axis_general = 1, axis_columns = 2, axis_columns_dense = 3 };
+enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2 };
 
 // Kernel arguments: rt::AxisParams is defined at the top of every generated source from
 // the host's one list of its fields (REDUCE_TUNE_AXIS_PARAMS in the engine's axis.h).
@@ -45,6 +48,7 @@ struct AxisConfig {
   static constexpr int kGroup = GROUP;
   static constexpr int kVec = VEC;
   static constexpr bool kSplit = SPLIT != 0;
+  static constexpr bool kTicket = SPLIT == 2;
   static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "block must be 32..1024, a multiple of 32");
   static_assert(GROUP >= 1 && GROUP <= BLOCK && BLOCK % GROUP == 0, "groups must tile the block");
   static_assert(GROUP <= 32 || GROUP == BLOCK || FAMILY >= axis_columns, "a group is within a warp or the block");
@@ -102,6 +106,38 @@ __device__ __forceinline__ typename C::Acc group_reduce(typename C::Acc v, typen
     for (int offset = 16; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
   }
   return v;
+}
+
+// Folds the partials of outputs warp, warp + warps, ... (one warp each, in order) and
+// writes them.
+template <class C>
+__device__ __forceinline__ void finish_outputs(const AxisParams& p, u64 warp, u64 warps) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  const unsigned lane = threadIdx.x & 31u;
+  const A* partials = static_cast<const A*>(p.partials);
+  for (u64 j = warp; j < p.outputs; j += warps) {
+    A v = Op::template identity<A>();
+    for (u64 s = lane; s < p.splits; s += 32) v = Op::template apply<A>(v, __ldcg(partials + j * p.splits + s));
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
+    if (lane == 0) static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+  }
+}
+
+// SPLIT 2: after a block's partials are written, the last block to finish folds them all.
+template <class C>
+__device__ __forceinline__ void ticket_finish(const AxisParams& p) {
+  if (!C::kTicket) return;
+  __shared__ bool is_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  finish_outputs<C>(p, threadIdx.x / 32, C::kBlock / 32);
+  if (threadIdx.x == 0) *p.ticket = 0;
 }
 
 // Aligned vector of VEC elements of T.
@@ -173,26 +209,39 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
   const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
   // Every thread of a block runs the same number of iterations (the block reduction
-  // synchronises); outputs past the end compute nothing and write nothing.
-  for (u64 base = first_block * kGroups; base < p.outputs; base += block_stride * kGroups) {
-    const u64 j = base + group;
-    A v = Op::template identity<A>();
-    if (j < p.outputs) {
-      const T* start = in + output_offset<C::kFamily>(p, j);
-      if (C::kFamily == axis_rows) {
-        v = fold_row<C>(start, lo, hi, lane);
-      } else {
-        for (u64 k = lo + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(start + reduced_offset(p, k)));
+  // synchronises); outputs past the end compute nothing and write nothing. Groups
+  // within a warp take kRows outputs per pass, their loads all issued before the
+  // shuffles, so short rows keep several loads in flight per lane.
+  constexpr unsigned kRows = C::kGroup <= 32 ? 4 : 1;
+  for (u64 base = first_block * kGroups * kRows; base < p.outputs; base += block_stride * kGroups * kRows) {
+    A v[kRows];
+#pragma unroll
+    for (unsigned u = 0; u < kRows; ++u) {
+      const u64 j = base + u * kGroups + group;
+      v[u] = Op::template identity<A>();
+      if (j < p.outputs) {
+        const T* start = in + output_offset<C::kFamily>(p, j);
+        if (C::kFamily == axis_rows) {
+          v[u] = fold_row<C>(start, lo, hi, lane);
+        } else {
+          for (u64 k = lo + lane; k < hi; k += C::kGroup)
+            v[u] = Op::template apply<A>(v[u], (A)__ldg(start + reduced_offset(p, k)));
+        }
       }
     }
-    v = group_reduce<C>(v, smem);
-    if (lane == 0 && j < p.outputs) {
-      if (C::kSplit)
-        static_cast<A*>(p.partials)[j * splits + split] = v;
-      else
-        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+#pragma unroll
+    for (unsigned u = 0; u < kRows; ++u) {
+      const u64 j = base + u * kGroups + group;
+      const A r = group_reduce<C>(v[u], smem);
+      if (lane == 0 && j < p.outputs) {
+        if (C::kSplit)
+          static_cast<A*>(p.partials)[j * splits + split] = r;
+        else
+          static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(r, p.reduced);
+      }
     }
   }
+  ticket_finish<C>(p);
 }
 
 template <class C>
@@ -243,6 +292,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
     }
   }
+  ticket_finish<C>(p);
 }
 
 template <class C>
@@ -285,23 +335,13 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
         static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
     }
   }
+  ticket_finish<C>(p);
 }
 
 // One warp per output: the SPLIT partials of output j, folded in a fixed order.
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_finalize_kernel(AxisParams p) {
-  typedef typename C::Acc A;
-  typedef typename C::Op Op;
-  const unsigned lane = threadIdx.x & 31u;
-  const u64 warps = (u64)gridDim.x * (C::kBlock / 32);
-  const A* partials = static_cast<const A*>(p.partials);
-  for (u64 j = (u64)blockIdx.x * (C::kBlock / 32) + threadIdx.x / 32; j < p.outputs; j += warps) {
-    A v = Op::template identity<A>();
-    for (u64 s = lane; s < p.splits; s += 32) v = Op::template apply<A>(v, partials[j * p.splits + s]);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
-    if (lane == 0) static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
-  }
+  finish_outputs<C>(p, (u64)blockIdx.x * (C::kBlock / 32) + threadIdx.x / 32, (u64)gridDim.x * (C::kBlock / 32));
 }
 
 }  // namespace rt

@@ -181,7 +181,7 @@ std::uint64_t axis_key(const AxisKernelSpec& s) {
   k = k << 11 | s.block;
   k = k << 11 | s.group;
   k = k << 5 | s.vec;
-  k = k << 1 | (s.split ? 1u : 0u);
+  k = k << 2 | static_cast<std::uint64_t>(s.split);
   return k;
 }
 
@@ -576,10 +576,11 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
   const AxisKernelSpec spec = builtin_axis_spec(op, types, shape, d.key.sm_count);
   const AxisLaunchPlan plan = plan_axis_launch(spec, shape, d.key.sm_count);
   const KernelHandles& kernels = impl_->axis_kernels(d, spec);
-  void* partials = nullptr;
-  if (plan.partial_count > 0) partials = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc)).partials;
+  WorkspaceView ws;
+  if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));
   CudaLauncher launcher;
-  enqueue_axis_reduction(launcher, kernels, spec, plan, shape, base, out, partials, stream);
+  enqueue_axis_reduction(launcher, kernels, spec, plan, shape, base, out, plan.partial_count > 0 ? &ws : nullptr,
+                         stream);
 }
 
 std::string AxisExplanation::to_string() const {

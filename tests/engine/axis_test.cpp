@@ -21,26 +21,33 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   auto s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 8}, {1}), 132);
   EXPECT_EQ(s.family, AxisFamily::rows);
   EXPECT_EQ(s.group, 8u);
-  EXPECT_FALSE(s.split);
+  EXPECT_EQ(s.split, AxisSplit::none);
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 16}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 4u);
-  // Rows up to 16K elements: a warp each.
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 4097}, {1}), 132);
+  // Rows below 2048 elements: a warp each.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 2047}, {1}), 132);
   EXPECT_EQ(s.group, 32u);
   // Long rows, many of them: a block per row, 16-byte loads, no split.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 1 << 14}, {1}), 132);
   EXPECT_EQ(s.group, s.block);
   EXPECT_EQ(s.vec, 4u);
-  EXPECT_FALSE(s.split);
-  // One very long row: split across blocks.
+  EXPECT_EQ(s.split, AxisSplit::none);
+  // Two very long rows: split across blocks, the last block folds the partials.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({2, 1 << 24}, {1}), 132);
-  EXPECT_TRUE(s.split);
-  const auto plan = plan_axis_launch(s, shape_of({2, 1 << 24}, {1}), 132);
+  EXPECT_EQ(s.split, AxisSplit::ticket);
+  auto plan = plan_axis_launch(s, shape_of({2, 1 << 24}, {1}), 132);
   EXPECT_GT(plan.splits, 1u);
   EXPECT_EQ(plan.grid % plan.splits, 0u);
   EXPECT_EQ(plan.partial_count, 2 * plan.splits);
+  EXPECT_EQ(plan.finalize_grid, 0u);
+  // A hundred long rows: split, and a second kernel folds.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({100, 1 << 20}, {1}), 132);
+  EXPECT_EQ(s.split, AxisSplit::two_pass);
+  plan = plan_axis_launch(s, shape_of({100, 1 << 20}, {1}), 132);
   EXPECT_GT(plan.finalize_grid, 0u);
+  // Small problems are not split (a second launch would cost more than it saves).
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({7, 4097}, {1}), 132).split, AxisSplit::none);
   // Columns with many outputs: one thread per output walks R; few outputs: threads
   // across R, split across blocks when R is long.
   s = builtin_axis_spec(Op::max, kF32, shape_of({64, 1 << 20}, {0}), 132);
@@ -53,7 +60,10 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // Narrow columns (inner <= 64) read as one contiguous run per block.
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 16}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns_dense);
-  EXPECT_TRUE(s.split);
+  EXPECT_EQ(s.split, AxisSplit::ticket);
+  // Columns with a thousand outputs and a long R: enough blocks along R.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 1000}, {0}), 132);
+  EXPECT_GE(plan_axis_launch(s, shape_of({4097, 1000}, {0}), 132).grid, 132u * 2);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 65}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   // General: no vector loads.
@@ -103,11 +113,12 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
   struct Case {
     AxisFamily family;
     std::uint32_t group, vec;
-    bool split;
+    AxisSplit split;
   };
-  const Case cases[] = {{AxisFamily::rows, 4, 4, false}, {AxisFamily::rows, 256, 4, true},
-                        {AxisFamily::general, 32, 1, false}, {AxisFamily::columns, 8, 1, true},
-                        {AxisFamily::columns_dense, 1, 1, true}, {AxisFamily::columns_dense, 1, 1, false}};
+  const Case cases[] = {{AxisFamily::rows, 4, 4, AxisSplit::none},         {AxisFamily::rows, 256, 4, AxisSplit::two_pass},
+                        {AxisFamily::rows, 32, 4, AxisSplit::ticket},      {AxisFamily::general, 32, 1, AxisSplit::none},
+                        {AxisFamily::columns, 8, 1, AxisSplit::two_pass},  {AxisFamily::columns, 8, 1, AxisSplit::ticket},
+                        {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;

@@ -95,7 +95,7 @@ std::vector<Shape> odd_shapes() {
   return {
       {TensorDesc::contiguous({3, 5}), {1}},              // rows, tiny
       {TensorDesc::contiguous({1025, 1023}), {1}},        // rows
-      {TensorDesc::contiguous({7, 65537}), {1}},          // few long rows: split
+      {TensorDesc::contiguous({7, 65537}), {1}},          // few long rows: split, one pass
       {TensorDesc::contiguous({2, 1}), {1}},              // R = 1
       {TensorDesc::contiguous({4099, 3}), {1}},           // many tiny rows
       {TensorDesc::contiguous({1023, 1025}), {0}},        // columns, outer = 1
@@ -110,6 +110,9 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({3, 4099, 5}), {1}},        // dense columns with an outer
       {TensorDesc::contiguous({3, 1001, 64}), {1}},       // dense columns, the widest
       {TensorDesc::contiguous({100003, 4}), {1}},         // rows of one vector
+      {TensorDesc::contiguous({100, 10007}), {1}},        // rows split, two passes
+      {TensorDesc::contiguous({4097, 100}), {0}},         // columns split, two passes
+      {TensorDesc::strided({1000, 8}, {100, 1}), {0}},    // sliced columns, split, one pass
   };
 }
 

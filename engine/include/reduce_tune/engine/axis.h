@@ -16,6 +16,11 @@ namespace reduce_tune {
 enum class AxisFamily : std::uint8_t { rows = 0, general = 1, columns = 2, columns_dense = 3 };
 const char* to_string(AxisFamily family);
 
+// How a reduction split across blocks along R finishes: not split; a second kernel folds
+// the partials; or the last block to finish does (one launch, for few outputs).
+enum class AxisSplit : std::uint8_t { none = 0, two_pass = 1, ticket = 2 };
+const char* to_string(AxisSplit split);
+
 struct AxisKernelSpec {
   Op op = Op::sum;
   TypeRule types{DType::f32, DType::f32, DType::f32};
@@ -25,7 +30,7 @@ struct AxisKernelSpec {
   // columns_dense: 1 (the block's threads cover whole columns).
   std::uint32_t group = 32;
   std::uint32_t vec = 1;  // elements per load (rows)
-  bool split = false;     // R split across blocks, a second kernel folds the partials
+  AxisSplit split = AxisSplit::none;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
 std::string to_string(const AxisKernelSpec& spec);
@@ -55,6 +60,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
   FIELD(const void*, in)                   \
   FIELD(void*, out)                        \
   FIELD(void*, partials)                   \
+  FIELD(unsigned int*, ticket)             \
   FIELD(unsigned long long, outputs)       \
   FIELD(unsigned long long, reduced)       \
   FIELD(long long, outer_stride)           \
@@ -75,14 +81,15 @@ struct AxisKernelParams {
 };
 const char* axis_params_source();
 
-// `in` is the caller's base pointer (canonical offsets are relative to it plus
-// shape.base_offset); `partials` the workspace's partials (split plans).
+// `in` is where canonical offset 0 lies (the caller's base pointer plus
+// shape.base_offset); split plans use the workspace's partials and ticket.
 AxisKernelParams make_axis_params(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
-                                  const void* in, void* out, void* partials);
+                                  const void* in, void* out, const WorkspaceView* workspace);
 
-// Enqueues the main kernel and, for split plans, the finalize kernel on `stream`.
+// Enqueues the main kernel and, for two-pass plans, the finalize kernel on `stream`.
+// Split plans need a workspace holding plan.partial_count accumulators.
 void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, const AxisKernelSpec& spec,
                             const AxisLaunchPlan& plan, const CanonicalAxes& shape, const void* in, void* out,
-                            void* partials, void* stream);
+                            const WorkspaceView* workspace, void* stream);
 
 }  // namespace reduce_tune
