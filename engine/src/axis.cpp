@@ -35,7 +35,8 @@ std::string config_text(const AxisKernelSpec& s) {
   std::ostringstream os;
   os << "rt::AxisConfig<" << op_type(s.op) << ", " << cuda_type_name(s.types.in) << ", "
      << cuda_type_name(s.types.acc) << ", " << cuda_type_name(s.types.out) << ", rt::axis_" << to_string(s.family)
-     << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << static_cast<int>(s.split) << ">";
+     << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << static_cast<int>(s.split) << ", "
+     << s.rows_per_pass << ">";
   return os.str();
 }
 
@@ -78,6 +79,7 @@ std::string to_string(const AxisKernelSpec& s) {
   os << to_string(s.op) << "<" << to_string(s.types.in) << "->" << to_string(s.types.out) << "> " << to_string(s.family)
      << ":block=" << s.block << "," << (s.family == AxisFamily::columns ? "by=" : "group=") << s.group
      << ",vec=" << s.vec << ",split=" << to_string(s.split);
+  if (s.rows_per_pass != 1) os << ",rows=" << s.rows_per_pass;
   return os.str();
 }
 
@@ -93,6 +95,9 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
   if (s.family != AxisFamily::rows && s.vec != 1) return "only rows load vectors";
+  if (s.rows_per_pass != 1 && (s.rows_per_pass != 4 || s.group > 32 || s.family == AxisFamily::columns ||
+                               s.family == AxisFamily::columns_dense))
+    return "rows per pass is 1, or 4 for rows and general with groups within a warp";
   return {};
 }
 
@@ -130,6 +135,9 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // longer ones a warp per row; the block for rows of 2048 elements and more.
       const std::uint64_t lanes = ceil_div(std::max<std::uint64_t>(r, 1), s.vec);
       s.group = r >= 2048 ? s.block : std::min<std::uint32_t>(32, pow2_ceil(lanes));
+      // Rows of two vectors per lane or less: four rows per pass, so that each lane has
+      // several loads in flight.
+      s.rows_per_pass = s.group <= 32 && r <= 2ull * s.group * s.vec ? 4 : 1;
       break;
     }
   }
@@ -148,7 +156,8 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   // Outputs one block reduces per pass: one per group (rows, general), one per thread
   // column (columns: block / threads across R), one outer slice (columns_dense).
   const bool dense = s.family == AxisFamily::columns_dense;
-  const std::uint64_t per_block = dense ? std::max<std::uint64_t>(shape.inner, 1) : s.block / s.group;
+  const std::uint64_t per_block =
+      dense ? std::max<std::uint64_t>(shape.inner, 1) : s.block / s.group * s.rows_per_pass;
   const std::uint64_t output_blocks = std::max<std::uint64_t>(1, ceil_div(shape.outputs, per_block));
   std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count);
   if (s.split == AxisSplit::none) splits = 1;

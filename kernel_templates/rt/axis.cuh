@@ -36,7 +36,8 @@ template <class T> __device__ __forceinline__ T shfl_xor(T v, int offset) {
   return __shfl_xor_sync(0xffffffffu, v, offset);
 }
 
-template <class OpT, class InT, class AccT, class OutT, int FAMILY, int BLOCK, int GROUP, int VEC, int SPLIT>
+template <class OpT, class InT, class AccT, class OutT, int FAMILY, int BLOCK, int GROUP, int VEC, int SPLIT,
+          int ROWS>
 struct AxisConfig {
   typedef OpT Op;
   typedef InT In;
@@ -49,6 +50,9 @@ struct AxisConfig {
   static constexpr int kVec = VEC;
   static constexpr bool kSplit = SPLIT != 0;
   static constexpr bool kTicket = SPLIT == 2;
+  // rows, general: outputs a group takes per pass (their loads issued together).
+  static constexpr int kRows = ROWS;
+  static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32), "several rows per pass only for groups within a warp");
   static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "block must be 32..1024, a multiple of 32");
   static_assert(GROUP >= 1 && GROUP <= BLOCK && BLOCK % GROUP == 0, "groups must tile the block");
   static_assert(GROUP <= 32 || GROUP == BLOCK || FAMILY >= axis_columns, "a group is within a warp or the block");
@@ -116,12 +120,23 @@ __device__ __forceinline__ void finish_outputs(const AxisParams& p, u64 warp, u6
   typedef typename C::Op Op;
   const unsigned lane = threadIdx.x & 31u;
   const A* partials = static_cast<const A*>(p.partials);
-  for (u64 j = warp; j < p.outputs; j += warps) {
-    A v = Op::template identity<A>();
-    for (u64 s = lane; s < p.splits; s += 32) v = Op::template apply<A>(v, __ldcg(partials + j * p.splits + s));
+  // Four outputs per pass, their loads issued before the shuffles.
+  for (u64 first = warp; first < p.outputs; first += 4 * warps) {
+    A v[4];
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
-    if (lane == 0) static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+    for (int u = 0; u < 4; ++u) {
+      const u64 j = first + u * warps;
+      v[u] = Op::template identity<A>();
+      if (j < p.outputs)
+        for (u64 s = lane; s < p.splits; s += 32) v[u] = Op::template apply<A>(v[u], __ldcg(partials + j * p.splits + s));
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const u64 j = first + u * warps;
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) v[u] = Op::template apply<A>(v[u], shfl_xor(v[u], offset));
+      if (lane == 0 && j < p.outputs) static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v[u], p.reduced);
+    }
   }
 }
 
@@ -212,7 +227,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   // synchronises); outputs past the end compute nothing and write nothing. Groups
   // within a warp take kRows outputs per pass, their loads all issued before the
   // shuffles, so short rows keep several loads in flight per lane.
-  constexpr unsigned kRows = C::kGroup <= 32 ? 4 : 1;
+  constexpr unsigned kRows = C::kRows;
   for (u64 base = first_block * kGroups * kRows; base < p.outputs; base += block_stride * kGroups * kRows) {
     A v[kRows];
 #pragma unroll

@@ -182,6 +182,7 @@ std::uint64_t axis_key(const AxisKernelSpec& s) {
   k = k << 11 | s.group;
   k = k << 5 | s.vec;
   k = k << 2 | static_cast<std::uint64_t>(s.split);
+  k = k << 3 | s.rows_per_pass;
   return k;
 }
 

@@ -90,6 +90,10 @@ TEST(AxisSpec, InvalidSpecsAreNamed) {
   s.family = AxisFamily::general;
   s.vec = 4;
   EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
+  s = AxisKernelSpec{};
+  s.group = 256;
+  s.rows_per_pass = 4;  // several rows per pass need groups within a warp
+  EXPECT_NE(axis_spec_problem(s).find("rows per pass"), std::string::npos);
   EXPECT_THROW(make_axis_compile_request(s, 90), InvalidArgument);
 }
 
@@ -114,8 +118,9 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
     AxisFamily family;
     std::uint32_t group, vec;
     AxisSplit split;
+    std::uint32_t rows = 1;
   };
-  const Case cases[] = {{AxisFamily::rows, 4, 4, AxisSplit::none},         {AxisFamily::rows, 256, 4, AxisSplit::two_pass},
+  const Case cases[] = {{AxisFamily::rows, 4, 4, AxisSplit::none, 4}, {AxisFamily::general, 8, 1, AxisSplit::ticket, 4},         {AxisFamily::rows, 256, 4, AxisSplit::two_pass},
                         {AxisFamily::rows, 32, 4, AxisSplit::ticket},      {AxisFamily::general, 32, 1, AxisSplit::none},
                         {AxisFamily::columns, 8, 1, AxisSplit::two_pass},  {AxisFamily::columns, 8, 1, AxisSplit::ticket},
                         {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none}};
@@ -130,6 +135,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       s.group = c.group;
       s.vec = static_cast<std::uint32_t>(std::min<std::size_t>(c.vec, 16 / size_of(in)));
       s.split = c.split;
+      s.rows_per_pass = c.rows;
       ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
       const CompiledProgram program = compiler.compile(make_axis_compile_request(s, 90));
       EXPECT_FALSE(program.cubin.empty()) << to_string(s);

@@ -31,6 +31,8 @@ struct AxisKernelSpec {
   std::uint32_t group = 32;
   std::uint32_t vec = 1;  // elements per load (rows)
   AxisSplit split = AxisSplit::none;
+  // rows, general with group <= 32: outputs a group takes per pass (1 or 4).
+  std::uint32_t rows_per_pass = 1;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
 std::string to_string(const AxisKernelSpec& spec);
