@@ -14,6 +14,9 @@
 //                           <= 64): the block reads its slice [outer, rows) as one
 //                           contiguous run, thread t always landing on column t % inner,
 //                           then the threads of each column fold in shared memory.
+//   axis_rows_dense_kernel<C>  contiguous rows of at most 128 bytes: the block stages a
+//                           tile of whole rows through shared memory with coalesced
+//                           loads, then each thread folds rows of the tile.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -26,7 +29,7 @@
 
 namespace rt {
 
-enum AxisFamilyId : int { axis_rows = 0, axis_general = 1, axis_columns = 2, axis_columns_dense = 3 };
+enum AxisFamilyId : int { axis_rows = 0, axis_general = 1, axis_columns = 2, axis_columns_dense = 3, axis_rows_dense = 4 };
 enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2 };
 
 // Kernel arguments: rt::AxisParams is defined at the top of every generated source from
@@ -52,7 +55,9 @@ struct AxisConfig {
   static constexpr bool kTicket = SPLIT == 2;
   // rows, general: outputs a group takes per pass (their loads issued together).
   static constexpr int kRows = ROWS;
-  static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32), "several rows per pass only for groups within a warp");
+  static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || GROUP == 1) &&
+                              FAMILY != axis_columns_dense),
+                "several outputs per pass: rows and general with groups within a warp, columns with BY = 1");
   static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "block must be 32..1024, a multiple of 32");
   static_assert(GROUP >= 1 && GROUP <= BLOCK && BLOCK % GROUP == 0, "groups must tile the block");
   static_assert(GROUP <= 32 || GROUP == BLOCK || FAMILY >= axis_columns, "a group is within a warp or the block");
@@ -276,6 +281,41 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
   const u64 chunk = (p.reduced + splits - 1) / splits;
   const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
   const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
+  if (C::kRows > 1) {
+    // One thread per output (BY = 1), kRows outputs per pass with their loads
+    // interleaved: short columns keep several loads in flight per thread.
+    constexpr unsigned kRows = C::kRows;
+    for (u64 base = first_block * kBx * kRows; base < p.outputs; base += block_stride * kBx * kRows) {
+      A v[kRows];
+      const T* column[kRows];
+#pragma unroll
+      for (unsigned u = 0; u < kRows; ++u) {
+        const u64 j = base + u * kBx + tx;
+        v[u] = Op::template identity<A>();
+        const u64 jj = j < p.outputs ? j : 0;
+        column[u] = in + (long long)(jj / p.inner) * p.outer_stride + (long long)(jj % p.inner);
+      }
+      for (u64 k = lo; k < hi; ++k) {
+        A a[kRows];
+#pragma unroll
+        for (unsigned u = 0; u < kRows; ++u)
+          a[u] = base + u * kBx + tx < p.outputs ? (A)__ldg(column[u] + (long long)k * p.reduced_stride) : v[u];
+#pragma unroll
+        for (unsigned u = 0; u < kRows; ++u) v[u] = Op::template apply<A>(v[u], a[u]);
+      }
+#pragma unroll
+      for (unsigned u = 0; u < kRows; ++u) {
+        const u64 j = base + u * kBx + tx;
+        if (j >= p.outputs) continue;
+        if (C::kSplit)
+          static_cast<A*>(p.partials)[j * splits + split] = v[u];
+        else
+          static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v[u], p.reduced);
+      }
+    }
+    ticket_finish<C>(p);
+    return;
+  }
   for (u64 base = first_block * kBx; base < p.outputs; base += block_stride * kBx) {
     const u64 j = base + tx;
     A v = Op::template identity<A>();
@@ -351,6 +391,39 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
     }
   }
   ticket_finish<C>(p);
+}
+
+// Rows of at most kMaxR elements, contiguous (outer_stride == R), never split.
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr unsigned kMaxR = 128 / sizeof(T);
+  constexpr unsigned kTile = C::kBlock * kMaxR;  // elements staged per tile
+  // Skewed by one element every 32, so threads reading rows R apart hit distinct banks.
+  __shared__ T tile[kTile + kTile / 32];
+  const unsigned t = threadIdx.x;
+  const u64 r = p.reduced;
+  const u64 rows_per_tile = (u64)C::kBlock * (kMaxR / r);
+  const T* in = static_cast<const T*>(p.in);
+  for (u64 first = (u64)blockIdx.x * rows_per_tile; first < p.outputs; first += (u64)gridDim.x * rows_per_tile) {
+    const u64 rows = p.outputs - first < rows_per_tile ? p.outputs - first : rows_per_tile;
+    const unsigned count = (unsigned)(rows * r);
+    const T* base = in + first * r;
+    __syncthreads();
+#pragma unroll 8
+    for (unsigned q = t; q < count; q += C::kBlock) tile[q + (q >> 5)] = __ldg(base + q);
+    __syncthreads();
+    for (unsigned row = t; row < rows; row += C::kBlock) {
+      A v = Op::template identity<A>();
+      for (unsigned k = 0; k < r; ++k) {
+        const unsigned q = row * (unsigned)r + k;
+        v = Op::template apply<A>(v, (A)tile[q + (q >> 5)]);
+      }
+      static_cast<typename C::Out*>(p.out)[first + row] = epilogue<Op, typename C::Out>(v, p.reduced);
+    }
+  }
 }
 
 // One warp per output: the SPLIT partials of output j, folded in a fixed order.

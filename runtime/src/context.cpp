@@ -177,7 +177,7 @@ std::uint64_t axis_key(const AxisKernelSpec& s) {
   k = k << 4 | static_cast<std::uint64_t>(s.types.in);
   k = k << 4 | static_cast<std::uint64_t>(s.types.out);
   k = k << 4 | static_cast<std::uint64_t>(s.types.acc);
-  k = k << 2 | static_cast<std::uint64_t>(s.family);
+  k = k << 3 | static_cast<std::uint64_t>(s.family);
   k = k << 11 | s.block;
   k = k << 11 | s.group;
   k = k << 5 | s.vec;

@@ -17,14 +17,26 @@ CanonicalAxes shape_of(std::initializer_list<std::int64_t> extents, AxisList axe
 const TypeRule kF32{DType::f32, DType::f32, DType::f32};
 
 TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
-  // Short rows: a lane per element or vector of the row, many rows per block, no split.
+  // Short contiguous rows, many of them: staged through shared memory (rows of at most
+  // 128 bytes).
   auto s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 8}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::rows_dense);
+  EXPECT_EQ(s.split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 32}, {1}), 132).family, AxisFamily::rows_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 33}, {1}), 132).family, AxisFamily::rows);
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1 << 20, 17}, {1}), 132).family, AxisFamily::rows);
+  // A few short rows: a lane per element or vector of the row.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 8}, {1}), 132);
   EXPECT_EQ(s.family, AxisFamily::rows);
   EXPECT_EQ(s.group, 8u);
-  EXPECT_EQ(s.split, AxisSplit::none);
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 16}, {1}), 132);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 16}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 4u);
+  // Sliced rows (not contiguous) are not staged.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32,
+                              canonicalize(TensorDesc::strided({1 << 20, 8}, {9, 1}), {1}).axes, 132).family,
+            AxisFamily::rows);
   // Rows below 2048 elements: a warp each.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 2047}, {1}), 132);
   EXPECT_EQ(s.group, 32u);
@@ -53,6 +65,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::max, kF32, shape_of({64, 1 << 20}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.rows_per_pass, 4u);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 16, 1000}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_GT(s.group, 1u);
@@ -123,7 +136,8 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
   const Case cases[] = {{AxisFamily::rows, 4, 4, AxisSplit::none, 4}, {AxisFamily::general, 8, 1, AxisSplit::ticket, 4},         {AxisFamily::rows, 256, 4, AxisSplit::two_pass},
                         {AxisFamily::rows, 32, 4, AxisSplit::ticket},      {AxisFamily::general, 32, 1, AxisSplit::none},
                         {AxisFamily::columns, 8, 1, AxisSplit::two_pass},  {AxisFamily::columns, 8, 1, AxisSplit::ticket},
-                        {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none}};
+                        {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none},
+                        {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;

@@ -13,7 +13,7 @@
 
 namespace reduce_tune {
 
-enum class AxisFamily : std::uint8_t { rows = 0, general = 1, columns = 2, columns_dense = 3 };
+enum class AxisFamily : std::uint8_t { rows = 0, general = 1, columns = 2, columns_dense = 3, rows_dense = 4 };
 const char* to_string(AxisFamily family);
 
 // How a reduction split across blocks along R finishes: not split; a second kernel folds
@@ -27,11 +27,12 @@ struct AxisKernelSpec {
   AxisFamily family = AxisFamily::rows;
   std::uint32_t block = 256;
   // rows, general: threads per output (1..32, or the block); columns: threads across R;
-  // columns_dense: 1 (the block's threads cover whole columns).
+  // columns_dense, rows_dense: 1 (the block's threads cover whole columns or rows).
   std::uint32_t group = 32;
   std::uint32_t vec = 1;  // elements per load (rows)
   AxisSplit split = AxisSplit::none;
-  // rows, general with group <= 32: outputs a group takes per pass (1 or 4).
+  // Outputs a group (rows, general with group <= 32) or a thread (columns with by = 1)
+  // takes per pass: 1 or 4.
   std::uint32_t rows_per_pass = 1;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
