@@ -17,15 +17,17 @@ CanonicalAxes shape_of(std::initializer_list<std::int64_t> extents, AxisList axe
 const TypeRule kF32{DType::f32, DType::f32, DType::f32};
 
 TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
-  // Short contiguous rows, many of them: staged through shared memory (rows of at most
-  // 128 bytes).
+  // Many contiguous rows too short for vector loads: staged through shared memory.
   auto s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 8}, {1}), 132);
   EXPECT_EQ(s.family, AxisFamily::rows_dense);
   EXPECT_EQ(s.split, AxisSplit::none);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 32}, {1}), 132).family, AxisFamily::rows_dense);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 33}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 15}, {1}), 132).family, AxisFamily::rows_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 16}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 1}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1000, 8}, {1}), 132).family, AxisFamily::rows);  // too few
   const TypeRule f64{DType::f64, DType::f64, DType::f64};
-  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1 << 20, 17}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1 << 20, 7}, {1}), 132).family, AxisFamily::rows_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1 << 20, 8}, {1}), 132).family, AxisFamily::rows);
   // A few short rows: a lane per element or vector of the row.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 8}, {1}), 132);
   EXPECT_EQ(s.family, AxisFamily::rows);

@@ -109,9 +109,10 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({65537, 7}), {0}},          // dense columns, split
       {TensorDesc::contiguous({3, 4099, 5}), {1}},        // dense columns with an outer
       {TensorDesc::contiguous({3, 1001, 64}), {1}},       // dense columns, the widest
-      {TensorDesc::contiguous({100003, 4}), {1}},         // short rows: staged through shared memory
-      {TensorDesc::contiguous({8191, 31}), {1}},          // the longest staged rows (4-byte types)
-      {TensorDesc::contiguous({70001, 1}), {1}},          // R = 1, staged
+      {TensorDesc::contiguous({100003, 4}), {1}},         // short rows: a lane per element
+      {TensorDesc::contiguous({349526, 3}), {1}},         // many short rows: staged through shared memory
+      {TensorDesc::contiguous({69907, 15}), {1}},         // the longest staged rows (4-byte types)
+      {TensorDesc::contiguous({70001, 1}), {1}},          // R = 1: a copy
       {TensorDesc::contiguous({100, 10007}), {1}},        // rows split, two passes
       {TensorDesc::contiguous({4097, 100}), {0}},         // columns split, two passes
       {TensorDesc::strided({1000, 8}, {100, 1}), {0}},    // sliced columns, split, one pass
