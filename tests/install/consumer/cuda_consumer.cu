@@ -33,6 +33,22 @@ int main() {
     }
     std::printf("cuda consumer: sum of %llu ones = %.0f, match: %s\n", n, total,
                 std::string(reduce_tune::to_string(reduce_tune::explain<float>(reduce_tune::Op::sum, n).match)).c_str());
+    // Along an axis: the first 1000 * 1001 ones as [1000, 1001], each row summed.
+    float* d_rows = nullptr;
+    if (cudaMalloc(&d_rows, 1000 * sizeof(float)) != cudaSuccess) return 1;
+    reduce_tune::sum(d_in, reduce_tune::TensorDesc::contiguous({1000, 1001}), {1}, d_rows, stream);
+    float rows[1000];
+    cudaMemcpyAsync(rows, d_rows, sizeof(rows), cudaMemcpyDeviceToHost, stream);
+    cudaStreamSynchronize(stream);
+    for (float r : rows)
+      if (r != 1001.0f) {
+        std::printf("cuda consumer: a row sum is %f, not 1001\n", r);
+        return 1;
+      }
+    std::printf("cuda consumer: 1000 row sums of 1001 ones, %s\n",
+                reduce_tune::explain<float>(reduce_tune::Op::sum, reduce_tune::TensorDesc::contiguous({1000, 1001}), {1})
+                    .kernel.c_str());
+    cudaFree(d_rows);
   } catch (const reduce_tune::Error& e) {
     std::printf("cuda consumer: %s\n", e.what());
     return 1;

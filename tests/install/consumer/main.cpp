@@ -13,6 +13,21 @@ int main() {
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("consumer built and ran: no CUDA device here\n");
   }
+  // Axis reductions' shape checks come before any device access.
+  const reduce_tune::CanonicalResult c =
+      reduce_tune::canonicalize(reduce_tune::TensorDesc::contiguous({4, 5, 6}), {0, 2});
+  if (!c.ok || c.axes.layout != reduce_tune::AxisLayout::general || c.axes.outputs != 5) {
+    std::printf("consumer: canonical form of a [4, 5, 6] tensor reduced along 0 and 2 is wrong\n");
+    return 1;
+  }
+  try {
+    float x = 0;
+    reduce_tune::sum(&x, reduce_tune::TensorDesc::contiguous({4, 5}), {2}, &x);
+    std::printf("consumer: an out-of-range axis was accepted\n");
+    return 1;
+  } catch (const reduce_tune::InvalidArgument& e) {
+    std::printf("consumer: %s\n", e.what());
+  }
   try {
     const auto e = reduce_tune::explain<float>(reduce_tune::Op::sum, 1 << 20);
     std::printf("%s\n", e.to_string().c_str());
