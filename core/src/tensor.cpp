@@ -167,6 +167,13 @@ CanonicalResult canonicalize(const TensorDesc& t, const AxisList& axis_list) {
     }
   }
 
+  // No allocation holds 2^62 elements: a view reaching that far is refused before any
+  // pointer arithmetic over it.
+  if (highest - lowest >= (i128{1} << 62))
+    return fail("the view reaches from offset " + std::to_string(static_cast<long long>(lowest)) + " to " +
+                std::to_string(static_cast<long long>(highest)) +
+                " elements: more than any allocation holds (2^62 elements)");
+
   CanonicalResult r;
   r.ok = true;
   CanonicalAxes& c = r.axes;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "reduce_tune/engine/kernel_sources.h"
+#include "reduce_tune/engine/source_gen.h"
 #include "reduce_tune/error.h"
 
 namespace reduce_tune {
@@ -19,17 +20,6 @@ std::uint32_t pow2_ceil(std::uint64_t v) {
 }
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
-std::string op_type(Op op) {
-  switch (op) {
-    case Op::sum: return "rt::SumOp";
-    case Op::prod: return "rt::ProdOp";
-    case Op::min: return "rt::MinOp";
-    case Op::max: return "rt::MaxOp";
-    case Op::mean: return "rt::MeanOp";
-  }
-  return "?";
-}
 
 std::string config_text(const AxisKernelSpec& s) {
   std::ostringstream os;

@@ -9,7 +9,13 @@ namespace reduce_tune {
 
 namespace {
 
-std::string op_type(Op op) {
+std::string prefixed(std::string_view prefix, std::string_view name) {
+  return "rt::" + std::string(prefix) + std::string(name);
+}
+
+}  // namespace
+
+std::string_view op_type(Op op) {
   switch (op) {
     case Op::sum: return "rt::SumOp";
     case Op::prod: return "rt::ProdOp";
@@ -19,12 +25,6 @@ std::string op_type(Op op) {
   }
   return "?";
 }
-
-std::string prefixed(std::string_view prefix, std::string_view name) {
-  return "rt::" + std::string(prefix) + std::string(name);
-}
-
-}  // namespace
 
 std::string config_type_text(const KernelSpec& spec) {
   const ReduceConfig& c = spec.config;

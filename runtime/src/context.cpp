@@ -549,6 +549,16 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
   const CanonicalAxes shape = checked_canonical(tensor, axes);
   if (shape.outputs == 0) return;  // nothing to write
   const std::size_t in_size = size_of(in_type), out_size = size_of(out_type);
+  // Byte sizes before any pointer arithmetic over them (canonicalize bounds the view's
+  // span to 2^62 elements; in bytes it must fit too).
+  const std::uint64_t span = shape.reads_nothing()
+                                 ? 0
+                                 : static_cast<std::uint64_t>(shape.highest_offset - shape.lowest_offset) + 1;
+  if (span > (std::uint64_t{1} << 62) / in_size)
+    throw InvalidArgument("tensor reduction: the view spans " + std::to_string(span) + " elements of " +
+                          std::string(to_string(in_type)) + ", more bytes than any device allocation");
+  if (shape.outputs > (std::uint64_t{1} << 62) / out_size)
+    throw InvalidArgument(std::to_string(shape.outputs) + " outputs is larger than any device allocation");
   const auto* base = static_cast<const unsigned char*>(in) + shape.base_offset * static_cast<std::int64_t>(in_size);
   if (shape.layout == AxisLayout::flat) {
     // One output from one contiguous run: the tuned flat path, its checks included.
@@ -563,10 +573,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
   // The elements the view reaches, and the output: both must be device memory, and
   // they must not overlap (outputs are written while other outputs still read).
   const auto* first = static_cast<const unsigned char*>(in) + shape.lowest_offset * static_cast<std::int64_t>(in_size);
-  const std::size_t in_bytes =
-      shape.reads_nothing() ? 0 : static_cast<std::size_t>(shape.highest_offset - shape.lowest_offset + 1) * in_size;
-  if (shape.outputs > (std::uint64_t{1} << 62) / out_size)
-    throw InvalidArgument(std::to_string(shape.outputs) + " outputs is larger than any device allocation");
+  const std::size_t in_bytes = static_cast<std::size_t>(span) * in_size;
   const std::size_t out_bytes = static_cast<std::size_t>(shape.outputs) * out_size;
   if (in_bytes > 0) checked_pointer(impl_->options, d, first, in_bytes, "input");
   checked_pointer(impl_->options, d, out, out_bytes, "output");

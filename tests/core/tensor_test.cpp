@@ -39,6 +39,11 @@ TEST(Canonicalize, RefusesBadShapesAndAxesWithAMessageThatNamesThem) {
   // Few elements, but offsets past 2^63.
   EXPECT_NE(error(TensorDesc::strided({3, 2}, {1ll << 62, 1}), {0}).find("overflow 64 bits"), std::string::npos);
   EXPECT_NE(error(TensorDesc::strided({3, 2}, {-(1ll << 62), 1}), {0}).find("overflow 64 bits"), std::string::npos);
+  // Offsets within 64 bits, but a span no allocation holds.
+  EXPECT_NE(error(TensorDesc::strided({3, 2}, {1ll << 61, 1}), {0}).find("more than any allocation"),
+            std::string::npos);
+  EXPECT_NE(error(TensorDesc::strided({2, 2}, {1ll << 61, -(1ll << 61)}), {0}).find("more than any allocation"),
+            std::string::npos);
   // An empty dimension makes every size zero, whatever the others are.
   EXPECT_EQ(ok(TensorDesc::strided({0, 1ll << 40, 1ll << 40}, {1, 1, 1}), {1}).outputs, 0u);
 }

@@ -172,6 +172,17 @@ TEST(Context, RejectsBadShapesAndAxesBeforeTouchingAnyDevice) {
   EXPECT_NE(message(TensorDesc::contiguous({4, 4}), {0, -2}).find("axis -2 is repeated"), std::string::npos);
   EXPECT_NE(message(TensorDesc::strided({4, 4}, {1ll << 62, 1}), {0}).find("overflow"), std::string::npos);
   EXPECT_NE(message(TensorDesc::contiguous({4, 4}), {0}, DType::i32).find("sum"), std::string::npos);
+  // A span of 2^61 + 1 elements fits the canonical form, but not as 8-byte elements.
+  try {
+    double d[4] = {};
+    context.reduce_axes(Op::sum, DType::f64, DType::f64, d, TensorDesc::strided({2, 2}, {1ll << 61, 1}), {1}, d + 2,
+                        nullptr);
+    ADD_FAILURE() << "a view of 2^64 bytes was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("more bytes than any device allocation"), std::string::npos) << e.what();
+  }
+  // So many outputs that their bytes overflow.
+  EXPECT_NE(message(TensorDesc::strided({(1ll << 60) + 1, 2}, {0, 0}), {1}).find("outputs is larger"), std::string::npos);
   // The typed functions go through the same checks.
   EXPECT_THROW(sum(x, TensorDesc::contiguous({4, 4}), {3}, x + 8), InvalidArgument);
   EXPECT_THROW(context.explain_axes(Op::max, DType::f32, DType::f32, TensorDesc::contiguous({4}), {1}), InvalidArgument);

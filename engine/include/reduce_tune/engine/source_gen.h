@@ -6,6 +6,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reduce_tune/engine/kernel_spec.h"
@@ -22,6 +23,9 @@ struct GeneratedProgram {
   std::vector<KernelNames> names;  // one per spec, in order
   std::vector<std::string> name_expressions() const;
 };
+
+// The device functor of an op ("rt::SumOp", ...), for every generated source.
+std::string_view op_type(Op op);
 
 // The template argument list that instantiates `spec`, e.g.
 // "rt::Config<rt::SumOp, float, float, float, rt::strategy_vectorized, 256, ...>".
