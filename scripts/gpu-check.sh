@@ -10,7 +10,7 @@ BIN=${BIN:-gpu-stage}
 OUT=${OUT:-gpu-check-out}
 mkdir -p "$OUT"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer tune bench)
+[ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer tune bench axes)
 DB=${DB:-/tmp/reduce-tune-check/tuning.db}
 TUNE_ARGS=${TUNE_ARGS:---ops sum --dtypes f32}
 BENCH_ARGS=${BENCH_ARGS:---ops sum --dtypes f32}
@@ -71,9 +71,17 @@ if want bench && [ -x "$BIN/reduce_tune_bench" ]; then
   [ -x "$BIN/reduce-tune" ] && "$BIN/reduce-tune" report --db "$DB" --format html -o "$OUT/report.html" >/dev/null 2>&1
 fi
 
+if want axes && [ -x "$BIN/reduce_tune_axis_bench" ]; then
+  # Axis reductions against CUB's segmented reduce and PyTorch, joined into one table.
+  run_step "axis bench" axis_bench.log "$BIN/reduce_tune_axis_bench"
+  run_step "torch axes" torch_axes.log python3 bench/torch_axes.py
+  python3 bench/join_axes.py "$OUT/axis_bench.log" "$OUT/torch_axes.log" >"$OUT/axes_table.md" 2>&1
+fi
+
 grep -h "\[ counts   \]\|\[ overhead \]\|\[ tuning   \]\|\[ scaling  \]\|\[ launch   \]" "$OUT"/gpu_tests.log 2>/dev/null
 grep -h "^empty kernel\|^guarantee\|^small sizes\|^  .*x the default\|^  .*x CUB" "$OUT"/bench.log 2>/dev/null | head -20
 [ -f "$OUT/tune-summary.txt" ] && cat "$OUT/tune-summary.txt"
+[ -f "$OUT/axes_table.md" ] && sed -n '/^shapes:/,$p' "$OUT/axes_table.md" | head -30
 echo
 head -2 "$OUT/device.txt"
 printf '%-28s | %-6s | %s\n' step status "counts / seconds"
