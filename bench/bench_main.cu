@@ -318,9 +318,6 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       std::printf("\n");
       std::fflush(stdout);
       ++verdicts.sizes;
-      auto noise = [](const rt::db::BenchResult& r) {
-        return std::max(r.median_ms < 0.010 ? 0.03 : 0.01, 2 * r.spread);
-      };
       const std::string where = std::string(rt::to_string(op)) + "<" + std::string(rt::to_string(dtype)) + "> n=" +
                                 std::to_string(n);
       // A break seen in the table is timed again before it counts: the tuned call and the
@@ -341,11 +338,11 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
         std::sort(theirs.begin(), theirs.end());
         const double m = mine[mine.size() / 2], t = theirs[theirs.size() / 2];
         *ratio = t / m;
-        return m > t / floor_ratio * (1 + (t < 0.010 ? 0.03 : 0.01));
+        return rt::tuner::guarantee_break_confirmed(m, t, floor_ratio);
       };
       auto judge = [&](std::size_t other, double other_ms, double floor_ratio, const rt::db::BenchResult& r,
                        const char* name) {
-        if (!(tuned_ms > other_ms / floor_ratio * (1 + noise(r)))) return;
+        if (!rt::tuner::guarantee_broken(tuned_ms, other_ms, r.spread, floor_ratio)) return;
         double again = 0;
         if (confirmed(other, floor_ratio, &again)) {
           verdicts.broken.push_back(where + ": tuned " + std::to_string(other_ms / tuned_ms) + "x " + name +

@@ -217,6 +217,23 @@ TEST(Winners, NoiseBandIsWiderWhenLaunchBound) {
   EXPECT_DOUBLE_EQ(noise_band(1.0, 0.02), 0.04);
 }
 
+TEST(Guarantee, ABreakIsSeenOnlyBeyondTheNoiseAndCountsOnlyWhenItPersists) {
+  // 4 us calls: the band is 3%. Against the default (0.97x allowed): 4.0 / 0.97 * 1.03 =
+  // 4.247 us is the line.
+  EXPECT_FALSE(guarantee_broken(4.20e-3, 4.0e-3, 0.001, 0.97));
+  EXPECT_TRUE(guarantee_broken(4.30e-3, 4.0e-3, 0.001, 0.97));
+  // A wide measured spread widens the band: the same 4.30 us is within it.
+  EXPECT_FALSE(guarantee_broken(4.30e-3, 4.0e-3, 0.05, 0.97));
+  // Against CUB (1.0x): 1 ms calls, 1% band.
+  EXPECT_FALSE(guarantee_broken(1.009, 1.0, 0.001, 1.0));
+  EXPECT_TRUE(guarantee_broken(1.011, 1.0, 0.001, 1.0));
+  // A tuned call twice as slow (a second launch) stays broken when timed again; one
+  // that was a fluke (timed again at par) does not.
+  EXPECT_TRUE(guarantee_break_confirmed(8.0e-3, 4.0e-3, 0.97));
+  EXPECT_FALSE(guarantee_break_confirmed(4.0e-3, 4.0e-3, 0.97));
+  EXPECT_FALSE(guarantee_break_confirmed(4.1e-3, 4.0e-3, 1.0));
+}
+
 TEST(Timing, MedianAndInterquartileSpread) {
   double median = 0, spread = 0;
   median_and_spread({1, 2, 3, 4, 5}, &median, &spread);

@@ -15,6 +15,14 @@ double noise_band(double median_ms, double spread) {
   return std::max(floor, 2 * spread);
 }
 
+bool guarantee_broken(double tuned_ms, double other_ms, double other_spread, double floor_ratio) {
+  return tuned_ms > other_ms / floor_ratio * (1 + noise_band(other_ms, other_spread));
+}
+
+bool guarantee_break_confirmed(double tuned_ms, double other_ms, double floor_ratio) {
+  return tuned_ms > other_ms / floor_ratio * (1 + noise_band(other_ms, 0));
+}
+
 std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>& ms, Op op, const TypeRule& types,
                                              std::uint64_t n, const std::vector<ReduceConfig>& previous,
                                              const ReduceConfig& builtin_default, int sm_count) {
