@@ -11,8 +11,6 @@ namespace reduce_tune {
 
 namespace {
 
-constexpr std::uint64_t kMaxGrid = 0x7fffffffu;
-
 std::uint32_t pow2_ceil(std::uint64_t v) {
   std::uint32_t p = 1;
   while (p < v && p < (1u << 30)) p <<= 1;
@@ -94,7 +92,8 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   return {};
 }
 
-AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count) {
+AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
+                                 AxisLaunchPlan* plan) {
   AxisKernelSpec s;
   s.op = op;
   s.types = types;
@@ -129,6 +128,7 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
         // at R = 3; slower than the vector path from R = 16 and for copies, R = 1).
         s.family = AxisFamily::rows_dense;
         s.group = 1;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
       [[fallthrough]];
@@ -149,10 +149,14 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   }
   // Long reductions over few outputs are split across blocks.
   s.split = AxisSplit::two_pass;
-  if (plan_axis_launch(s, shape, sm_count).splits <= 1)
+  AxisLaunchPlan p = plan_axis_launch(s, shape, sm_count);
+  if (p.splits <= 1) {
     s.split = AxisSplit::none;
-  else if (shape.outputs <= kTicketOutputs)
+  } else if (shape.outputs <= kTicketOutputs) {
     s.split = AxisSplit::ticket;
+    p.finalize_grid = 0;  // the last block folds the partials
+  }
+  if (plan) *plan = p;
   return s;
 }
 
@@ -170,10 +174,10 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count);
   if (s.split == AxisSplit::none) splits = 1;
   // Grid-stride over outputs beyond 32 blocks per SM of work.
-  const std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGrid / splits);
+  const std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGridBlocks / splits);
   const std::uint64_t blocks = std::min(output_blocks, std::min<std::uint64_t>(cap, 32ull * std::max(sm_count, 1)));
   plan.splits = splits;
-  plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks * splits, 1, kMaxGrid));
+  plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks * splits, 1, kMaxGridBlocks));
   if (splits > 1) {
     plan.partial_count = shape.outputs * splits;
     if (s.split == AxisSplit::two_pass)

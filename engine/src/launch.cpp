@@ -10,10 +10,6 @@
 
 namespace reduce_tune {
 
-namespace {
-constexpr std::uint64_t kMaxGrid = 0x7fffffffu;
-}  // namespace
-
 const char* kernel_params_source() {
 #define REDUCE_TUNE_FIELD(type, name) " " #type " " #name ";"
   return "namespace rt {\nstruct Params {" REDUCE_TUNE_KERNEL_PARAMS(REDUCE_TUNE_FIELD) " };\n}  // namespace rt\n";
@@ -48,7 +44,7 @@ LaunchPlan plan_launch(const KernelSpec& spec, std::uint64_t n, int sm_count) {
       break;
     case GridKind::fixed: grid = std::min<std::uint64_t>(tiles, c.grid.value); break;
   }
-  grid = std::clamp<std::uint64_t>(grid, 1, kMaxGrid);
+  grid = std::clamp<std::uint64_t>(grid, 1, kMaxGridBlocks);
 
   LaunchPlan plan;
   plan.grid = static_cast<std::uint32_t>(grid);

@@ -467,7 +467,7 @@ const ContextOptions& Context::options() const { return impl_->options; }
 struct CheckedCall {
   TypeRule types;
   DeviceRuntime& device;
-  PointerInfo input;  // what the driver said of the input (nothing for n = 0 or a cached range)
+  PointerInfo input;  // the input's allocation as the driver or this thread's memory of it says (nothing for n = 0)
 };
 
 namespace {
@@ -581,8 +581,8 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
     throw InvalidArgument("the output (" + std::to_string(shape.outputs) +
                           " elements) overlaps the input view; an axis reduction writes outputs while others are "
                           "still being read, so give it memory of its own");
-  const AxisKernelSpec spec = builtin_axis_spec(op, types, shape, d.key.sm_count);
-  const AxisLaunchPlan plan = plan_axis_launch(spec, shape, d.key.sm_count);
+  AxisLaunchPlan plan;
+  const AxisKernelSpec spec = builtin_axis_spec(op, types, shape, d.key.sm_count, &plan);
   const KernelHandles& kernels = impl_->axis_kernels(d, spec);
   WorkspaceView ws;
   if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));

@@ -91,6 +91,21 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(axis_spec_problem(builtin_axis_spec(Op::sum, kF32, shape, 132)), "");
 }
 
+TEST(AxisSpec, TheChoiceComesWithThePlanOfItsSpec) {
+  for (auto shape : {shape_of({3, 5}, {1}), shape_of({2, 1 << 24}, {1}), shape_of({100, 1 << 20}, {1}),
+                     shape_of({1 << 20, 16}, {0}), shape_of({4097, 1000}, {0}), shape_of({1 << 20, 8}, {1}),
+                     shape_of({6, 7, 8}, {0, 2}), shape_of({1 << 16, 1000}, {0})}) {
+    AxisLaunchPlan given;
+    const AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, shape, 132, &given);
+    const AxisLaunchPlan planned = plan_axis_launch(s, shape, 132);
+    EXPECT_EQ(given.grid, planned.grid) << to_string(s);
+    EXPECT_EQ(given.block, planned.block) << to_string(s);
+    EXPECT_EQ(given.splits, planned.splits) << to_string(s);
+    EXPECT_EQ(given.finalize_grid, planned.finalize_grid) << to_string(s);
+    EXPECT_EQ(given.partial_count, planned.partial_count) << to_string(s);
+  }
+}
+
 TEST(AxisSpec, InvalidSpecsAreNamed) {
   AxisKernelSpec s;
   s.block = 48;

@@ -49,9 +49,11 @@ struct AxisLaunchPlan {
   std::uint64_t partial_count = 0;  // accumulators the workspace must hold
 };
 
-// The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs,
-// and its launch plan: good everywhere, tuned by nothing.
-AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count);
+// The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs
+// (good everywhere, tuned by nothing), and, when `plan` is given, its launch plan, the
+// same as plan_axis_launch would make (computed once, for the call's hot path).
+AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
+                                 AxisLaunchPlan* plan = nullptr);
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
 
 // The compile request for one spec: name expressions main kernel, then finalize kernel.

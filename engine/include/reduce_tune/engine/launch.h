@@ -20,8 +20,11 @@ struct LaunchPlan {
   bool uses_accumulator = false;
 };
 
+// The most blocks a one-dimensional grid may have (every launch plan clamps to it).
+constexpr std::uint64_t kMaxGridBlocks = 0x7fffffffu;
+
 // Tiles of block*items*vec elements; the grid policy caps the grid (never 0 blocks,
-// never more than 2^31-1). One block writes the result itself.
+// never more than kMaxGridBlocks). One block writes the result itself.
 LaunchPlan plan_launch(const KernelSpec& spec, std::uint64_t n, int sm_count);
 
 // Device memory a reduction uses besides its input and output. Created zeroed with the
