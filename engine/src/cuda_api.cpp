@@ -68,6 +68,41 @@ DeviceKey query_device(int ordinal) {
   return key;
 }
 
+void* driver_function(const char* name) {
+  void* found = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &found, 12000, cudaEnableDefault, &status);
+  if (e != cudaSuccess || status != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return found;
+}
+
+int current_device_ordinal() {
+  // CUdevice is the ordinal the runtime uses (both count the devices CUDA_VISIBLE_DEVICES
+  // leaves). The driver's answer follows cudaSetDevice and cuCtxSetCurrent alike.
+  using CtxGetDeviceFn = int (*)(int*);
+  static const auto ctx_get_device = [] {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {  // no driver: no entry points to ask for
+      cudaGetLastError();
+      return static_cast<CtxGetDeviceFn>(nullptr);
+    }
+    return reinterpret_cast<CtxGetDeviceFn>(driver_function("cuCtxGetDevice"));
+  }();
+  int ordinal = -1;
+  if (ctx_get_device != nullptr && ctx_get_device(&ordinal) == 0 && ordinal >= 0) return ordinal;
+  // No current context on this thread yet (or an old driver): the runtime's answer.
+  const cudaError_t e = cudaGetDevice(&ordinal);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    cuda_device_count();  // throws NoDeviceError with the reason when there is no device
+    check_cuda(e, "cudaGetDevice");
+  }
+  return ordinal;
+}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes > 0) RT_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
 }

@@ -19,18 +19,9 @@ namespace {
 using GetAttributesFn = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
 using GetAttributeFn = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
 
-// A driver function through the runtime's entry-point query (nothing links libcuda), or
-// nullptr where the driver lacks it.
 template <typename Fn>
 Fn driver_entry_point(const char* name) {
-  void* found = nullptr;
-  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &found, 12000, cudaEnableDefault, &status);
-  if (e != cudaSuccess || status != cudaDriverEntryPointSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(found);
+  return reinterpret_cast<Fn>(driver_function(name));
 }
 
 GetAttributesFn driver_get_attributes() {

@@ -192,16 +192,7 @@ TypeRule checked_types(Op op, DType in, DType out) {
   return *r.rule;
 }
 
-int current_device() {
-  int ordinal = 0;
-  const cudaError_t e = cudaGetDevice(&ordinal);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    cuda_device_count();  // throws NoDeviceError with the reason when there is no device
-    check_cuda(e, "cudaGetDevice");
-  }
-  return ordinal;
-}
+int current_device() { return current_device_ordinal(); }
 
 void check_size(std::uint64_t n, DType in) {
   if (n > (std::uint64_t{1} << 62) / size_of(in))

@@ -417,6 +417,9 @@ TEST(RuntimeApi, ReportsWhereTheWarmCallTimeGoes) {
   };
   int dev = 0;
   const double get_device = time_us([&] { cudaGetDevice(&dev); });
+  int ordinal = -1;
+  const double library_device = time_us([&] { ordinal = current_device_ordinal(); });
+  EXPECT_EQ(ordinal, dev);
   const double query = time_us([&] { (void)query_pointer(in.get(), dev); });
   cudaPointerAttributes attrs{};
   const double runtime_query = time_us([&] { cudaPointerGetAttributes(&attrs, in.get()); });
@@ -476,9 +479,9 @@ TEST(RuntimeApi, ReportsWhereTheWarmCallTimeGoes) {
   std::printf("[ overhead ] driver: cuPointerGetAttribute memory type %.3f us, buffer id %.3f us, range size %.3f us; "
               "cuPointerGetAttributes 2 attributes %.3f us; cuCtxGetCurrent %.3f us, cuCtxGetDevice %.3f us\n",
               one_type, one_buffer_id, one_range, two, ctx_current, ctx_dev);
-  std::printf("[ overhead ] pieces: cudaGetDevice %.3f us, cuPointerGetAttributes (5 attributes) %.3f us, "
+  std::printf("[ overhead ] pieces: cudaGetDevice %.3f us (the library's current_device_ordinal %.3f us), cuPointerGetAttributes (5 attributes) %.3f us, "
               "cudaPointerGetAttributes %.3f us, types + plan %.3f us\n",
-              get_device, query, runtime_query, plan);
+              get_device, library_device, query, runtime_query, plan);
   std::printf("[ overhead ] warm call (best batch): output in its own allocation %.3f us, inside the input's %.3f us; "
               "asking the driver every call: %.3f us and %.3f us\n",
               apart, inside, strict_apart, strict_inside);

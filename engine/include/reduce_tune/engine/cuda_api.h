@@ -25,6 +25,15 @@ int cuda_device_count();
 // Throws NoDeviceError when `ordinal` names no device.
 DeviceKey query_device(int ordinal);
 
+// A driver API function through the runtime's entry-point query (nothing links
+// libcuda), or nullptr where the driver lacks it.
+void* driver_function(const char* name);
+
+// The device of the calling thread: the device of its current context (cuCtxGetDevice,
+// about a third of cudaGetDevice's cost), or cudaGetDevice where no context is current
+// yet. Throws NoDeviceError without a driver or device.
+int current_device_ordinal();
+
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
