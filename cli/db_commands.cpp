@@ -68,7 +68,10 @@ int run_info(const DbOptions& options, std::ostream& out) {
       << "winners: " << counts.winners << '\n'
       << "tuned buckets: " << counts.tuned_buckets << '\n'
       << "binaries: " << counts.binaries << " (" << counts.binary_bytes << " bytes)\n"
-      << "bench results: " << counts.bench_results << '\n';
+      << "bench results: " << counts.bench_results << '\n'
+      << "axis measurements: " << counts.axis_measurements << '\n'
+      << "axis winners: " << counts.axis_winners << '\n'
+      << "axis tuned buckets: " << counts.axis_tuned_buckets << '\n';
   return kExitOk;
 }
 
@@ -88,7 +91,9 @@ int run_export(const DbOptions& options, std::ostream& out) {
   out << "exported " << snapshot.devices.size() << " devices, " << snapshot.measurements.size()
       << " measurements, " << snapshot.winners.size() << " winners, " << snapshot.tuned_buckets.size()
       << " tuned buckets, " << snapshot.binaries.size() << " binaries, " << snapshot.bench_results.size()
-      << " bench results to " << options.output << " ("
+      << " bench results, " << snapshot.axis_measurements.size() << " axis measurements, "
+      << snapshot.axis_winners.size() << " axis winners, " << snapshot.axis_tuned_buckets.size()
+      << " axis tuned buckets to " << options.output << " ("
       << (format == db::ExportFormat::json ? "json" : "sqlite") << ")\n";
   return kExitOk;
 }
@@ -101,7 +106,12 @@ void print_stats(std::ostream& out, const char* verb, const std::string& file, c
     out << " kept " << s.winners_kept << " unverified " << s.winners_unverified;
   out << ", tuned buckets +" << s.tuned_buckets_added << ", binaries +" << s.binaries_added;
   if (s.binaries_replaced > 0) out << " replaced " << s.binaries_replaced;
-  out << ", bench results +" << s.bench_results_added << " (" << s.bench_results_duplicate << " already present)\n";
+  out << ", bench results +" << s.bench_results_added << " (" << s.bench_results_duplicate << " already present)";
+  out << ", axis measurements +" << s.axis_measurements_added << " (" << s.axis_measurements_duplicate
+      << " already present), axis winners +" << s.axis_winners_added << " replaced " << s.axis_winners_replaced;
+  if (s.axis_winners_kept > 0 || s.axis_winners_unverified > 0)
+    out << " kept " << s.axis_winners_kept << " unverified " << s.axis_winners_unverified;
+  out << ", axis tuned buckets +" << s.axis_tuned_buckets_added << '\n';
 }
 
 int run_transfer(const DbOptions& options, std::ostream& out, bool merge) {

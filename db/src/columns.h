@@ -75,6 +75,30 @@ inline constexpr auto kBenchResultColumns =
 inline constexpr auto kBenchResultIdentity =
     join(column_list("device_id"), kProblemColumns, column_list("n", "implementation", "run_id", "created_at_us"));
 
+// Axis reductions (schema version 4). An axis problem class: op, types, layout and the
+// log2 buckets of the reduced extent and of the output count; a measurement holds its
+// shape instead of the buckets.
+inline constexpr auto kAxisProblemColumns = column_list("op", "dtype", "out_dtype", "layout");
+inline constexpr auto kAxisClassColumns = join(kAxisProblemColumns, column_list("reduced_bucket", "outputs_bucket"));
+
+inline constexpr auto kAxisMeasurementColumns =
+    join(column_list("id", "device_id"), kAxisProblemColumns,
+         column_list("reduced", "outputs", "inner", "config", "status", "median_ms", "spread", "repetitions", "gbps",
+                     "tool_version", "created_at_us", "detail"));
+// An axis measurement's identity (its UNIQUE constraint): storing it twice adds nothing.
+inline constexpr auto kAxisMeasurementIdentity =
+    join(column_list("device_id"), kAxisProblemColumns,
+         column_list("reduced", "outputs", "inner", "config", "created_at_us", "tool_version"));
+
+// One axis winner per (device, class).
+inline constexpr auto kAxisWinnerKey = join(column_list("device_id"), kAxisClassColumns);
+inline constexpr auto kAxisWinnerColumns =
+    join(column_list("id"), kAxisWinnerKey,
+         column_list("config", "median_ms", "gbps", "measurement_id", "source", "tool_version", "created_at_us"));
+
+inline constexpr auto kAxisTunedBucketKey = kAxisWinnerKey;
+inline constexpr auto kAxisTunedBucketColumns = join(kAxisTunedBucketKey, column_list("tool_version", "created_at_us"));
+
 struct TableColumns {
   std::string_view table;
   ColumnList columns;
@@ -89,6 +113,9 @@ inline constexpr TableColumns kTables[] = {
     {"tuned_buckets", kTunedBucketColumns},
     {"binaries", kBinaryColumns},
     {"bench_results", kBenchResultColumns},
+    {"axis_measurements", kAxisMeasurementColumns},
+    {"axis_winners", kAxisWinnerColumns},
+    {"axis_tuned_buckets", kAxisTunedBucketColumns},
 };
 
 // The keys and identities above, each the column list of a UNIQUE constraint or primary
@@ -101,6 +128,9 @@ inline constexpr TableColumns kUniqueKeys[] = {
     {"tuned_buckets", kTunedBucketKey},
     {"binaries", kBinaryKey},
     {"bench_results", kBenchResultIdentity},
+    {"axis_measurements", kAxisMeasurementIdentity},
+    {"axis_winners", kAxisWinnerKey},
+    {"axis_tuned_buckets", kAxisTunedBucketKey},
 };
 
 }  // namespace reduce_tune::db::detail

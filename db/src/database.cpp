@@ -1,5 +1,6 @@
 #include "reduce_tune/db/database.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -100,6 +101,32 @@ void check_bucket(const BucketResult& r) {
     if (m.status != MeasurementStatus::ok) fail("a winner must come from an ok measurement");
     if (!std::isfinite(m.median_ms)) fail("a winner needs a measured time");
     if (!seen.insert(w.determinism).second) fail("two winners for one determinism class");
+  }
+}
+
+void check_axis_bucket(const AxisBucketResult& r) {
+  auto fail = [&](const std::string& why) { throw InvalidArgument("axis class " + to_string(r.problem) + ": " + why); };
+  if (r.problem.layout != AxisLayout::rows && r.problem.layout != AxisLayout::columns)
+    fail(std::string("layout '") + to_string(r.problem.layout) + "' is not tuned (only rows and columns are)");
+  if (r.problem.reduced_bucket < 0 || r.problem.reduced_bucket > 63 || r.problem.outputs_bucket < 0 ||
+      r.problem.outputs_bucket > 63)
+    fail("bucket out of range");
+  for (std::size_t i = 0; i < r.measurements.size(); ++i) {
+    const AxisMeasurement& m = r.measurements[i];
+    const std::string which = "measurement " + std::to_string(i) + " (R = " + std::to_string(m.reduced) +
+                              ", outputs = " + std::to_string(m.outputs) + ", inner = " + std::to_string(m.inner) +
+                              "): ";
+    if (m.problem() != r.problem) fail(which + "lies in another class, " + to_string(m.problem()));
+    if (m.layout == AxisLayout::rows && m.inner != 1) fail(which + "rows have inner = 1");
+    if (m.layout == AxisLayout::columns && (m.inner < 1 || m.outputs % m.inner != 0))
+      fail(which + "columns need inner >= 1 dividing the output count");
+    if (m.config.empty()) fail(which + "empty config");
+  }
+  if (r.winner) {
+    if (*r.winner >= r.measurements.size()) fail("winner names a measurement that is not there");
+    const AxisMeasurement& m = r.measurements[*r.winner];
+    if (m.status != MeasurementStatus::ok) fail("a winner must come from an ok measurement");
+    if (!std::isfinite(m.median_ms)) fail("a winner needs a measured time");
   }
 }
 
@@ -296,6 +323,74 @@ std::vector<Measurement> Database::measurements(RowId device_id, const ProblemCl
       });
 }
 
+StoredBucket Database::store_axis_bucket(const AxisBucketResult& result) {
+  require_writable("store an axis bucket");
+  check_axis_bucket(result);
+  Transaction transaction(*connection_, TransactionKind::immediate);
+  detail::RowWriter writer(*connection_);
+  StoredBucket stored;
+  stored.device_id = writer.upsert_device(result.device);
+  stored.measurement_ids.reserve(result.measurements.size());
+  for (const auto& m : result.measurements)
+    stored.measurement_ids.push_back(writer.add_axis_measurement(stored.device_id, m).first);
+  if (result.winner) {
+    const AxisMeasurement& m = result.measurements[*result.winner];
+    AxisWinner w;
+    w.problem = result.problem;
+    w.config = m.config;
+    w.median_ms = m.median_ms;
+    w.gbps = m.gbps;
+    w.tool_version = result.tool_version;
+    w.created_at = result.created_at;
+    writer.put_axis_winner(stored.device_id, w, stored.measurement_ids[*result.winner], WinnerSource::tuned);
+  }
+  writer.mark_axis_bucket(stored.device_id,
+                          AxisTunedBucket{stored.device_id, result.problem, result.tool_version, result.created_at},
+                          /*refresh=*/true);
+  transaction.commit();
+  return stored;
+}
+
+std::vector<AxisProblemClass> Database::axis_tuned_buckets(RowId device_id) const {
+  std::vector<AxisProblemClass> classes;
+  for (const auto& b : detail::select_axis_tuned_buckets(*connection_, "WHERE b.device_id = ?1",
+                                                         [&](Statement& s) { s.bind(1, device_id); }))
+    classes.push_back(b.problem);
+  std::sort(classes.begin(), classes.end());
+  return classes;
+}
+
+std::vector<AxisWinner> Database::axis_winners_for_device(RowId device_id) const {
+  return detail::select_axis_winners(*connection_, "WHERE w.device_id = ?1",
+                                     [&](Statement& s) { s.bind(1, device_id); });
+}
+
+std::vector<AxisWinner> Database::axis_winners_for_same_arch(const DeviceKey& device) const {
+  return detail::select_axis_winners(
+      *connection_,
+      "JOIN devices d ON d.id = w.device_id WHERE d.cc_major = ?1 AND d.cc_minor = ?2 AND d.uuid <> ?3",
+      [&](Statement& s) { s.bind(1, device.cc_major).bind(2, device.cc_minor).bind(3, device.uuid); });
+}
+
+std::vector<AxisMeasurement> Database::axis_measurements(RowId device_id,
+                                                         std::optional<AxisProblemClass> problem) const {
+  if (!problem)
+    return detail::select_axis_measurements(*connection_, "WHERE m.device_id = ?1",
+                                            [&](Statement& s) { s.bind(1, device_id); });
+  return detail::select_axis_measurements(
+      *connection_,
+      "WHERE m.device_id = ?1 AND " + detail::sql_params_equal("m", detail::kAxisProblemColumns, 2) +
+          " AND m.reduced BETWEEN ?6 AND ?7 AND m.outputs BETWEEN ?8 AND ?9",
+      [&](Statement& s) {
+        s.bind(1, device_id);
+        detail::bind_axis_problem(s, 2, *problem);
+        s.bind(6, bucket_low(problem->reduced_bucket))
+            .bind(7, bucket_high(problem->reduced_bucket))
+            .bind(8, bucket_low(problem->outputs_bucket))
+            .bind(9, bucket_high(problem->outputs_bucket));
+      });
+}
+
 std::vector<RowId> Database::store_bench_results(const DeviceKey& device, const std::vector<BenchResult>& rows) {
   require_writable("store bench results");
   for (const auto& row : rows) detail::checked_bench_config(row);  // refuse a bad run before writing
@@ -377,9 +472,23 @@ DbCounts Database::counts() const {
               "SELECT (SELECT count(*) FROM devices), (SELECT count(*) FROM configs), "
               "(SELECT count(*) FROM measurements), (SELECT count(*) FROM winners), "
               "(SELECT count(*) FROM tuned_buckets), (SELECT count(*) FROM binaries), "
-              "(SELECT coalesce(sum(length(cubin)), 0) FROM binaries), (SELECT count(*) FROM bench_results)");
+              "(SELECT coalesce(sum(length(cubin)), 0) FROM binaries), (SELECT count(*) FROM bench_results), "
+              "(SELECT count(*) FROM axis_measurements), (SELECT count(*) FROM axis_winners), "
+              "(SELECT count(*) FROM axis_tuned_buckets)");
   s.step();
-  return DbCounts{s.int64(0), s.int64(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5), s.int64(6), s.int64(7)};
+  DbCounts counts;
+  counts.devices = s.int64(0);
+  counts.configs = s.int64(1);
+  counts.measurements = s.int64(2);
+  counts.winners = s.int64(3);
+  counts.tuned_buckets = s.int64(4);
+  counts.binaries = s.int64(5);
+  counts.binary_bytes = s.int64(6);
+  counts.bench_results = s.int64(7);
+  counts.axis_measurements = s.int64(8);
+  counts.axis_winners = s.int64(9);
+  counts.axis_tuned_buckets = s.int64(10);
+  return counts;
 }
 
 std::vector<std::string> Database::integrity_problems() const {

@@ -120,6 +120,12 @@ class FieldWriter {
   void put(MeasurementStatus status) { next() = to_string(status); }
   void put(Determinism determinism) { next() = to_string(determinism); }
   void put(WinnerSource source) { next() = to_string(source); }
+  void put(Op op) { next() = to_string(op); }
+  void put(DType dtype) { next() = to_string(dtype); }
+  void put(AxisLayout layout) { next() = to_string(layout); }
+  void put(const AxisProblemClass& p) {
+    write(p.op, p.dtype, p.out_dtype, p.layout, p.reduced_bucket, p.outputs_bucket);
+  }
   void put(const ProblemClass& p) {
     write(to_string(p.op), to_string(p.dtype), to_string(p.out_dtype), to_string(p.layout), p.layout.outer,
           p.layout.inner);
@@ -152,6 +158,18 @@ void write_fields(FieldWriter& out, const CompiledBinary& b) {
 void write_fields(FieldWriter& out, const BenchResult& r) {
   out.write(r.id, r.device_id, r.problem, r.implementation, r.config, r.median_ms, r.spread, r.repetitions, r.gbps,
             r.peak_fraction, r.peak_gbps, r.run_id, r.tool_version, r.created_at);
+}
+
+void write_fields(FieldWriter& out, const AxisMeasurement& m) {
+  out.write(m.id, m.device_id, m.op, m.dtype, m.out_dtype, m.layout, m.reduced, m.outputs, m.inner, m.config,
+            m.status, m.median_ms, m.spread, m.repetitions, m.gbps, m.tool_version, m.created_at, m.detail);
+}
+void write_fields(FieldWriter& out, const AxisWinner& w) {
+  out.write(w.id, w.device_id, w.problem, w.config, w.median_ms, w.gbps, w.measurement_id, w.source, w.tool_version,
+            w.created_at);
+}
+void write_fields(FieldWriter& out, const AxisTunedBucket& b) {
+  out.write(b.device_id, b.problem, b.tool_version, b.created_at);
 }
 
 template <typename Record>
@@ -284,6 +302,8 @@ class FieldReader {
   void get(MeasurementStatus& value) { parsed(value, parse_measurement_status); }
   void get(Determinism& value) { parsed(value, parse_determinism); }
   void get(WinnerSource& value) { parsed(value, parse_winner_source); }
+  void get(AxisLayout& value) { parsed(value, parse_axis_layout); }
+  void get(AxisProblemClass& p) { read(p.op, p.dtype, p.out_dtype, p.layout, p.reduced_bucket, p.outputs_bucket); }
   void get(ProblemClass& p) { read(p.op, p.dtype, p.out_dtype, p.layout.kind, p.layout.outer, p.layout.inner); }
   void get(ProblemKey& value) {
     ProblemClass problem;
@@ -330,6 +350,23 @@ void read_fields(FieldReader& in, BenchResult& b) {
   }
 }
 
+// Axis configs are the engine's text, which the database never parses; an empty one is
+// refused (the schema refuses it too).
+void read_fields(FieldReader& in, AxisMeasurement& m) {
+  in.read(m.id, m.device_id, m.op, m.dtype, m.out_dtype, m.layout, m.reduced, m.outputs, m.inner, m.config);
+  if (m.config.empty()) in.fail("empty config");
+  in.read(m.status, m.median_ms, m.spread, m.repetitions, m.gbps, m.tool_version, m.created_at);
+  in.read_optional(m.detail, std::string());
+}
+void read_fields(FieldReader& in, AxisWinner& w) {
+  in.read(w.id, w.device_id, w.problem, w.config);
+  if (w.config.empty()) in.fail("empty config");
+  in.read(w.median_ms, w.gbps, w.measurement_id);
+  in.read_optional(w.source, WinnerSource::imported);  // as for flat winners
+  in.read(w.tool_version, w.created_at);
+}
+void read_fields(FieldReader& in, AxisTunedBucket& b) { in.read(b.device_id, b.problem, b.tool_version, b.created_at); }
+
 template <typename Record>
 std::vector<Record> read_rows(const Reader& r, const Json& root, const char* table, ColumnList names) {
   const Json& rows = r.array(root, table);
@@ -358,6 +395,10 @@ void write_json(const DatabaseSnapshot& snapshot, std::ostream& out) {
   root["binaries"] = write_rows(snapshot.binaries, kBinaryJsonFields);
   // Added in schema version 3; older readers ignore the section (no format bump).
   root["bench_results"] = write_rows(snapshot.bench_results, detail::kBenchResultColumns);
+  // Added in schema version 4, the same way.
+  root["axis_measurements"] = write_rows(snapshot.axis_measurements, detail::kAxisMeasurementColumns);
+  root["axis_winners"] = write_rows(snapshot.axis_winners, detail::kAxisWinnerColumns);
+  root["axis_tuned_buckets"] = write_rows(snapshot.axis_tuned_buckets, detail::kAxisTunedBucketColumns);
   out << root.dump(1) << '\n';
 }
 
@@ -388,6 +429,15 @@ DatabaseSnapshot read_json(std::istream& in, const std::string& label) {
   // Absent from exports written before schema version 3.
   if (root.contains("bench_results"))
     snapshot.bench_results = read_rows<BenchResult>(r, root, "bench_results", detail::kBenchResultColumns);
+  // Absent from exports written before schema version 4.
+  if (root.contains("axis_measurements"))
+    snapshot.axis_measurements =
+        read_rows<AxisMeasurement>(r, root, "axis_measurements", detail::kAxisMeasurementColumns);
+  if (root.contains("axis_winners"))
+    snapshot.axis_winners = read_rows<AxisWinner>(r, root, "axis_winners", detail::kAxisWinnerColumns);
+  if (root.contains("axis_tuned_buckets"))
+    snapshot.axis_tuned_buckets =
+        read_rows<AxisTunedBucket>(r, root, "axis_tuned_buckets", detail::kAxisTunedBucketColumns);
   return snapshot;
 }
 

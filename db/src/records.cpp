@@ -84,4 +84,29 @@ std::string to_string(const ProblemClass& problem) {
   return text;
 }
 
+std::optional<AxisLayout> parse_axis_layout(std::string_view text) {
+  for (const AxisLayout layout : {AxisLayout::rows, AxisLayout::columns})
+    if (text == to_string(layout)) return layout;
+  return std::nullopt;
+}
+
+std::string to_string(const AxisProblemClass& problem) {
+  std::string text(to_string(problem.op));
+  text += "<";
+  text += to_string(problem.dtype);
+  if (problem.out_dtype != problem.dtype) {
+    text += ",";
+    text += to_string(problem.out_dtype);
+  }
+  text += ">[";
+  text += to_string(problem.layout);
+  text += " R 2^" + std::to_string(problem.reduced_bucket) + " x 2^" + std::to_string(problem.outputs_bucket) +
+          " outputs]";
+  return text;
+}
+
+AxisProblemClass AxisMeasurement::problem() const {
+  return {op, dtype, out_dtype, layout, size_bucket(reduced), size_bucket(outputs)};
+}
+
 }  // namespace reduce_tune::db

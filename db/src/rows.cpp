@@ -129,6 +129,15 @@ void bind_value(Statement& statement, int& next, Determinism determinism) {
 void bind_value(Statement& statement, int& next, WinnerSource source) {
   statement.bind(next++, to_string(source));
 }
+void bind_value(Statement& statement, int& next, Op op) { statement.bind(next++, to_string(op)); }
+void bind_value(Statement& statement, int& next, DType dtype) { statement.bind(next++, to_string(dtype)); }
+void bind_value(Statement& statement, int& next, AxisLayout layout) { statement.bind(next++, to_string(layout)); }
+void bind_value(Statement& statement, int& next, const AxisProblemClass& problem) {
+  bind_axis_problem(statement, next, problem);
+  next += static_cast<int>(kAxisProblemColumns.size());
+  statement.bind(next++, problem.reduced_bucket);
+  statement.bind(next++, problem.outputs_bucket);
+}
 
 template <typename... Values>
 void bind_values(Statement& statement, const Values&... values) {
@@ -180,6 +189,20 @@ class ColumnReader {
   void get(WinnerSource& value) {
     value = parse_column<WinnerSource>(connection_, row_, next_++, "winner source", parse_winner_source);
   }
+  void get(std::uint64_t& value) { value = static_cast<std::uint64_t>(row_.int64(next_++)); }
+  void get(Op& value) { value = parse_column<Op>(connection_, row_, next_++, "op", parse_op); }
+  void get(DType& value) { value = parse_column<DType>(connection_, row_, next_++, "dtype", parse_dtype); }
+  void get(AxisLayout& value) {
+    value = parse_column<AxisLayout>(connection_, row_, next_++, "axis layout", parse_axis_layout);
+  }
+  void get(AxisProblemClass& p) {
+    get(p.op);
+    get(p.dtype);
+    get(p.out_dtype);
+    get(p.layout);
+    get(p.reduced_bucket);
+    get(p.outputs_bucket);
+  }
 
   const Connection& connection_;
   const Statement& row_;
@@ -206,6 +229,16 @@ void read_row(ColumnReader& in, BenchResult& r) {
   in.read(r.id, r.device_id, r.problem, r.implementation, r.config, r.median_ms, r.spread, r.repetitions, r.gbps,
           r.peak_fraction, r.peak_gbps, r.run_id, r.tool_version, r.created_at);
 }
+
+void read_row(ColumnReader& in, AxisMeasurement& m) {
+  in.read(m.id, m.device_id, m.op, m.dtype, m.out_dtype, m.layout, m.reduced, m.outputs, m.inner, m.config, m.status,
+          m.median_ms, m.spread, m.repetitions, m.gbps, m.tool_version, m.created_at, m.detail);
+}
+void read_row(ColumnReader& in, AxisWinner& w) {
+  in.read(w.id, w.device_id, w.problem, w.config, w.median_ms, w.gbps, w.measurement_id, w.source, w.tool_version,
+          w.created_at);
+}
+void read_row(ColumnReader& in, AxisTunedBucket& b) { in.read(b.device_id, b.problem, b.tool_version, b.created_at); }
 
 // The rows of `table` (under `alias`) that `where` selects, in `order`.
 template <typename Record>
@@ -246,6 +279,13 @@ void bind_problem(Statement& statement, int first, const ProblemClass& problem) 
       .bind(first + 3, to_string(problem.layout))
       .bind(first + 4, to_db_size(problem.layout.outer, "layout outer size"))
       .bind(first + 5, to_db_size(problem.layout.inner, "layout inner size"));
+}
+
+void bind_axis_problem(Statement& statement, int first, const AxisProblemClass& problem) {
+  statement.bind(first, to_string(problem.op))
+      .bind(first + 1, to_string(problem.dtype))
+      .bind(first + 2, to_string(problem.out_dtype))
+      .bind(first + 3, to_string(problem.layout));
 }
 
 std::string sql_columns(std::string_view alias, ColumnList columns) {
@@ -428,6 +468,61 @@ std::pair<RowId, bool> RowWriter::add_bench_result(RowId device_id, const BenchR
   return {find.int64(0), false};
 }
 
+std::pair<RowId, bool> RowWriter::add_axis_measurement(RowId device_id, const AxisMeasurement& m) {
+  const std::int64_t reduced = to_db_size(m.reduced, "reduced extent");
+  const std::int64_t outputs = to_db_size(m.outputs, "output count");
+  const std::int64_t inner = to_db_size(m.inner, "inner extent");
+  static const std::string insert_sql =
+      insert_into("axis_measurements", kAxisMeasurementColumns) + " ON CONFLICT DO NOTHING RETURNING id";
+  auto& insert = prepared(insert_axis_measurement_, insert_sql);
+  bind_values(insert, device_id, m.op, m.dtype, m.out_dtype, m.layout, reduced, outputs, inner, m.config, m.status,
+              m.median_ms, m.spread, m.repetitions, m.gbps, m.tool_version, m.created_at, m.detail);
+  if (const auto id = inserted_id(insert)) return {*id, true};
+  static const std::string find_sql =
+      "SELECT id FROM axis_measurements WHERE " + sql_params_equal("", kAxisMeasurementIdentity, 1);
+  auto& find = prepared(find_axis_measurement_, find_sql);
+  bind_values(find, device_id, m.op, m.dtype, m.out_dtype, m.layout, reduced, outputs, inner, m.config, m.created_at,
+              m.tool_version);
+  if (!find.step()) connection_.fail(SQLITE_CONSTRAINT, "an axis measurement was neither inserted nor found");
+  return {find.int64(0), false};
+}
+
+void RowWriter::put_axis_winner(RowId device_id, const AxisWinner& w, std::optional<RowId> measurement_id,
+                                WinnerSource source) {
+  static const std::string sql = insert_into("axis_winners", kAxisWinnerColumns) + " ON CONFLICT DO UPDATE SET " +
+                                 set_excluded(kAxisWinnerColumns, kAxisWinnerKey);
+  auto& s = prepared(put_axis_winner_, sql);
+  bind_values(s, device_id, w.problem, w.config, w.median_ms, w.gbps, measurement_id, source, w.tool_version,
+              w.created_at);
+  s.run();
+}
+
+std::optional<RowWriter::ExistingWinner> RowWriter::find_axis_winner(RowId device_id,
+                                                                     const AxisProblemClass& problem) {
+  static const std::string sql =
+      "SELECT w.id, w.median_ms, m.status = 'ok' FROM axis_winners w LEFT JOIN axis_measurements m ON m.id = "
+      "w.measurement_id WHERE " +
+      sql_params_equal("w", kAxisWinnerKey, 1);
+  auto& s = prepared(find_axis_winner_, sql);
+  bind_values(s, device_id, problem);
+  if (!s.step()) return std::nullopt;
+  ExistingWinner existing{s.int64(0), s.real(1), !s.is_null(2) && s.int64(2) != 0};
+  s.run();
+  return existing;
+}
+
+bool RowWriter::mark_axis_bucket(RowId device_id, const AxisTunedBucket& bucket, bool refresh) {
+  static const std::string insert = insert_into("axis_tuned_buckets", kAxisTunedBucketColumns) + " ON CONFLICT DO ";
+  static const std::string refresh_sql =
+      insert + "UPDATE SET " + set_excluded(kAxisTunedBucketColumns, kAxisTunedBucketKey);
+  static const std::string mark_sql = insert + "NOTHING";
+  auto& s = refresh ? prepared(refresh_axis_bucket_, refresh_sql) : prepared(mark_axis_bucket_, mark_sql);
+  bind_values(s, device_id, bucket.problem, bucket.tool_version, bucket.created_at);
+  const auto before = sqlite3_total_changes64(connection_.get());
+  s.run();
+  return refresh ? false : sqlite3_total_changes64(connection_.get()) > before;
+}
+
 std::vector<DeviceRecord> select_devices(const Connection& connection, std::string_view where,
                                          const Binder& bind) {
   return select_rows<DeviceRecord>(connection, "devices", "d", kDeviceColumns, where, "d.id", bind);
@@ -453,6 +548,25 @@ std::vector<BenchResult> select_bench_results(const Connection& connection, std:
                                               const Binder& bind) {
   return select_rows<BenchResult>(connection, "bench_results", "r", kBenchResultColumns, where,
                                   "r.created_at_us, r.id", bind);
+}
+
+std::vector<AxisMeasurement> select_axis_measurements(const Connection& connection, std::string_view where,
+                                                      const Binder& bind) {
+  return select_rows<AxisMeasurement>(connection, "axis_measurements", "m", kAxisMeasurementColumns, where, "m.id",
+                                      bind);
+}
+
+std::vector<AxisWinner> select_axis_winners(const Connection& connection, std::string_view where,
+                                            const Binder& bind) {
+  return select_rows<AxisWinner>(connection, "axis_winners", "w", kAxisWinnerColumns, where, "w.device_id, w.id",
+                                 bind);
+}
+
+std::vector<AxisTunedBucket> select_axis_tuned_buckets(const Connection& connection, std::string_view where,
+                                                       const Binder& bind) {
+  static const std::string order = sql_columns("b", kAxisTunedBucketKey);
+  return select_rows<AxisTunedBucket>(connection, "axis_tuned_buckets", "b", kAxisTunedBucketColumns, where, order,
+                                      bind);
 }
 
 std::vector<CompiledBinary> select_binaries(const Connection& connection, std::optional<int> arch) {

@@ -58,6 +58,15 @@ class RowWriter {
   // Inserts or (with `replace`) replaces by key; returns {inserted, replaced}.
   std::pair<bool, bool> put_binary(const CompiledBinary& binary, bool replace);
 
+  // Axis rows (schema version 4), as their flat counterparts above: a measurement is
+  // inserted unless one with the same identity exists; a winner is written at its key
+  // (device, axis class), replacing the one there; a mark is added (or refreshed).
+  std::pair<RowId, bool> add_axis_measurement(RowId device_id, const AxisMeasurement& measurement);
+  void put_axis_winner(RowId device_id, const AxisWinner& winner, std::optional<RowId> measurement_id,
+                       WinnerSource source);
+  std::optional<ExistingWinner> find_axis_winner(RowId device_id, const AxisProblemClass& problem);
+  bool mark_axis_bucket(RowId device_id, const AxisTunedBucket& bucket, bool refresh);
+
   // Inserts the bench row unless one with the same identity (device, problem, n,
   // implementation, run id, timestamp) exists; returns its id either way and whether it
   // was inserted. Throws InvalidArgument for a row check_bench_result refuses.
@@ -70,7 +79,8 @@ class RowWriter {
   std::map<std::string, RowId> config_ids_;
   std::optional<Statement> upsert_device_, find_device_, insert_device_, find_config_,
       insert_config_, insert_measurement_, find_measurement_, put_winner_, find_winner_,
-      mark_bucket_, refresh_bucket_, find_binary_, put_binary_, insert_bench_, find_bench_;
+      mark_bucket_, refresh_bucket_, find_binary_, put_binary_, insert_bench_, find_bench_, insert_axis_measurement_,
+      find_axis_measurement_, put_axis_winner_, find_axis_winner_, mark_axis_bucket_, refresh_axis_bucket_;
 };
 
 // Queries return rows in id order. `where` is appended to the SELECT and names the
@@ -88,6 +98,14 @@ std::vector<TunedBucket> select_tuned_buckets(const Connection& connection, std:
 // Alias r (bench_results); ordered oldest first (created_at_us, then id).
 std::vector<BenchResult> select_bench_results(const Connection& connection, std::string_view where,
                                               const Binder& bind);
+// Axis rows, under the same aliases as their flat counterparts: m (axis_measurements,
+// by id), w (axis_winners, by device id and id), b (axis_tuned_buckets, by key).
+std::vector<AxisMeasurement> select_axis_measurements(const Connection& connection, std::string_view where,
+                                                      const Binder& bind);
+std::vector<AxisWinner> select_axis_winners(const Connection& connection, std::string_view where,
+                                            const Binder& bind);
+std::vector<AxisTunedBucket> select_axis_tuned_buckets(const Connection& connection, std::string_view where,
+                                                       const Binder& bind);
 // Binaries of one arch, or all when arch is empty.
 std::vector<CompiledBinary> select_binaries(const Connection& connection, std::optional<int> arch);
 std::optional<CompiledBinary> select_binary(const Connection& connection, std::string_view key);
@@ -100,6 +118,10 @@ std::string checked_bench_config(const BenchResult& row);
 
 // Binds the problem columns (kProblemColumns) from parameter `first` on.
 void bind_problem(Statement& statement, int first, const ProblemClass& problem);
+
+// Binds the axis problem columns (kAxisProblemColumns: op, types, layout; not the
+// buckets) from parameter `first` on.
+void bind_axis_problem(Statement& statement, int first, const AxisProblemClass& problem);
 
 // SQL text from column lists, for statements and WHERE clauses: "a.x, a.y" (with
 // `alias` empty: "x, y"), and "a.x = ?first AND a.y = ?first+1".

@@ -134,9 +134,71 @@ CREATE TABLE bench_results (
 );
 )sql";
 
+// Version 4: tuned axis reductions (rows and columns layouts). An axis problem class is
+// (op, dtypes, layout, log2 bucket of the reduced extent, log2 bucket of the output
+// count); configs are the engine's canonical axis config text, which the database stores
+// and never parses. Axis kernels are deterministic, so a class has one winner. A
+// measurement's identity (device, shape, config, time, tool version) makes merging the
+// same file twice add nothing; its index also serves the per-class lookup.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE axis_measurements (
+  id            INTEGER PRIMARY KEY,
+  device_id     INTEGER NOT NULL REFERENCES devices (id),
+  op            TEXT    NOT NULL,
+  dtype         TEXT    NOT NULL,
+  out_dtype     TEXT    NOT NULL,
+  layout        TEXT    NOT NULL CHECK (layout IN ('rows', 'columns')),
+  reduced       INTEGER NOT NULL,  -- R, the reduced extent
+  outputs       INTEGER NOT NULL,  -- the output count
+  inner         INTEGER NOT NULL,  -- columns: the contiguous inner extent; 1 for rows
+  config        TEXT    NOT NULL CHECK (config <> ''),  -- canonical axis config text
+  status        TEXT    NOT NULL CHECK (status IN
+                  ('ok', 'compile_failed', 'launch_failed', 'wrong_result', 'skipped')),
+  median_ms     REAL,              -- NULL where nothing was timed
+  spread        REAL,
+  repetitions   INTEGER NOT NULL,
+  gbps          REAL,
+  tool_version  TEXT    NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  detail        TEXT    NOT NULL DEFAULT '',
+  UNIQUE (device_id, op, dtype, out_dtype, layout, reduced, outputs, inner, config, created_at_us,
+          tool_version)
+);
+CREATE TABLE axis_winners (
+  id             INTEGER PRIMARY KEY,
+  device_id      INTEGER NOT NULL REFERENCES devices (id),
+  op             TEXT    NOT NULL,
+  dtype          TEXT    NOT NULL,
+  out_dtype      TEXT    NOT NULL,
+  layout         TEXT    NOT NULL CHECK (layout IN ('rows', 'columns')),
+  reduced_bucket INTEGER NOT NULL,  -- size_bucket(R)
+  outputs_bucket INTEGER NOT NULL,  -- size_bucket(outputs)
+  config         TEXT    NOT NULL CHECK (config <> ''),
+  median_ms      REAL    NOT NULL,
+  gbps           REAL,
+  measurement_id INTEGER REFERENCES axis_measurements (id),
+  source         TEXT    NOT NULL CHECK (source IN ('tuned', 'imported', 'merged')),
+  tool_version   TEXT    NOT NULL,
+  created_at_us  INTEGER NOT NULL,
+  UNIQUE (device_id, op, dtype, out_dtype, layout, reduced_bucket, outputs_bucket)
+);
+CREATE TABLE axis_tuned_buckets (
+  device_id      INTEGER NOT NULL REFERENCES devices (id),
+  op             TEXT    NOT NULL,
+  dtype          TEXT    NOT NULL,
+  out_dtype      TEXT    NOT NULL,
+  layout         TEXT    NOT NULL CHECK (layout IN ('rows', 'columns')),
+  reduced_bucket INTEGER NOT NULL,
+  outputs_bucket INTEGER NOT NULL,
+  tool_version   TEXT    NOT NULL,
+  created_at_us  INTEGER NOT NULL,
+  PRIMARY KEY (device_id, op, dtype, out_dtype, layout, reduced_bucket, outputs_bucket)
+) WITHOUT ROWID;
+)sql";
+
 // kSteps[i] takes a file from version i to i + 1. Append only: a released step never
 // changes, or files made by it would no longer match.
-constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3};
+constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 static_assert(std::size(kSteps) == kSchemaVersion, "kSchemaVersion names the last step");
 
 // kReadShims[i] lets a read-only connection to a file of version i + 1 or older read it
@@ -154,6 +216,23 @@ CREATE TEMP TABLE bench_results (
   n INTEGER NOT NULL, implementation TEXT NOT NULL, config TEXT NOT NULL, median_ms REAL, spread REAL,
   repetitions INTEGER NOT NULL, gbps REAL, peak_fraction REAL, peak_gbps REAL, run_id TEXT NOT NULL,
   tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL);
+)sql",
+    R"sql(
+CREATE TEMP TABLE axis_measurements (
+  id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
+  out_dtype TEXT NOT NULL, layout TEXT NOT NULL, reduced INTEGER NOT NULL, outputs INTEGER NOT NULL,
+  inner INTEGER NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL, median_ms REAL, spread REAL,
+  repetitions INTEGER NOT NULL, gbps REAL, tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL,
+  detail TEXT NOT NULL);
+CREATE TEMP TABLE axis_winners (
+  id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
+  out_dtype TEXT NOT NULL, layout TEXT NOT NULL, reduced_bucket INTEGER NOT NULL, outputs_bucket INTEGER NOT NULL,
+  config TEXT NOT NULL, median_ms REAL NOT NULL, gbps REAL, measurement_id INTEGER, source TEXT NOT NULL,
+  tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL);
+CREATE TEMP TABLE axis_tuned_buckets (
+  device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL, out_dtype TEXT NOT NULL, layout TEXT NOT NULL,
+  reduced_bucket INTEGER NOT NULL, outputs_bucket INTEGER NOT NULL, tool_version TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL);
 )sql",
 };
 static_assert(std::size(kReadShims) == std::size(kSteps), "every schema step needs a read shim");

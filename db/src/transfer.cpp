@@ -106,6 +106,51 @@ TransferStats transfer(Database& destination, const DatabaseSnapshot& snapshot, 
     }
   }
 
+  // Axis rows, by the same rules as the flat ones above.
+  std::unordered_map<RowId, RowId> axis_measurement_ids;
+  std::unordered_map<RowId, const AxisMeasurement*> source_axis_measurements;
+  for (const auto& m : snapshot.axis_measurements) {
+    const auto [id, added] =
+        writer.add_axis_measurement(device_for(device_ids, m.device_id, "axis measurement"), m);
+    axis_measurement_ids[m.id] = id;
+    source_axis_measurements[m.id] = &m;
+    (added ? stats.axis_measurements_added : stats.axis_measurements_duplicate) += 1;
+  }
+
+  for (const auto& b : snapshot.axis_tuned_buckets)
+    stats.axis_tuned_buckets_added +=
+        writer.mark_axis_bucket(device_for(device_ids, b.device_id, "axis tuned bucket"), b, /*refresh=*/false) ? 1
+                                                                                                              : 0;
+
+  for (const auto& w : snapshot.axis_winners) {
+    const RowId device_id = device_for(device_ids, w.device_id, "axis winner");
+    const auto measurement_id = translate(axis_measurement_ids, w.measurement_id);
+    const auto existing = writer.find_axis_winner(device_id, w.problem);
+    if (rule == Rule::import) {
+      writer.put_axis_winner(device_id, w, measurement_id, w.source);
+      (existing ? stats.axis_winners_replaced : stats.axis_winners_added) += 1;
+      continue;
+    }
+    const AxisMeasurement* behind = nullptr;
+    if (w.measurement_id) {
+      auto it = source_axis_measurements.find(*w.measurement_id);
+      if (it != source_axis_measurements.end()) behind = it->second;
+    }
+    if (behind == nullptr || behind->status != MeasurementStatus::ok) {
+      ++stats.axis_winners_unverified;
+      continue;
+    }
+    if (!existing) {
+      writer.put_axis_winner(device_id, w, measurement_id, WinnerSource::merged);
+      ++stats.axis_winners_added;
+    } else if (!existing->verified || w.median_ms < existing->median_ms) {
+      writer.put_axis_winner(device_id, w, measurement_id, WinnerSource::merged);
+      ++stats.axis_winners_replaced;
+    } else {
+      ++stats.axis_winners_kept;  // slower, or a tie: the existing winner stays
+    }
+  }
+
   // Bench rows have no key to replace at: every run is kept, in both rules.
   for (const auto& r : snapshot.bench_results) {
     const bool added = writer.add_bench_result(device_for(device_ids, r.device_id, "bench row"), r).second;
@@ -191,12 +236,18 @@ DatabaseSnapshot read_snapshot(const Database& database, std::optional<RowId> de
     snapshot.winners = detail::select_winners(connection, "WHERE w.device_id = ?1", bind);
     snapshot.tuned_buckets = detail::select_tuned_buckets(connection, "WHERE b.device_id = ?1", bind);
     snapshot.bench_results = detail::select_bench_results(connection, "WHERE r.device_id = ?1", bind);
+    snapshot.axis_measurements = detail::select_axis_measurements(connection, "WHERE m.device_id = ?1", bind);
+    snapshot.axis_winners = detail::select_axis_winners(connection, "WHERE w.device_id = ?1", bind);
+    snapshot.axis_tuned_buckets = detail::select_axis_tuned_buckets(connection, "WHERE b.device_id = ?1", bind);
   } else {
     snapshot.devices = detail::select_devices(connection, "", {});
     snapshot.measurements = detail::select_measurements(connection, "", {});
     snapshot.winners = detail::select_winners(connection, "", {});
     snapshot.tuned_buckets = detail::select_tuned_buckets(connection, "", {});
     snapshot.bench_results = detail::select_bench_results(connection, "", {});
+    snapshot.axis_measurements = detail::select_axis_measurements(connection, "", {});
+    snapshot.axis_winners = detail::select_axis_winners(connection, "", {});
+    snapshot.axis_tuned_buckets = detail::select_axis_tuned_buckets(connection, "", {});
   }
   snapshot.binaries = detail::select_binaries(connection, arch);
   transaction.commit();

@@ -80,7 +80,23 @@ TEST(DbCommand, InfoShowsPathVersionDevicesAndCounts) {
   EXPECT_NE(r.out.find("winners: 2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("binaries: 1 (2 bytes)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bench results: 4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("axis measurements: 0\naxis winners: 0\naxis tuned buckets: 0\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.err, "");
+  // Axis rows are counted on their own lines; the lines above stay as they were.
+  {
+    auto database = db::Database::open(path);
+    database.store_axis_bucket(sample_axis_bucket(sample_device("GPU-h200"), axis_class(AxisLayout::rows, 10, 14)));
+    auto failed = sample_axis_bucket(sample_device("GPU-a100", 8, 0), axis_class(AxisLayout::columns, 6, 12), 1);
+    failed.measurements[0].status = db::MeasurementStatus::compile_failed;
+    failed.winner.reset();
+    database.store_axis_bucket(failed);
+  }
+  const auto with_axis = run({"info", "--db", path});
+  EXPECT_EQ(with_axis.code, 0) << with_axis.err;
+  EXPECT_NE(with_axis.out.find("measurements: 5\nwinners: 2\ntuned buckets: 2\nbinaries: 1 (2 bytes)\n"
+                               "bench results: 4\naxis measurements: 4\naxis winners: 1\naxis tuned buckets: 2\n"),
+            std::string::npos)
+      << with_axis.out;
 }
 
 TEST(DbCommand, InfoOnMissingDatabaseSaysNoTuningAndCreatesNothing) {
@@ -124,6 +140,35 @@ TEST(DbCommand, ExportImportMergeRoundTrip) {
         << r.out;
     EXPECT_NE(r.out.find("bench results +0 (4 already present)"), std::string::npos) << r.out;
   }
+}
+
+TEST(DbCommand, ExportImportAndMergeCountAxisRows) {
+  TempDir dir;
+  const auto source = (dir / "source.db").string();
+  make_database(source);
+  {
+    auto database = db::Database::open(source);
+    database.store_axis_bucket(sample_axis_bucket(sample_device("GPU-h200"), axis_class(AxisLayout::rows, 10, 14)));
+  }
+  const auto file = (dir / "axis.json").string();
+  auto r = run({"export", "--db", source, "-o", file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 bench results, 3 axis measurements, 1 axis winners, 1 axis tuned buckets to " + file),
+            std::string::npos)
+      << r.out;
+  const auto target = (dir / "target.db").string();
+  r = run({"import", "--db", target, file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("axis measurements +3 (0 already present), axis winners +1 replaced 0, axis tuned buckets +1\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(db::Database::open(target).counts(), db::Database::open(source).counts());
+  r = run({"merge", "--db", target, file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("axis measurements +0 (3 already present), axis winners +0 replaced 0 kept 1 unverified 0, "
+                       "axis tuned buckets +0\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(DbCommand, ExportOneDeviceByIndexOrUuid) {

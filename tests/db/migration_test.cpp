@@ -7,7 +7,9 @@
 
 #include "columns.h"
 #include "database_access.h"
+#include "fixture_writer.h"
 #include "reduce_tune/db/database.h"
+#include "reduce_tune/db/transfer.h"
 #include "reduce_tune/error.h"
 #include "schema.h"
 #include "sqlite_handle.h"
@@ -18,10 +20,25 @@ namespace {
 
 using namespace testing;
 
-// Fixtures are copied before use: opening for writing migrates them in place.
-std::filesystem::path copy_fixture(const TempDir& dir, const std::string& name) {
-  const auto target = dir / name;
-  std::filesystem::copy_file(std::filesystem::path(assets()) / name, target);
+// Every schema version older than the current one has a fixture.
+std::vector<int> old_versions() {
+  std::vector<int> versions;
+  for (int version = 1; version < kSchemaVersion; ++version) versions.push_back(version);
+  return versions;
+}
+
+std::string fixture_name(int version) { return "schema_v" + std::to_string(version) + ".db"; }
+
+// Fixtures are copied before use: opening for writing migrates them in place. A version
+// whose fixture is not checked in (tests/assets/db) yet is written here by the code that
+// db_make_fixtures runs (fixture_writer.h), with the schema steps up to that version.
+std::filesystem::path copy_fixture(const TempDir& dir, int version) {
+  const auto target = dir / fixture_name(version);
+  const auto checked_in = std::filesystem::path(assets()) / fixture_name(version);
+  if (std::filesystem::exists(checked_in))
+    std::filesystem::copy_file(checked_in, target);
+  else
+    fixtures::write_fixture(target, version);
   return target;
 }
 
@@ -33,8 +50,9 @@ std::vector<std::string> schema_sql(const Database& database) {
   return rows;
 }
 
-// The fixtures of versions 1 and 2 hold the same rows (tests/db/make_fixtures.cpp), each
-// under the device UUID "GPU-fixture-v<version>"; version 2 adds a failure detail.
+// The fixtures of versions 1 to 3 hold the same rows (tests/db/fixture_writer.h), each
+// under the device UUID "GPU-fixture-v<version>"; version 2 adds a failure detail,
+// version 3 a bench row.
 void expect_fixture_rows(const Database& database, int version) {
   const auto device_id = database.find_device("GPU-fixture-v" + std::to_string(version));
   ASSERT_TRUE(device_id);
@@ -57,10 +75,30 @@ void expect_fixture_rows(const Database& database, int version) {
   EXPECT_EQ(database.tuned_buckets(*device_id, sum_f32()), std::vector<int>{24});
   ASSERT_TRUE(database.find_binary("fixture-key"));
   EXPECT_EQ(database.find_binary("fixture-key")->cubin.size(), 7u);
-  // The table v3 added: there, and empty.
-  EXPECT_TRUE(database.bench_results(*device_id).empty());
-  EXPECT_TRUE(database.latest_bench_results(*device_id).empty());
-  EXPECT_EQ(database.counts().bench_results, 0);
+  // The table v3 added: there, and empty before v3.
+  const auto bench = database.bench_results(*device_id);
+  if (version >= 3) {
+    ASSERT_EQ(bench.size(), 1u);
+    EXPECT_EQ(bench[0].implementation, "cub");
+    EXPECT_EQ(bench[0].config, "cub::DeviceReduce::Sum");
+    EXPECT_EQ(bench[0].run_id, "fixture-run");
+    EXPECT_EQ(bench[0].problem, sum_f32().with_size(1u << 24));
+    EXPECT_EQ(bench[0].median_ms, 0.02);
+  } else {
+    EXPECT_TRUE(bench.empty());
+  }
+  EXPECT_EQ(database.latest_bench_results(*device_id).size(), bench.size());
+  EXPECT_EQ(database.counts().bench_results, version >= 3 ? 1 : 0);
+  // The tables v4 added: there, and empty.
+  EXPECT_TRUE(database.axis_measurements(*device_id).empty());
+  EXPECT_TRUE(database.axis_measurements(*device_id, axis_class()).empty());
+  EXPECT_TRUE(database.axis_winners_for_device(*device_id).empty());
+  EXPECT_TRUE(database.axis_winners_for_same_arch(sample_device("GPU-other")).empty());
+  EXPECT_TRUE(database.axis_tuned_buckets(*device_id).empty());
+  const auto counts = database.counts();
+  EXPECT_EQ(counts.axis_measurements, 0);
+  EXPECT_EQ(counts.axis_winners, 0);
+  EXPECT_EQ(counts.axis_tuned_buckets, 0);
 }
 
 int file_user_version(const std::filesystem::path& path) {
@@ -71,7 +109,7 @@ int file_user_version(const std::filesystem::path& path) {
 
 TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
   TempDir dir;
-  const auto path = copy_fixture(dir, "schema_v1.db");
+  const auto path = copy_fixture(dir, 1);
   {
     auto database = Database::open(path);
     EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
@@ -88,7 +126,7 @@ TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
 
 TEST(Migration, UpgradesV2FixtureWhenOpenedForWriting) {
   TempDir dir;
-  const auto path = copy_fixture(dir, "schema_v2.db");
+  const auto path = copy_fixture(dir, 2);
   EXPECT_EQ(file_user_version(path), 2);
   {
     auto database = Database::open(path);
@@ -110,19 +148,52 @@ TEST(Migration, UpgradesV2FixtureWhenOpenedForWriting) {
   EXPECT_EQ(reopened->counts().bench_results, 4);
 }
 
+TEST(Migration, UpgradesV3FixtureWhenOpenedForWriting) {
+  TempDir dir;
+  const auto path = copy_fixture(dir, 3);
+  EXPECT_EQ(file_user_version(path), 3);
+  {
+    auto database = Database::open(path);
+    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
+    expect_fixture_rows(database, 3);
+    // Axis rows go in beside the old rows, for the fixture's own device too.
+    const RowId device_id = *database.find_device("GPU-fixture-v3");
+    const auto device = database.device(device_id)->key;
+    const auto stored = database.store_axis_bucket(sample_axis_bucket(device, axis_class(AxisLayout::columns)));
+    EXPECT_EQ(stored.device_id, device_id);
+    ASSERT_EQ(database.axis_winners_for_device(device_id).size(), 1u);
+    EXPECT_EQ(database.axis_winners_for_device(device_id)[0].measurement_id, stored.measurement_ids[2]);
+    EXPECT_EQ(database.axis_tuned_buckets(device_id), std::vector<AxisProblemClass>{axis_class(AxisLayout::columns)});
+    const auto counts = database.counts();
+    EXPECT_EQ(counts.devices, 1);
+    EXPECT_EQ(counts.measurements, 3);
+    EXPECT_EQ(counts.bench_results, 1);
+    EXPECT_EQ(counts.axis_measurements, 3);
+    EXPECT_EQ(counts.axis_winners, 1);
+    EXPECT_EQ(counts.axis_tuned_buckets, 1);
+    EXPECT_TRUE(database.integrity_problems().empty());
+  }
+  EXPECT_EQ(file_user_version(path), kSchemaVersion);
+  auto reopened = Database::open_read_only(path);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(reopened->file_schema_version(), kSchemaVersion);
+  EXPECT_EQ(reopened->counts().axis_measurements, 3);
+  EXPECT_EQ(reopened->counts().bench_results, 1);
+}
+
 TEST(Migration, MigratedSchemaEqualsFreshSchema) {
   TempDir dir;
   const auto fresh = Database::open(dir / "fresh.db");
-  for (const char* fixture : {"schema_v1.db", "schema_v2.db"}) {
-    const auto migrated = Database::open(copy_fixture(dir, fixture));
-    EXPECT_EQ(schema_sql(migrated), schema_sql(fresh)) << fixture;
+  for (const int version : old_versions()) {
+    const auto migrated = Database::open(copy_fixture(dir, version));
+    EXPECT_EQ(schema_sql(migrated), schema_sql(fresh)) << version;
   }
 }
 
 TEST(Migration, ReadsOldFixturesReadOnlyWithoutWritingThem) {
   TempDir dir;
-  for (const int version : {1, 2}) {
-    const auto path = copy_fixture(dir, "schema_v" + std::to_string(version) + ".db");
+  for (const int version : old_versions()) {
+    const auto path = copy_fixture(dir, version);
     const auto before = file_bytes(path);
     {
       auto database = Database::open_read_only(path);
@@ -140,8 +211,20 @@ TEST(Migration, ReadsOldFixturesReadOnlyWithoutWritingThem) {
       EXPECT_THROW(database->put_binary({"k", 90, "12", {}, fixed_time()}), DbError);
       EXPECT_THROW(database->store_bench_results(sample_device(), sample_bench_run(sum_f32(), 64, "r", fixed_time())),
                    DbError);
+      EXPECT_THROW(database->store_axis_bucket(sample_axis_bucket(sample_device(), axis_class())), DbError);
+      // An export of an old file reads through the same shims: no axis rows.
+      const auto snapshot = read_snapshot(*database);
+      EXPECT_EQ(snapshot.measurements.size(), 3u);
+      EXPECT_TRUE(snapshot.axis_measurements.empty());
+      EXPECT_TRUE(snapshot.axis_winners.empty());
+      EXPECT_TRUE(snapshot.axis_tuned_buckets.empty());
     }
+    // load_snapshot (db import/merge of an old file) opens it read-only too.
+    const auto loaded = load_snapshot(path);
+    EXPECT_EQ(loaded.winners.size(), 1u) << version;
+    EXPECT_TRUE(loaded.axis_measurements.empty()) << version;
     EXPECT_EQ(file_bytes(path), before) << version;
+    EXPECT_EQ(file_user_version(path), version);
   }
 }
 
@@ -195,14 +278,14 @@ TEST(Columns, KeysAreUniqueConstraintsOfTheirTables) {
 }
 
 TEST(Columns, OldFilesShowTheListedColumnsMigratedAndReadOnly) {
-  for (const int version : {1, 2}) {
-    const std::string name = "schema_v" + std::to_string(version) + ".db";
+  for (const int version : old_versions()) {
+    const std::string name = fixture_name(version);
     TempDir read_only_dir, migrated_dir;
     // Read in place through the read shims.
-    const auto read_only = Database::open_read_only(copy_fixture(read_only_dir, name));
+    const auto read_only = Database::open_read_only(copy_fixture(read_only_dir, version));
     ASSERT_TRUE(read_only);
     expect_listed_columns(*read_only, name + " read-only");
-    const auto migrated = Database::open(copy_fixture(migrated_dir, name));
+    const auto migrated = Database::open(copy_fixture(migrated_dir, version));
     expect_listed_columns(migrated, name + " migrated");
   }
 }

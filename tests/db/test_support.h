@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,59 @@ inline std::vector<BenchResult> sample_bench_run(const ProblemClass& problem, st
           sample_bench_row(problem, n, kBenchDefault, run_id, at, tuned_ms * 1.5),
           sample_bench_row(problem, n, kBenchCub, run_id, at, tuned_ms * 1.25),
           sample_bench_row(problem, n, kBenchClassicBest, run_id, at, tuned_ms * 2)};
+}
+
+// Axis reductions: a class, and a shape inside it (R = 2^reduced_bucket + offset, outputs
+// = 2^outputs_bucket; columns with inner = 8 unless the outputs are fewer).
+inline AxisProblemClass axis_class(AxisLayout layout = AxisLayout::rows, int reduced_bucket = 10,
+                                   int outputs_bucket = 14, Op op = Op::sum, DType dtype = DType::f32,
+                                   DType out_dtype = DType::f32) {
+  return {op, dtype, out_dtype, layout, reduced_bucket, outputs_bucket};
+}
+
+inline AxisMeasurement sample_axis_measurement(const AxisProblemClass& problem, const std::string& config,
+                                               double median_ms, Timestamp at = fixed_time(),
+                                               MeasurementStatus status = MeasurementStatus::ok,
+                                               std::uint64_t reduced_offset = 0) {
+  AxisMeasurement m;
+  m.op = problem.op;
+  m.dtype = problem.dtype;
+  m.out_dtype = problem.out_dtype;
+  m.layout = problem.layout;
+  m.reduced = (std::uint64_t{1} << problem.reduced_bucket) + reduced_offset;
+  m.outputs = std::uint64_t{1} << problem.outputs_bucket;
+  m.inner = problem.layout == AxisLayout::columns ? std::min<std::uint64_t>(8, m.outputs) : 1;
+  m.config = config;
+  m.status = status;
+  m.median_ms = median_ms;
+  m.spread = 0.015;
+  m.repetitions = 25;
+  m.gbps = static_cast<double>(m.reduced * m.outputs * 4) / (median_ms * 1e6);
+  m.tool_version = "0.3.0";
+  m.created_at = at;
+  if (status != MeasurementStatus::ok) m.detail = "failed: " + std::string(to_string(status));
+  return m;
+}
+
+// "rows:block=<32*(i+1)>,..." style configs, one per candidate.
+inline std::string axis_config(const AxisProblemClass& problem, int i) {
+  return std::string(to_string(problem.layout)) + ":block=" + std::to_string(32 * (i + 1)) + ",group=4,vec=4";
+}
+
+// An axis class with `count` candidates at times 1/(i+1) ms (the last is the fastest and
+// wins), R stepping through the bucket.
+inline AxisBucketResult sample_axis_bucket(const DeviceKey& device, const AxisProblemClass& problem, int count = 3,
+                                           Timestamp at = fixed_time()) {
+  AxisBucketResult r;
+  r.device = device;
+  r.problem = problem;
+  for (int i = 0; i < count; ++i)
+    r.measurements.push_back(sample_axis_measurement(problem, axis_config(problem, i), 1.0 / (i + 1), at,
+                                                     MeasurementStatus::ok, static_cast<std::uint64_t>(i)));
+  if (count > 0) r.winner = static_cast<std::size_t>(count - 1);
+  r.tool_version = "0.3.0";
+  r.created_at = at;
+  return r;
 }
 
 // A fresh folder under the system temp folder, removed with everything in it.

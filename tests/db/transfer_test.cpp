@@ -76,6 +76,31 @@ std::vector<std::string> canonical_rows(const DatabaseSnapshot& s) {
        << r.created_at.time_since_epoch().count();
     rows.push_back(os.str());
   }
+  std::map<RowId, std::string> axis_identity;
+  for (const auto& m : s.axis_measurements)
+    axis_identity[m.id] = uuid[m.device_id] + " " + to_string(m.problem()) + " " + to_string(m.layout) + " " +
+                          std::to_string(m.reduced) + "x" + std::to_string(m.outputs) + "/" +
+                          std::to_string(m.inner) + " [" + m.config + "] " +
+                          std::to_string(m.created_at.time_since_epoch().count()) + " " + m.tool_version;
+  for (const auto& m : s.axis_measurements) {
+    std::ostringstream os;
+    os.precision(17);
+    os << "axis measurement " << axis_identity[m.id] << " " << to_string(m.status) << " " << num(m.median_ms) << " "
+       << num(m.spread) << " " << m.repetitions << " " << num(m.gbps) << " [" << m.detail << "]";
+    rows.push_back(os.str());
+  }
+  for (const auto& w : s.axis_winners) {
+    std::ostringstream os;
+    os.precision(17);
+    os << "axis winner " << uuid[w.device_id] << " " << to_string(w.problem) << " [" << w.config << "] "
+       << num(w.median_ms) << " " << num(w.gbps) << " "
+       << (w.measurement_id ? axis_identity[*w.measurement_id] : std::string("none")) << " " << to_string(w.source)
+       << " " << w.tool_version << " " << w.created_at.time_since_epoch().count();
+    rows.push_back(os.str());
+  }
+  for (const auto& b : s.axis_tuned_buckets)
+    rows.push_back("axis bucket " + uuid[b.device_id] + " " + to_string(b.problem) + " " + b.tool_version + " " +
+                   std::to_string(b.created_at.time_since_epoch().count()));
   std::sort(rows.begin(), rows.end());
   return rows;
 }
@@ -104,6 +129,24 @@ void fill(Database& database) {
   database.store_bench_results(sample_device("GPU-h200"), sample_bench_run(sum_f32(), 1u << 20, "run-2", fixed_time(6)));
   database.store_bench_results(sample_device("GPU-a100", 8, 0),
                                {sample_bench_row(mean_i32, 1u << 16, kBenchCub, "a100 run", fixed_time(7), 0.01)});
+  // Axis rows: on the H200 a rows class (with a failed candidate) and a columns class
+  // whose winner has no bandwidth figure; on the A100 a class where every candidate failed.
+  auto rows = sample_axis_bucket(sample_device("GPU-h200"), axis_class(AxisLayout::rows, 10, 14), 3, fixed_time(8));
+  rows.measurements[0].status = MeasurementStatus::wrong_result;
+  rows.measurements[0].median_ms = rows.measurements[0].gbps = std::nan("");
+  rows.measurements[0].detail = "mismatch at output 7: \"nan\"\nvs 3";
+  database.store_axis_bucket(rows);
+  auto columns = sample_axis_bucket(sample_device("GPU-h200"),
+                                    axis_class(AxisLayout::columns, 8, 12, Op::max, DType::f64, DType::f64), 2,
+                                    fixed_time(9));
+  columns.measurements[1].gbps = std::nan("");
+  database.store_axis_bucket(columns);
+  auto failed = sample_axis_bucket(sample_device("GPU-a100", 8, 0),
+                                   axis_class(AxisLayout::rows, 4, 20, Op::sum, DType::i32, DType::i64), 1, fixed_time(10));
+  failed.measurements[0].status = MeasurementStatus::compile_failed;
+  failed.measurements[0].median_ms = std::nan("");
+  failed.winner.reset();
+  database.store_axis_bucket(failed);
 }
 
 void expect_round_trip(const std::string& name) {
@@ -118,9 +161,14 @@ void expect_round_trip(const std::string& name) {
   EXPECT_EQ(stats.measurements_added, source.counts().measurements);
   EXPECT_EQ(stats.measurements_duplicate, 0);
   const auto rows = canonical_rows(read_snapshot(source));
-  // devices + measurements + winners + buckets + binaries + bench rows
-  EXPECT_EQ(rows.size(), 2u + 15u + 7u + 4u + 3u + 9u);
+  // devices + measurements + winners + buckets + binaries + bench rows + axis measurements,
+  // winners and buckets
+  EXPECT_EQ(rows.size(), 2u + 15u + 7u + 4u + 3u + 9u + 6u + 2u + 3u);
   EXPECT_EQ(stats.bench_results_added, 9);
+  EXPECT_EQ(stats.axis_measurements_added, 6);
+  EXPECT_EQ(stats.axis_measurements_duplicate, 0);
+  EXPECT_EQ(stats.axis_winners_added, 2);
+  EXPECT_EQ(stats.axis_tuned_buckets_added, 3);
   EXPECT_EQ(canonical_rows(read_snapshot(target)), rows);
   EXPECT_EQ(target.counts(), source.counts());
   EXPECT_TRUE(target.integrity_problems().empty());
@@ -173,6 +221,15 @@ TEST(Transfer, ExportOfOneDeviceHoldsOnlyItsRows) {
   EXPECT_EQ(snapshot.binaries[0].key, "k80");
   ASSERT_EQ(snapshot.bench_results.size(), 1u);
   EXPECT_EQ(snapshot.bench_results[0].run_id, "a100 run");
+  ASSERT_EQ(snapshot.axis_measurements.size(), 1u);
+  EXPECT_EQ(snapshot.axis_measurements[0].out_dtype, DType::i64);
+  EXPECT_TRUE(snapshot.axis_winners.empty());
+  ASSERT_EQ(snapshot.axis_tuned_buckets.size(), 1u);
+  EXPECT_EQ(snapshot.axis_tuned_buckets[0].problem, axis_class(AxisLayout::rows, 4, 20, Op::sum, DType::i32, DType::i64));
+  const auto h200 = read_snapshot(source, *source.find_device("GPU-h200"));
+  EXPECT_EQ(h200.axis_measurements.size(), 5u);
+  EXPECT_EQ(h200.axis_winners.size(), 2u);
+  EXPECT_EQ(h200.axis_tuned_buckets.size(), 2u);
   EXPECT_THROW(read_snapshot(source, 999), InvalidArgument);
 }
 
@@ -328,6 +385,10 @@ TEST(Transfer, MergingTwiceAddsNothing) {
   EXPECT_EQ(second.devices_added + second.tuned_buckets_added + second.binaries_added, 0);
   EXPECT_EQ(second.bench_results_added, 0);
   EXPECT_EQ(second.bench_results_duplicate, 9);
+  EXPECT_EQ(second.axis_measurements_added, 0);
+  EXPECT_EQ(second.axis_measurements_duplicate, 6);
+  EXPECT_EQ(second.axis_winners_added + second.axis_winners_replaced + second.axis_tuned_buckets_added, 0);
+  EXPECT_EQ(second.axis_winners_kept, 2);
   EXPECT_EQ(mine.counts(), counts);
   EXPECT_EQ(canonical_rows(read_snapshot(mine)), after_first);
 }

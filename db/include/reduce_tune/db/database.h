@@ -21,9 +21,9 @@ class Connection;  // RAII over sqlite3*; db/src/sqlite_handle.h
 }
 
 // The schema this code writes. Files of older versions are migrated when opened for
-// writing (and read through an in-memory migrated copy when opened read-only); files of
+// writing (and read in place through read shims when opened read-only); files of
 // newer versions are refused and left untouched.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct OpenOptions {
   // How long a writer waits for another writer's transaction before giving up. Tuning
@@ -85,6 +85,25 @@ class Database {
   // Measurements of a device and problem class, all sizes or one size bucket; by id.
   std::vector<Measurement> measurements(RowId device_id, const ProblemClass& problem,
                                         std::optional<int> bucket = std::nullopt) const;
+
+  // Axis reductions. store_axis_bucket writes a class's device, measurements, winner
+  // (replacing the class's previous winner; a result without one leaves it standing) and
+  // "done" mark in one transaction; measurements equal to stored ones (same device,
+  // shape, config, timestamp, tool version) are not duplicated. Throws InvalidArgument,
+  // before writing anything, for an inconsistent result (a layout other than rows or
+  // columns, a shape outside the class, rows with inner != 1, columns whose inner does
+  // not divide the outputs, an empty config, a winner that is not a timed ok
+  // measurement), DbError for SQLite errors. Ids are parallel to result.measurements.
+  StoredBucket store_axis_bucket(const AxisBucketResult& result);
+  // The axis classes already tuned for a device, in AxisProblemClass order; for resuming.
+  std::vector<AxisProblemClass> axis_tuned_buckets(RowId device_id) const;
+  // All axis winners of a device (what the runtime loads once), by id.
+  std::vector<AxisWinner> axis_winners_for_device(RowId device_id) const;
+  // Axis winners of other devices with the same compute capability, by device id.
+  std::vector<AxisWinner> axis_winners_for_same_arch(const DeviceKey& device) const;
+  // Axis measurements of a device, all of them or one class's; by id.
+  std::vector<AxisMeasurement> axis_measurements(RowId device_id,
+                                                 std::optional<AxisProblemClass> problem = std::nullopt) const;
 
   // Bench results (`reduce-tune bench`). store_bench_results writes one run's rows for a
   // device in one transaction, upserting the device; ids are parallel to `rows`. A row

@@ -14,6 +14,7 @@
 
 #include "reduce_tune/config.h"
 #include "reduce_tune/device_key.h"
+#include "reduce_tune/tensor.h"
 #include "reduce_tune/types.h"
 
 namespace reduce_tune::db {
@@ -179,6 +180,86 @@ struct BenchResult {
   Timestamp created_at{};
 };
 
+// Axis reductions (issue 12). An axis problem class is tuned per log2 bucket of the
+// reduced extent R and of the output count: bucket b holds [2^b, 2^(b+1)), as
+// size_bucket() says. Only the rows and columns layouts are tuned (flat problems use the
+// flat tables; general strided views always take the built-in choice). Configs are the
+// engine's canonical axis config text ("rows:block=256,group=4,vec=4,split=none,rows=4");
+// the database stores it as text and never parses it. Axis kernels are deterministic,
+// so there is one winner per class.
+struct AxisProblemClass {
+  Op op = Op::sum;
+  DType dtype = DType::f32;
+  DType out_dtype = DType::f32;
+  AxisLayout layout = AxisLayout::rows;  // rows or columns
+  int reduced_bucket = 0;                // size_bucket(R)
+  int outputs_bucket = 0;                // size_bucket(outputs)
+  auto tie() const { return std::tie(op, dtype, out_dtype, layout, reduced_bucket, outputs_bucket); }
+  friend bool operator==(const AxisProblemClass& a, const AxisProblemClass& b) { return a.tie() == b.tie(); }
+  friend bool operator<(const AxisProblemClass& a, const AxisProblemClass& b) { return a.tie() < b.tie(); }
+};
+std::string to_string(const AxisProblemClass& problem);  // "sum<f32>[rows R 2^10 x 2^14 outputs]"
+// "rows" / "columns" as stored; nothing else parses.
+std::optional<AxisLayout> parse_axis_layout(std::string_view text);
+
+// One axis candidate tried on one shape: rows are [outputs, R] (R innermost, contiguous);
+// columns are [outputs / inner, R, inner] (inner contiguous), C-contiguous in both.
+struct AxisMeasurement {
+  RowId id = 0;         // set by the database; ignored when storing
+  RowId device_id = 0;  // set by the database; ignored when storing
+  Op op = Op::sum;
+  DType dtype = DType::f32;
+  DType out_dtype = DType::f32;
+  AxisLayout layout = AxisLayout::rows;
+  std::uint64_t reduced = 0;  // R
+  std::uint64_t outputs = 0;
+  std::uint64_t inner = 1;    // 1 for rows
+  std::string config;         // canonical axis config text
+  MeasurementStatus status = MeasurementStatus::ok;
+  double median_ms = 0;       // NaN where nothing was measured (stored as NULL)
+  double spread = 0;
+  int repetitions = 0;
+  double gbps = 0;            // input bytes / median time
+  std::string tool_version;
+  Timestamp created_at{};
+  std::string detail;         // why a candidate failed or was skipped; empty when ok
+  AxisProblemClass problem() const;  // the class its shape falls in
+};
+
+// The chosen axis config for (device, axis problem class).
+struct AxisWinner {
+  RowId id = 0;
+  RowId device_id = 0;
+  AxisProblemClass problem;
+  std::string config;
+  double median_ms = 0;  // at the measurement that chose it
+  double gbps = 0;
+  std::optional<RowId> measurement_id;  // empty when that measurement is not in this file
+  WinnerSource source = WinnerSource::tuned;
+  std::string tool_version;
+  Timestamp created_at{};
+};
+
+// An axis class the tuner finished; a rerun skips it.
+struct AxisTunedBucket {
+  RowId device_id = 0;
+  AxisProblemClass problem;
+  std::string tool_version;
+  Timestamp created_at{};
+};
+
+// Everything the tuner learned about one axis class; stored in one transaction with its
+// "done" mark. Every measurement's shape must fall in `problem`'s buckets, with its op
+// and types.
+struct AxisBucketResult {
+  DeviceKey device;
+  AxisProblemClass problem;
+  std::vector<AxisMeasurement> measurements;
+  std::optional<std::size_t> winner;  // index into measurements (status ok), if any
+  std::string tool_version;
+  Timestamp created_at{};
+};
+
 struct DbCounts {
   std::int64_t devices = 0;
   std::int64_t configs = 0;
@@ -188,6 +269,9 @@ struct DbCounts {
   std::int64_t binaries = 0;
   std::int64_t binary_bytes = 0;
   std::int64_t bench_results = 0;
+  std::int64_t axis_measurements = 0;
+  std::int64_t axis_winners = 0;
+  std::int64_t axis_tuned_buckets = 0;
   friend bool operator==(const DbCounts&, const DbCounts&) = default;
 };
 

@@ -26,10 +26,15 @@ struct DatabaseSnapshot {
   std::vector<TunedBucket> tuned_buckets;
   std::vector<CompiledBinary> binaries;
   std::vector<BenchResult> bench_results;
+  // Tuned axis reductions (schema version 4; empty when read from an older file).
+  std::vector<AxisMeasurement> axis_measurements;
+  std::vector<AxisWinner> axis_winners;
+  std::vector<AxisTunedBucket> axis_tuned_buckets;
 };
 
 // Reads everything, or only one device's rows (and the binaries of its arch). Bench rows
-// are all of them, every run, not only the latest.
+// are all of them, every run, not only the latest; axis rows are every measurement,
+// winner and mark.
 DatabaseSnapshot read_snapshot(const Database& database,
                                std::optional<RowId> device_id = std::nullopt);
 
@@ -68,17 +73,27 @@ struct TransferStats {
   std::int64_t binaries_replaced = 0;
   std::int64_t bench_results_added = 0;
   std::int64_t bench_results_duplicate = 0;  // already present (same identity)
+  // Axis rows, counted as their flat counterparts above.
+  std::int64_t axis_measurements_added = 0;
+  std::int64_t axis_measurements_duplicate = 0;  // already present (same identity)
+  std::int64_t axis_winners_added = 0;
+  std::int64_t axis_winners_replaced = 0;
+  std::int64_t axis_winners_kept = 0;        // merge: the existing winner stayed
+  std::int64_t axis_winners_unverified = 0;  // merge: skipped, no ok measurement behind it
+  std::int64_t axis_tuned_buckets_added = 0;
 };
 
 // Import: the snapshot's rows go in unchanged (provenance included), in one
-// transaction. Where a row exists already (device UUID, winner key, binary key) the
-// imported one replaces it; measurements and bench rows are deduplicated by identity.
+// transaction. Where a row exists already (device UUID, winner key, axis winner key,
+// binary key) the imported one replaces it; measurements, axis measurements and bench
+// rows are deduplicated by identity.
 TransferStats import_snapshot(Database& destination, const DatabaseSnapshot& snapshot);
 
-// Merge: every measurement and bench row of both is kept (deduplicated by identity); for a winner key
-// (device, problem class, bucket, determinism) the faster verified winner stays, a tie
-// keeps the existing one, and a winner taken from the snapshot is marked `merged`.
-// Existing devices and binaries are kept as they are. One transaction.
+// Merge: every measurement, axis measurement and bench row of both is kept (deduplicated
+// by identity); for a winner key (device, problem class, bucket, determinism) and for an
+// axis winner key (device, axis class) the faster verified winner stays, a tie keeps the
+// existing one, and a winner taken from the snapshot is marked `merged`. Existing
+// devices, tuned marks and binaries are kept as they are. One transaction.
 TransferStats merge_snapshot(Database& destination, const DatabaseSnapshot& snapshot);
 
 }  // namespace reduce_tune::db
