@@ -1,6 +1,8 @@
 #include "reduce_tune/engine/axis.h"
 
 #include <algorithm>
+#include <charconv>
+#include <map>
 #include <sstream>
 
 #include "reduce_tune/engine/kernel_sources.h"
@@ -81,6 +83,8 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
     return "the dense families take group 1";
   }
   if (s.family == AxisFamily::rows_dense && s.split != AxisSplit::none) return "rows_dense is never split";
+  // Its tile is 128 bytes per thread (plus a 1/32 skew) of static shared memory, 48 KiB at most.
+  if (s.family == AxisFamily::rows_dense && s.block > 256) return "rows_dense takes blocks of at most 256 threads";
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
@@ -158,6 +162,188 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   }
   if (plan) *plan = p;
   return s;
+}
+
+std::string axis_config_text(const AxisKernelSpec& s) {
+  std::ostringstream os;
+  os << to_string(s.family) << ":block=" << s.block << "," << (s.family == AxisFamily::columns ? "by=" : "group=")
+     << s.group << ",vec=" << s.vec << ",split=" << to_string(s.split) << ",rows=" << s.rows_per_pass;
+  return os.str();
+}
+
+std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, const TypeRule& types,
+                                                std::string* error) {
+  auto fail = [&](const std::string& why) -> std::optional<AxisKernelSpec> {
+    if (error) *error = "axis config \"" + std::string(text) + "\": " + why;
+    return std::nullopt;
+  };
+  AxisKernelSpec s;
+  s.op = op;
+  s.types = types;
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return fail("expected FAMILY:key=value,...");
+  const std::string_view family = text.substr(0, colon);
+  bool family_found = false;
+  for (AxisFamily f : {AxisFamily::rows, AxisFamily::general, AxisFamily::columns, AxisFamily::columns_dense,
+                       AxisFamily::rows_dense})
+    if (family == to_string(f)) {
+      s.family = f;
+      family_found = true;
+    }
+  if (!family_found) return fail("unknown family \"" + std::string(family) + "\"");
+  std::map<std::string, std::string> fields;
+  std::string_view rest = text.substr(colon + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) return fail("expected key=value, got \"" + std::string(item) + "\"");
+    std::string key(item.substr(0, eq));
+    if (key == "by") key = "group";
+    if (!fields.emplace(key, std::string(item.substr(eq + 1))).second) return fail("\"" + key + "\" given twice");
+  }
+  auto number = [&](const char* key, std::uint32_t* value, bool required) -> bool {
+    auto it = fields.find(key);
+    if (it == fields.end()) return !required;
+    const std::string& v = it->second;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), *value);
+    fields.erase(it);
+    return ec == std::errc() && end == v.data() + v.size();
+  };
+  if (!number("block", &s.block, true) || !number("group", &s.group, true) || !number("vec", &s.vec, true) ||
+      !number("rows", &s.rows_per_pass, false))
+    return fail("block, group (by), vec and rows take a number; block, group and vec are required");
+  auto split = fields.find("split");
+  if (split == fields.end()) return fail("split is required");
+  bool split_found = false;
+  for (AxisSplit v : {AxisSplit::none, AxisSplit::two_pass, AxisSplit::ticket})
+    if (split->second == to_string(v)) {
+      s.split = v;
+      split_found = true;
+    }
+  if (!split_found) return fail("unknown split \"" + split->second + "\"");
+  fields.erase(split);
+  if (!fields.empty()) return fail("unknown key \"" + fields.begin()->first + "\"");
+  const std::string problem = axis_spec_problem(s);
+  if (!problem.empty()) return fail(problem);
+  return s;
+}
+
+std::string axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes& shape) {
+  switch (s.family) {
+    case AxisFamily::general:
+      return {};  // decomposes any kept and reduced dimensions
+    case AxisFamily::rows:
+      if (shape.layout != AxisLayout::rows) return "the rows family reduces rows only";
+      return {};
+    case AxisFamily::rows_dense:
+      if (shape.layout != AxisLayout::rows) return "the rows_dense family reduces rows only";
+      if (shape.outer_stride != static_cast<std::int64_t>(shape.reduced)) return "rows_dense needs contiguous rows";
+      if (shape.reduced < 1 || shape.reduced > 128 / size_of(s.types.in))
+        return "rows_dense takes rows of at most 128 bytes";
+      return {};
+    case AxisFamily::columns:
+      if (shape.layout != AxisLayout::columns) return "the columns family reduces columns only";
+      return {};
+    case AxisFamily::columns_dense:
+      if (shape.layout != AxisLayout::columns) return "the columns_dense family reduces columns only";
+      if (shape.reduced_stride != static_cast<std::int64_t>(shape.inner))
+        return "columns_dense needs the reduced rows contiguous";
+      if (shape.inner > s.block) return "columns_dense needs inner <= block";
+      return {};
+  }
+  return "unknown family";
+}
+
+std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count) {
+  std::vector<AxisKernelSpec> out;
+  auto add = [&](AxisKernelSpec s) {
+    s.op = op;
+    s.types = types;
+    if (!axis_spec_problem(s).empty() || !axis_spec_mismatch(s, shape).empty()) return;
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  // The split variants of a spec where its plan splits R for this shape, else unsplit.
+  auto add_splits = [&](AxisKernelSpec s) {
+    s.split = AxisSplit::two_pass;
+    s.op = op;
+    s.types = types;
+    const bool splits = plan_axis_launch(s, shape, sm_count).splits > 1;
+    if (!splits) {
+      s.split = AxisSplit::none;
+      add(s);
+      return;
+    }
+    add(s);
+    if (shape.outputs <= 4 * kTicketOutputs) {
+      s.split = AxisSplit::ticket;
+      add(s);
+    }
+    s.split = AxisSplit::none;  // one block per output, however long
+    add(s);
+  };
+  add(builtin_axis_spec(op, types, shape, sm_count));
+  const std::uint64_t r = std::max<std::uint64_t>(shape.reduced, 1);
+  const std::uint32_t max_vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+  if (shape.layout == AxisLayout::rows) {
+    for (std::uint32_t block : {128u, 256u, 512u}) {
+      for (std::uint32_t vec : {max_vec, 1u}) {
+        if (vec > 1 && r < 2ull * vec) continue;
+        if (vec == 1 && max_vec > 1 && r >= 64) continue;  // long rows always load vectors
+        const std::uint64_t lanes = ceil_div(r, vec);
+        const std::uint32_t top = std::min<std::uint32_t>(32, pow2_ceil(lanes));
+        // Groups from an eighth of the lanes a row needs (a quarter for long rows, where
+        // narrow groups only add passes) up to a warp; several rows per pass only where
+        // a pass is short.
+        for (std::uint32_t group = std::max<std::uint32_t>(1, top / (r >= 256 ? 4 : 8)); group <= top; group *= 2)
+          for (std::uint32_t rows : {1u, 4u}) {
+            if (rows > 1 && r > 16ull * group * vec) continue;
+            AxisKernelSpec s;
+            s.family = AxisFamily::rows;
+            s.block = block;
+            s.group = group;
+            s.vec = vec;
+            s.rows_per_pass = rows;
+            add_splits(s);
+          }
+        if (r >= 1024) {
+          AxisKernelSpec s;
+          s.family = AxisFamily::rows;
+          s.block = block;
+          s.group = block;
+          s.vec = vec;
+          add_splits(s);
+        }
+      }
+      AxisKernelSpec dense;
+      dense.family = AxisFamily::rows_dense;
+      dense.block = block;
+      dense.group = 1;
+      add(dense);
+    }
+  } else if (shape.layout == AxisLayout::columns) {
+    for (std::uint32_t block : {128u, 256u, 512u}) {
+      for (std::uint32_t by = 1; by <= block / 32 && by <= 32; by *= 2) {
+        if (by > 1 && r < 4ull * by) break;
+        for (std::uint32_t rows : {1u, 4u}) {
+          if (rows > 1 && by > 1) continue;
+          AxisKernelSpec s;
+          s.family = AxisFamily::columns;
+          s.block = block;
+          s.group = by;
+          s.rows_per_pass = rows;
+          add_splits(s);
+        }
+      }
+      AxisKernelSpec dense;
+      dense.family = AxisFamily::columns_dense;
+      dense.block = block;
+      dense.group = 1;
+      add_splits(dense);
+    }
+  }
+  return out;
 }
 
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {

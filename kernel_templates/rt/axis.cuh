@@ -64,6 +64,14 @@ struct AxisConfig {
   static_assert(VEC == 1 || (VEC * sizeof(InT) <= 16 && (VEC & (VEC - 1)) == 0), "vector loads are 2^k, <= 16 bytes");
 };
 
+// Deliberate faults for the tuner's mutation test (-DRT_MUTATION, common.cuh): 2 drops
+// the last reduced element of every output, 5 leaves the last output unwritten (3 drops
+// the rows' scalar head, in fold_row; 4 returns the identity, in the epilogue).
+__device__ __forceinline__ void axis_mutate(AxisParams& p) {
+  if (RT_MUTATION == 2 && p.reduced > 1) p.reduced -= 1;
+  if (RT_MUTATION == 5 && p.outputs > 1) p.outputs -= 1;
+}
+
 // Offset of reduced index k over the reduced dimensions (general family).
 __device__ __forceinline__ long long reduced_offset(const AxisParams& p, u64 k) {
   long long off = 0;
@@ -186,7 +194,9 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   u64 head = ((bytes - address % bytes) % bytes) / sizeof(T);
   if (address % sizeof(T) != 0) head = hi - lo;  // never: inputs are element-aligned
   if (head > hi - lo) head = hi - lo;
-  if (lane < head) v = Op::template apply<A>(v, (A)__ldg(row + lo + lane));
+  // The head has up to kVec - 1 elements: lanes stride over it (a group may be narrower).
+  if (RT_MUTATION != 3)
+    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(row + lo + k));
   const u64 start = lo + head;
   const u64 vectors = (hi - start) / C::kVec;
   const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + start);
@@ -212,6 +222,7 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
 
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
+  axis_mutate(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -266,6 +277,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
 
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
+  axis_mutate(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -352,6 +364,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
 
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParams p) {
+  axis_mutate(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -396,6 +409,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
 // Rows of at most kMaxR elements, contiguous (outer_stride == R), never split.
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p) {
+  axis_mutate(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -429,6 +443,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
 // One warp per output: the SPLIT partials of output j, folded in a fixed order.
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_finalize_kernel(AxisParams p) {
+  axis_mutate(p);
   finish_outputs<C>(p, (u64)blockIdx.x * (C::kBlock / 32) + threadIdx.x / 32, (u64)gridDim.x * (C::kBlock / 32));
 }
 

@@ -102,6 +102,7 @@ struct DeviceRuntime {
   DeviceKey key;
   bool pageable_access = false;  // HMM/ATS: the device reads pageable host memory
   std::unique_ptr<Selector> selector;
+  std::unique_ptr<AxisSelector> axis_selector;
   std::unique_ptr<DatabaseBinaryStore> store;
   NvrtcCompiler compiler;
   std::unique_ptr<BinaryCache> cache;
@@ -113,6 +114,7 @@ struct DeviceRuntime {
   std::map<CallKey, std::unique_ptr<Resolved>> resolved;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets;
   std::map<std::uint64_t, std::unique_ptr<KernelSet>> axis_kernel_sets;  // by axis_key()
+  std::map<std::uint64_t, std::unique_ptr<AxisSelection>> axis_selections;  // by axis_class_key()
   // The current workspace of each stream, by stream_key().
   std::map<std::uint64_t, Workspace*> workspaces;
   // Every workspace made, those outgrown included: a CUDA graph captured earlier still
@@ -121,6 +123,7 @@ struct DeviceRuntime {
   std::vector<PinnedBuffer> slot_blocks;
   std::vector<ResultSlot> free_slots;
   std::set<std::pair<db::ProblemClass, MatchKind>> logged;
+  std::set<std::pair<db::AxisProblemClass, MatchKind>> logged_axes;
 };
 
 namespace {
@@ -146,9 +149,16 @@ struct ThreadCache {
     std::uint64_t key;
     const KernelHandles* value;
   };
+  struct AxisSelectionEntry {
+    std::uint64_t context;
+    int device;
+    std::uint64_t key;
+    const AxisSelection* value;
+  };
   ResolvedEntry resolved[64];
   WorkspaceEntry workspaces[16];
   AxisEntry axis[32];
+  AxisSelectionEntry axis_selection[32];
 };
 thread_local ThreadCache thread_cache;
 
@@ -169,6 +179,23 @@ std::uint64_t stream_key(cudaStream_t stream) {
     return (serial << 1) | 1;
   }
   return reinterpret_cast<std::uintptr_t>(stream);
+}
+
+// What decides the axis selection of a call, in 64 bits: the tuning class (op, types,
+// layout, R and output buckets) and the shape traits a stored config's fit depends on.
+std::uint64_t axis_class_key(Op op, const TypeRule& types, const CanonicalAxes& shape) {
+  std::uint64_t k = static_cast<std::uint64_t>(op);
+  k = k << 4 | static_cast<std::uint64_t>(types.in);
+  k = k << 4 | static_cast<std::uint64_t>(types.out);
+  k = k << 4 | static_cast<std::uint64_t>(types.acc);
+  k = k << 2 | static_cast<std::uint64_t>(shape.layout);
+  k = k << 7 | static_cast<std::uint64_t>(size_bucket(shape.reduced));
+  k = k << 7 | static_cast<std::uint64_t>(size_bucket(shape.outputs));
+  k = k << 1 | (shape.outer_stride == static_cast<std::int64_t>(shape.reduced) ? 1u : 0u);
+  k = k << 1 | (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) ? 1u : 0u);
+  k = k << 11 | std::min<std::uint64_t>(shape.inner, 1024);
+  k = k << 8 | std::min<std::uint64_t>(shape.reduced, 255);
+  return k;
 }
 
 // Everything that decides an axis kernel, in 64 bits (no string per call).
@@ -262,20 +289,29 @@ struct Context::Impl {
     d->setup_stream.emplace();
     db::Database* database = open_database();
     std::vector<db::Winner> own, same_arch;
+    std::vector<db::AxisWinner> own_axes, same_arch_axes;
     std::map<db::RowId, std::string> names;
     if (database) {
       try {
-        if (auto id = database->find_device(d->key.uuid)) own = database->winners_for_device(*id);
+        if (auto id = database->find_device(d->key.uuid)) {
+          own = database->winners_for_device(*id);
+          own_axes = database->axis_winners_for_device(*id);
+        }
         same_arch = database->winners_for_same_arch(d->key);
+        same_arch_axes = database->axis_winners_for_same_arch(d->key);
         for (const auto& rec : database->list_devices()) names[rec.id] = rec.key.name;
       } catch (const DbError& e) {
         log_message(LogLevel::error, std::string("could not read the tuning database, using built-in defaults: ") +
                                          e.what());
         own.clear();
         same_arch.clear();
+        own_axes.clear();
+        same_arch_axes.clear();
       }
     }
-    d->selector = std::make_unique<Selector>(d->key, std::move(own), std::move(same_arch), std::move(names));
+    d->selector = std::make_unique<Selector>(d->key, std::move(own), std::move(same_arch), names);
+    d->axis_selector =
+        std::make_unique<AxisSelector>(d->key, std::move(own_axes), std::move(same_arch_axes), std::move(names));
     d->store = std::make_unique<DatabaseBinaryStore>(database);
     d->cache = std::make_unique<BinaryCache>(d->compiler, d->store.get());
     DeviceRuntime* raw = d.get();
@@ -421,6 +457,44 @@ struct Context::Impl {
     }
     entry = {id, d.ordinal, key, handles};
     return *handles;
+  }
+
+  // The axis kernel for a rows or columns call: the selector's choice for the shape's
+  // class, from this thread's cache without a lock when it was made before. A stored
+  // config that cannot reduce this very shape gives way to the built-in choice.
+  AxisKernelSpec axis_spec(DeviceRuntime& d, Op op, const TypeRule& types, const CanonicalAxes& shape,
+                           AxisLaunchPlan* plan) {
+    if (d.axis_selector->empty() || (shape.layout != AxisLayout::rows && shape.layout != AxisLayout::columns))
+      return builtin_axis_spec(op, types, shape, d.key.sm_count, plan);
+    const std::uint64_t key = axis_class_key(op, types, shape);
+    const std::uint64_t h = mix(mix(id, static_cast<std::uint64_t>(d.ordinal)), key);
+    auto& entry = thread_cache.axis_selection[h % std::size(thread_cache.axis_selection)];
+    const AxisSelection* selection = nullptr;
+    if (entry.context == id && entry.device == d.ordinal && entry.key == key) {
+      selection = entry.value;
+    } else {
+      {
+        std::lock_guard lock(d.mutex);
+        auto it = d.axis_selections.find(key);
+        if (it != d.axis_selections.end()) selection = it->second.get();
+      }
+      if (selection == nullptr) {
+        auto made = std::make_unique<AxisSelection>(d.axis_selector->select(op, types, shape));
+        std::lock_guard lock(d.mutex);
+        auto& stored = d.axis_selections[key];
+        if (!stored) stored = std::move(made);
+        selection = stored.get();
+        const auto problem = axis_tuning_problem(op, types, shape);
+        if (problem && selection->match != MatchKind::exact &&
+            d.logged_axes.insert({*problem, selection->match}).second)
+          log_message(LogLevel::info, d.key.name + ": " + selection->reason);
+      }
+      entry = {id, d.ordinal, key, selection};
+    }
+    if (!axis_spec_mismatch(selection->spec, shape).empty())
+      return builtin_axis_spec(op, types, shape, d.key.sm_count, plan);
+    *plan = plan_axis_launch(selection->spec, shape, d.key.sm_count);
+    return selection->spec;
   }
 
   ResultSlot take_slot(DeviceRuntime& d) {
@@ -573,7 +647,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
                           " elements) overlaps the input view; an axis reduction writes outputs while others are "
                           "still being read, so give it memory of its own");
   AxisLaunchPlan plan;
-  const AxisKernelSpec spec = builtin_axis_spec(op, types, shape, d.key.sm_count, &plan);
+  const AxisKernelSpec spec = impl_->axis_spec(d, op, types, shape, &plan);
   const KernelHandles& kernels = impl_->axis_kernels(d, spec);
   WorkspaceView ws;
   if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));
@@ -597,10 +671,13 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
     const Explanation flat = explain(op, in_type, out_type, e.shape.reduced);
     e.kernel = "flat " + reduce_tune::to_string(flat.config);
     e.reason = "everything is reduced from one contiguous run, so the flat path serves it: " + flat.reason;
+    e.match = flat.match;
   } else {
-    e.kernel = reduce_tune::to_string(builtin_axis_spec(op, types, e.shape, d.key.sm_count));
-    e.reason = std::string("built-in choice for the ") + reduce_tune::to_string(e.shape.layout) +
-               " layout (axis reductions are not tuned yet)";
+    const AxisSelection s = d.axis_selector->select(op, types, e.shape);
+    const bool fits = axis_spec_mismatch(s.spec, e.shape).empty();
+    e.kernel = reduce_tune::to_string(fits ? s.spec : builtin_axis_spec(op, types, e.shape, d.key.sm_count));
+    e.match = fits ? s.match : MatchKind::default_config;
+    e.reason = s.reason;
   }
   return e;
 }

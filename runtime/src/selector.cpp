@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <tuple>
 
 namespace reduce_tune {
 
@@ -89,6 +90,95 @@ Selection Selector::select(Op op, const TypeRule& types, std::uint64_t n, bool a
     why << "nothing tuned for " << to_string(problem) << " on sm_" << device_.arch() << "; using the built-in default";
   }
   s.config = s.winner ? s.winner->config : builtin_default_config(op, types, device_.arch());
+  s.reason = why.str();
+  return s;
+}
+
+std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& types, const CanonicalAxes& shape) {
+  if (shape.layout != AxisLayout::rows && shape.layout != AxisLayout::columns) return std::nullopt;
+  const db::ProblemClass p = tuning_problem(op, types);
+  return db::AxisProblemClass{p.op, p.dtype, p.out_dtype, shape.layout, size_bucket(shape.reduced),
+                              size_bucket(shape.outputs)};
+}
+
+AxisSelector::AxisSelector(DeviceKey device, std::vector<db::AxisWinner> own, std::vector<db::AxisWinner> same_arch,
+                           std::map<db::RowId, std::string> same_arch_names)
+    : device_(std::move(device)),
+      own_(std::move(own)),
+      same_arch_(std::move(same_arch)),
+      same_arch_names_(std::move(same_arch_names)) {}
+
+namespace {
+
+// The nearest usable axis winner for `problem` within `reach` buckets in each dimension
+// (0: the class itself), with its parsed spec.
+const db::AxisWinner* pick_axis(const std::vector<db::AxisWinner>& winners, const db::AxisProblemClass& problem,
+                                int reach, Op op, const TypeRule& types, const CanonicalAxes& shape,
+                                AxisKernelSpec* spec) {
+  const db::AxisWinner* best = nullptr;
+  int best_distance = 0;
+  for (const auto& w : winners) {
+    const db::AxisProblemClass& c = w.problem;
+    if (c.op != problem.op || c.dtype != problem.dtype || c.out_dtype != problem.out_dtype ||
+        c.layout != problem.layout)
+      continue;
+    const int dr = std::abs(c.reduced_bucket - problem.reduced_bucket);
+    const int dout = std::abs(c.outputs_bucket - problem.outputs_bucket);
+    if (dr > reach || dout > reach) continue;
+    const int distance = dr + dout;
+    const bool better = !best || distance < best_distance ||
+                        (distance == best_distance && std::tie(c.reduced_bucket, c.outputs_bucket) <
+                                                          std::tie(best->problem.reduced_bucket,
+                                                                   best->problem.outputs_bucket));
+    if (!better) continue;
+    const auto parsed = parse_axis_config(w.config, op, types);
+    if (!parsed || !axis_spec_mismatch(*parsed, shape).empty()) continue;
+    best = &w;
+    best_distance = distance;
+    *spec = *parsed;
+  }
+  return best;
+}
+
+std::string bucket_text(int reduced_bucket, int outputs_bucket) {
+  return "R 2^" + std::to_string(reduced_bucket) + " x 2^" + std::to_string(outputs_bucket) + " outputs";
+}
+
+}  // namespace
+
+AxisSelection AxisSelector::select(Op op, const TypeRule& types, const CanonicalAxes& shape) const {
+  AxisSelection s;
+  const auto problem = axis_tuning_problem(op, types, shape);
+  std::ostringstream why;
+  AxisKernelSpec spec;
+  const db::AxisWinner* w = nullptr;
+  if (!problem) {
+    why << "built-in choice: the " << to_string(shape.layout) << " layout is not tuned";
+  } else if ((w = pick_axis(own_, *problem, 0, op, types, shape, &spec))) {
+    s.match = MatchKind::exact;
+    s.source_device = device_.name;
+    why << "tuned on this device for " << db::to_string(*problem);
+  } else if ((w = pick_axis(own_, *problem, 1, op, types, shape, &spec))) {
+    s.match = MatchKind::nearest_size;
+    s.source_device = device_.name;
+    why << "no winner for " << db::to_string(*problem) << " on this device; nearest tuned class "
+        << bucket_text(w->problem.reduced_bucket, w->problem.outputs_bucket);
+  } else if ((w = pick_axis(same_arch_, *problem, 0, op, types, shape, &spec))) {
+    s.match = MatchKind::same_arch;
+    auto name = same_arch_names_.find(w->device_id);
+    s.source_device = name == same_arch_names_.end() ? "another device" : name->second;
+    why << "nothing tuned for " << db::to_string(*problem) << " on this device; using the winner from "
+        << s.source_device << " (same compute capability sm_" << device_.arch() << ")";
+  } else {
+    why << "nothing tuned for " << db::to_string(*problem) << " or its neighbours on sm_" << device_.arch()
+        << "; using the built-in choice";
+  }
+  if (w) {
+    s.winner = *w;
+    s.spec = spec;
+  } else {
+    s.spec = builtin_axis_spec(op, types, shape, device_.sm_count);
+  }
   s.reason = why.str();
   return s;
 }

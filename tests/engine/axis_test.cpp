@@ -2,6 +2,10 @@
 // launch plans, invalid specs, and NVRTC compiling every family for every op.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <vector>
+
 #include "reduce_tune/engine/axis.h"
 #include "reduce_tune/error.h"
 
@@ -140,6 +144,126 @@ TEST(AxisSpec, PlansCoverEveryOutputOnce) {
     EXPECT_EQ(plan.grid % plan.splits, 0u);
     EXPECT_EQ(plan.block, s.block);
   }
+}
+
+// Shapes of every layout and size regime the tuner's candidates are drawn for.
+std::vector<CanonicalAxes> tuning_shapes() {
+  std::vector<CanonicalAxes> shapes;
+  for (std::int64_t r : {2, 3, 16, 31, 100, 1025, 1 << 16, 1 << 22})
+    for (std::int64_t o : {2, 7, 1000, 1 << 16, 1 << 22}) {
+      if (r * o > (std::int64_t{1} << 30)) continue;
+      shapes.push_back(shape_of({o, r}, {1}));  // rows
+      shapes.push_back(shape_of({r, o}, {0}));  // columns
+    }
+  return shapes;
+}
+
+TEST(AxisConfig, CanonicalTextRoundTripsForEveryCandidate) {
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
+  int seen = 0;
+  for (const TypeRule& types : {kF32, f64})
+    for (const auto& shape : tuning_shapes())
+      for (const auto& c : axis_candidates(Op::max, types, shape, 132)) {
+        const std::string text = axis_config_text(c);
+        std::string error;
+        const auto parsed = parse_axis_config(text, Op::max, types, &error);
+        ASSERT_TRUE(parsed) << text << ": " << error;
+        EXPECT_EQ(*parsed, c) << text;
+        EXPECT_EQ(axis_config_text(*parsed), text);
+        ++seen;
+      }
+  EXPECT_GT(seen, 500);
+  // The documented example parses, fields in any order, `by` for columns.
+  const auto rows = parse_axis_config("rows:block=256,group=4,vec=4,split=none,rows=4", Op::sum, kF32);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->family, AxisFamily::rows);
+  EXPECT_EQ(rows->group, 4u);
+  EXPECT_EQ(rows->rows_per_pass, 4u);
+  const auto columns = parse_axis_config("columns:split=ticket,vec=1,by=8,block=256", Op::sum, kF32);
+  ASSERT_TRUE(columns);
+  EXPECT_EQ(columns->group, 8u);
+  EXPECT_EQ(columns->split, AxisSplit::ticket);
+  EXPECT_EQ(columns->rows_per_pass, 1u);
+  EXPECT_EQ(axis_config_text(*columns), "columns:block=256,by=8,vec=1,split=ticket,rows=1");
+}
+
+TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "FAMILY"},
+      {"rows", "FAMILY"},
+      {"diagonal:block=256,group=1,vec=1,split=none", "unknown family"},
+      {"rows:block=256,group=4,vec=4", "split is required"},
+      {"rows:block=256,group=4,split=none", "required"},
+      {"rows:block=256,group=4,vec=4,split=sideways", "unknown split"},
+      {"rows:block=256,group=4,vec=4,split=none,colour=red", "unknown key"},
+      {"rows:block=256,group=4,group=8,vec=4,split=none", "twice"},
+      {"rows:block=2x6,group=4,vec=4,split=none", "number"},
+      {"rows:block=256,group=4,vec=8,split=none", "vec"},  // 32 bytes of f32
+      {"rows:block=48,group=4,vec=4,split=none", "block"},
+      {"rows_dense:block=256,group=1,vec=1,split=two_pass", "never split"},
+  };
+  for (const auto& [text, why] : bad) {
+    std::string error;
+    EXPECT_FALSE(parse_axis_config(text, Op::sum, kF32, &error)) << text;
+    EXPECT_NE(error.find(why), std::string::npos) << text << " -> " << error;
+  }
+}
+
+TEST(AxisConfig, CandidatesAreValidFitTheirShapeAndIncludeTheBuiltInChoice) {
+  for (const auto& shape : tuning_shapes()) {
+    const auto candidates = axis_candidates(Op::sum, kF32, shape, 132);
+    ASSERT_FALSE(candidates.empty()) << shape.to_string();
+    const AxisKernelSpec builtin = builtin_axis_spec(Op::sum, kF32, shape, 132);
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), builtin), candidates.end()) << shape.to_string();
+    for (const auto& c : candidates) {
+      EXPECT_EQ(axis_spec_problem(c), "") << to_string(c);
+      EXPECT_EQ(axis_spec_mismatch(c, shape), "") << to_string(c) << " for " << shape.to_string();
+      EXPECT_EQ(std::count(candidates.begin(), candidates.end(), c), 1) << to_string(c);
+    }
+    // Rows search more than one width of group; columns more than one split of R across
+    // a block's threads, wherever R allows it.
+    std::set<std::uint32_t> groups;
+    for (const auto& c : candidates) groups.insert(c.group);
+    if (shape.reduced >= 16) {
+      EXPECT_GE(groups.size(), 3u) << shape.to_string();
+    }
+    EXPECT_LE(candidates.size(), 80u) << shape.to_string();
+  }
+}
+
+TEST(AxisConfig, AFamilyOfAnotherLayoutOrPastItsLimitsDoesNotFit) {
+  AxisKernelSpec rows;
+  rows.family = AxisFamily::rows;
+  const CanonicalAxes columns_shape = shape_of({1000, 64}, {0});
+  const CanonicalAxes rows_shape = shape_of({64, 1000}, {1});
+  EXPECT_NE(axis_spec_mismatch(rows, columns_shape), "");
+  EXPECT_EQ(axis_spec_mismatch(rows, rows_shape), "");
+  AxisKernelSpec columns;
+  columns.family = AxisFamily::columns;
+  columns.group = 1;
+  EXPECT_NE(axis_spec_mismatch(columns, rows_shape), "");
+  EXPECT_EQ(axis_spec_mismatch(columns, columns_shape), "");
+  AxisKernelSpec general;
+  general.family = AxisFamily::general;
+  EXPECT_EQ(axis_spec_mismatch(general, rows_shape), "");
+  EXPECT_EQ(axis_spec_mismatch(general, columns_shape), "");
+  // rows_dense: contiguous rows of at most 128 bytes.
+  AxisKernelSpec dense;
+  dense.family = AxisFamily::rows_dense;
+  dense.group = 1;
+  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 32}, {1})), "");
+  EXPECT_NE(axis_spec_mismatch(dense, shape_of({4096, 33}, {1})), "");
+  const CanonicalResult strided = canonicalize(TensorDesc::strided({4096, 8}, {16, 1}), {1});
+  ASSERT_TRUE(strided.ok);
+  ASSERT_EQ(strided.axes.layout, AxisLayout::rows);
+  EXPECT_NE(axis_spec_mismatch(dense, strided.axes), "");
+  // columns_dense: inner within the block, reduced rows contiguous.
+  AxisKernelSpec cdense;
+  cdense.family = AxisFamily::columns_dense;
+  cdense.group = 1;
+  cdense.block = 256;
+  EXPECT_EQ(axis_spec_mismatch(cdense, shape_of({1 << 16, 64}, {0})), "");
+  EXPECT_NE(axis_spec_mismatch(cdense, shape_of({1 << 16, 257}, {0})), "");
 }
 
 TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {

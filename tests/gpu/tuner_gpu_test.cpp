@@ -31,6 +31,7 @@ TEST(TunerOnGpu, QuickRunStoresVerifiedWinnersAndEveryMeasurement) {
   const auto db_path = dir / "tuning.db";
 
   TuneOptions o;
+  o.layouts = {AxisLayout::flat};
   o.ops = {Op::sum};
   o.dtypes = {DType::f32};
   o.sizes = {1u << 12, 1u << 22};
@@ -115,6 +116,7 @@ TEST(TunerOnGpu, InterruptStopsBeforeStoringTheBucketInFlight) {
   const auto dir = std::filesystem::temp_directory_path() / ("rt_tuner_int_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   TuneOptions o;
+  o.layouts = {AxisLayout::flat};
   o.ops = {Op::max};
   o.dtypes = {DType::i32};
   o.sizes = {1u << 14};

@@ -141,6 +141,135 @@ TEST(Selector, PassesOverWinnersInvalidOnThisDevice) {
   EXPECT_EQ(s.match, MatchKind::default_config);
 }
 
+// Axis reductions: one winner per (layout, R bucket, outputs bucket) class.
+void store_axis_winner(db::Database& database, const DeviceKey& key, Op op, DType dtype, AxisLayout layout,
+                       std::uint64_t r, std::uint64_t outputs, const std::string& config, double ms) {
+  db::AxisBucketResult result;
+  result.device = key;
+  result.problem = {op, dtype, dtype, layout, size_bucket(r), size_bucket(outputs)};
+  db::AxisMeasurement m;
+  m.op = op;
+  m.dtype = m.out_dtype = dtype;
+  m.layout = layout;
+  m.reduced = r;
+  m.outputs = outputs;
+  m.inner = layout == AxisLayout::columns ? outputs : 1;
+  m.config = config;
+  m.status = db::MeasurementStatus::ok;
+  m.median_ms = ms;
+  m.repetitions = 10;
+  m.gbps = 1;
+  m.tool_version = "reduce-tune test";
+  m.created_at = db::now_timestamp();
+  result.measurements = {m};
+  result.winner = 0;
+  result.tool_version = "reduce-tune test";
+  result.created_at = db::now_timestamp();
+  database.store_axis_bucket(result);
+}
+
+AxisSelector axis_selector_for(db::Database& database, const DeviceKey& key) {
+  std::vector<db::AxisWinner> own;
+  if (auto id = database.find_device(key.uuid)) own = database.axis_winners_for_device(*id);
+  std::map<db::RowId, std::string> names;
+  for (const auto& d : database.list_devices()) names[d.id] = d.key.name;
+  return AxisSelector(key, own, database.axis_winners_for_same_arch(key), names);
+}
+
+CanonicalAxes rows_shape(std::int64_t outputs, std::int64_t r) {
+  return canonicalize(TensorDesc::contiguous({outputs, r}), {1}).axes;
+}
+CanonicalAxes columns_shape(std::int64_t r, std::int64_t outputs) {
+  return canonicalize(TensorDesc::contiguous({r, outputs}), {0}).axes;
+}
+
+const char* const kRowsConfig = "rows:block=128,group=8,vec=4,split=none,rows=4";
+const char* const kColumnsConfig = "columns:block=512,by=4,vec=1,split=none,rows=1";
+
+TEST(AxisSelector, TheShapesClassWinnerServesEveryShapeInIt) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 1024, 4096, kRowsConfig, 0.01);
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::columns, 1024, 4096, kColumnsConfig, 0.01);
+  const auto sel = axis_selector_for(database, me);
+  for (auto shape : {rows_shape(4096, 1024), rows_shape(8191, 2047), rows_shape(5000, 1500)}) {
+    const auto s = sel.select(Op::sum, kF32Sum, shape);
+    EXPECT_EQ(s.match, MatchKind::exact) << shape.to_string();
+    EXPECT_EQ(axis_config_text(s.spec), kRowsConfig);
+    ASSERT_TRUE(s.winner);
+    EXPECT_EQ(s.source_device, "NVIDIA H200");
+  }
+  const auto c = sel.select(Op::sum, kF32Sum, columns_shape(1500, 5000));
+  EXPECT_EQ(c.match, MatchKind::exact);
+  EXPECT_EQ(axis_config_text(c.spec), kColumnsConfig);
+  // The mean of f32 is served by the sum's winner, with its own op.
+  const TypeRule mean = *resolve_types(Op::mean, DType::f32, DType::f32).rule;
+  const auto m = sel.select(Op::mean, mean, rows_shape(4096, 1024));
+  EXPECT_EQ(m.match, MatchKind::exact);
+  EXPECT_EQ(m.spec.op, Op::mean);
+  EXPECT_EQ(axis_config_text(m.spec), kRowsConfig);
+  // Another op, dtype or layout has nothing tuned.
+  const TypeRule max = *resolve_types(Op::max, DType::f32, DType::f32).rule;
+  EXPECT_EQ(sel.select(Op::max, max, rows_shape(4096, 1024)).match, MatchKind::default_config);
+}
+
+TEST(AxisSelector, FallsBackToANeighbourThenTheSameArchThenTheBuiltInChoice) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 1 << 9, 1 << 13, kRowsConfig, 0.01);
+  store_axis_winner(database, device("GPU-b", "NVIDIA H100 80GB HBM3"), Op::sum, DType::f32, AxisLayout::rows,
+                    1 << 16, 1 << 4, "rows:block=512,group=512,vec=4,split=two_pass,rows=1", 0.01);
+  const auto sel = axis_selector_for(database, me);
+  // One bucket away in each dimension: the neighbour's winner.
+  auto s = sel.select(Op::sum, kF32Sum, rows_shape(1 << 14, 1 << 10));
+  EXPECT_EQ(s.match, MatchKind::nearest_size);
+  EXPECT_EQ(axis_config_text(s.spec), kRowsConfig);
+  EXPECT_NE(s.reason.find("R 2^9 x 2^13 outputs"), std::string::npos) << s.reason;
+  // Two buckets away: not a neighbour.
+  s = sel.select(Op::sum, kF32Sum, rows_shape(1 << 15, 1 << 9));
+  EXPECT_EQ(s.match, MatchKind::default_config);
+  EXPECT_EQ(s.spec, builtin_axis_spec(Op::sum, kF32Sum, rows_shape(1 << 15, 1 << 9), 132));
+  // Another device of the same compute capability tuned this class.
+  s = sel.select(Op::sum, kF32Sum, rows_shape(1 << 4, 1 << 16));
+  EXPECT_EQ(s.match, MatchKind::same_arch);
+  EXPECT_EQ(s.source_device, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(s.spec.split, AxisSplit::two_pass);
+  // General strided views are never tuned.
+  const CanonicalResult general = canonicalize(TensorDesc::strided({64, 32, 16}, {1, 2048, 128}), {0, 2});
+  ASSERT_TRUE(general.ok);
+  ASSERT_EQ(general.axes.layout, AxisLayout::general);
+  s = sel.select(Op::sum, kF32Sum, general.axes);
+  EXPECT_EQ(s.match, MatchKind::default_config);
+  EXPECT_EQ(s.spec.family, AxisFamily::general);
+}
+
+TEST(AxisSelector, PassesOverConfigsThatDoNotParseOrDoNotFitTheShape) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  // A dense rows kernel, tuned for rows of 16..31: a strided view of the same class
+  // cannot use it; a neighbouring class's config that does not parse is passed over.
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 16, 1 << 16,
+                    "rows_dense:block=256,group=1,vec=1,split=none,rows=1", 0.01);
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 32, 1 << 16, "rows:block=999", 0.01);
+  const auto sel = axis_selector_for(database, me);
+  EXPECT_EQ(sel.select(Op::sum, kF32Sum, rows_shape(1 << 16, 16)).spec.family, AxisFamily::rows_dense);
+  const CanonicalResult strided = canonicalize(TensorDesc::strided({1 << 16, 16}, {32, 1}), {1});
+  ASSERT_TRUE(strided.ok);
+  const auto s = sel.select(Op::sum, kF32Sum, strided.axes);
+  EXPECT_EQ(s.match, MatchKind::default_config) << s.reason << " " << strided.axes.to_string();
+  EXPECT_EQ(axis_spec_mismatch(s.spec, strided.axes), "");
+  // Rows of 40: their own class's config does not parse, the neighbour's dense kernel
+  // takes rows of at most 32: the built-in choice.
+  const auto forty = sel.select(Op::sum, kF32Sum, rows_shape(1 << 16, 40));
+  EXPECT_EQ(forty.match, MatchKind::default_config) << forty.reason;
+  EXPECT_EQ(forty.spec.family, AxisFamily::rows);
+  // Rows of 24 in half as many outputs (no winner of its own): the neighbour's dense
+  // kernel fits.
+  const auto fewer = sel.select(Op::sum, kF32Sum, rows_shape(1 << 15, 24));
+  EXPECT_EQ(fewer.match, MatchKind::nearest_size) << fewer.reason;
+  EXPECT_EQ(fewer.spec.family, AxisFamily::rows_dense);
+}
+
 TEST(Context, RejectsBadArgumentsBeforeTouchingAnyDevice) {
   Context context;
   float x = 0;

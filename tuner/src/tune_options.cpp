@@ -22,4 +22,12 @@ std::vector<std::uint64_t> default_sizes() {
   return sizes;
 }
 
+std::vector<std::pair<std::uint64_t, std::uint64_t>> default_axis_shapes() {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> shapes;
+  for (int a = 1; a <= 23; a += 2)
+    for (int b = 1; b <= 23; b += 2)
+      if (a + b >= 16 && a + b <= 28) shapes.emplace_back(1ull << a, 1ull << b);
+  return shapes;
+}
+
 }  // namespace reduce_tune::tuner

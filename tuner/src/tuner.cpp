@@ -1,5 +1,8 @@
 #include "reduce_tune/tuner/tuner.h"
 
+#include "axis_run.h"
+#include "device_state.h"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include "reduce_tune/error.h"
 #include "reduce_tune/runtime/database_binary_store.h"
 #include "reduce_tune/runtime/selector.h"
+#include "reduce_tune/tuner/axis_tuner.h"
 #include "reduce_tune/tuner/measure.h"
 #include "reduce_tune/tuner/reference.h"
 #include "reduce_tune/tuner/search.h"
@@ -49,7 +53,6 @@ std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacit
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 // The exact data set, and the second one (rounding for float sums, the exact sum data
 // of the coverage twins otherwise), each from its own seed.
 constexpr std::uint64_t kExactSeed = 0x5eed;
@@ -59,269 +62,7 @@ constexpr std::uint64_t kPoison = 0xa5a5a5a5a5a5a5a5ull;
 constexpr std::size_t kFinalists = 4;
 constexpr double kFinalistBand = 1.15;
 
-// Errors after which the context is unusable: the device run must end.
-bool is_sticky(int code) {
-  switch (static_cast<cudaError_t>(code)) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorAssert:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::string first_lines(const std::string& text, int lines = 3) {
-  std::istringstream is(text);
-  std::string line, out;
-  for (int i = 0; i < lines && std::getline(is, line);)
-    if (!line.empty()) {
-      out += (out.empty() ? "" : " | ") + line;
-      ++i;
-    }
-  return out.substr(0, 400);
-}
-
-// Adds the wall time of its scope to a phase counter.
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double& total) : total_(total), start_(Clock::now()) {}
-  ~PhaseTimer() { total_ += std::chrono::duration<double>(Clock::now() - start_).count(); }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
-
- private:
-  double& total_;
-  Clock::time_point start_;
-};
-
-// Binaries compiled in this run wait in memory until their bucket is stored; then the
-// database gets all of them (compressed, so that a --fresh rerun compiles nothing), or
-// with keep_all_binaries off those of the winners and finalists only. Reading goes to
-// memory first, then to the database.
-class DeferredBinaryStore final : public BinaryStore {
- public:
-  explicit DeferredBinaryStore(DatabaseBinaryStore& database) : database_(database) {}
-  std::optional<std::vector<char>> load(const std::string& key) override {
-    {
-      std::lock_guard lock(mutex_);
-      auto it = pending_.find(key);
-      if (it != pending_.end()) return it->second.blob;
-    }
-    return database_.load(key);  // a store over no database loads nothing
-  }
-  void store(const std::string& key, int arch, const std::string& compiler_version,
-             const std::vector<char>& blob) override {
-    std::lock_guard lock(mutex_);
-    pending_[key] = Pending{arch, compiler_version, blob};
-  }
-  // Writes every binary compiled in this run and not yet written (speculative compiles
-  // included: a rerun prefetches the same configs); returns how many.
-  int keep_all() {
-    std::set<std::string> keys;
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& entry : pending_) keys.insert(entry.first);
-    }
-    return keep(keys);
-  }
-  // Writes the binaries of `keys` compiled in this run (each once, all in one
-  // transaction); returns how many.
-  int keep(const std::set<std::string>& keys) {
-    std::vector<DatabaseBinaryStore::Entry> entries;
-    std::lock_guard lock(mutex_);
-    for (const auto& key : keys) {
-      auto it = pending_.find(key);
-      if (it == pending_.end() || kept_.count(key)) continue;
-      entries.push_back({key, it->second.arch, it->second.version, &it->second.blob});
-    }
-    database_.store_many(entries);  // pending_ entries never move or go away
-    for (const auto& e : entries) kept_.insert(e.key);
-    return static_cast<int>(entries.size());
-  }
-
- private:
-  struct Pending {
-    int arch = 0;
-    std::string version;
-    std::vector<char> blob;
-  };
-  DatabaseBinaryStore& database_;
-  std::mutex mutex_;
-  std::map<std::string, Pending> pending_;
-  std::set<std::string> kept_;
-};
-
-// Per-device state shared by the buckets: compiler, caches, workspace, stream, the
-// test-data generator.
-class DeviceState {
- public:
-  // Without a database path, binaries live in this process only.
-  DeviceState(const DeviceKey& key, const std::optional<std::filesystem::path>& db_path)
-      : key_(key),
-        store_database_(db_path ? std::optional<db::Database>(db::Database::open(*db_path)) : std::nullopt),
-        database_store_(store_database_ ? &*store_database_ : nullptr),
-        store_(database_store_),
-        cache_(compiler_, &store_),
-        pool_(std::max(2u, std::thread::hardware_concurrency())) {
-    limits_.arch = key.arch();
-    limits_.sm_count = key.sm_count;
-    int max_threads = 0;
-    RT_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerBlock, 0));
-    limits_.max_threads_per_block = max_threads;
-    out_ = DeviceBuffer(8);
-  }
-
-  const DeviceKey& key() const { return key_; }
-  const DeviceLimits& limits() const { return limits_; }
-  BinaryCache& cache() { return cache_; }
-  DeferredBinaryStore& store() { return store_; }
-  cudaStream_t stream() const { return stream_.get(); }
-  void* out() { return out_.get(); }
-
-  // Compiles in the background; `options` are extra NVRTC options (the mutation test's
-  // -DRT_MUTATION), part of the program's identity.
-  void compile_async(const KernelSpec& spec, const std::vector<std::string>& options = {}) {
-    std::lock_guard lock(mutex_);
-    const std::string k = entry_key(spec, options);
-    if (kernels_.count(k)) return;
-    const int arch = key_.arch();
-    kernels_[k].compiled = pool_.submit([this, spec, arch, options] {
-      const std::vector<KernelSpec> one = {spec};
-      CompileRequest request = make_compile_request(one, arch);
-      request.extra_options = options;
-      return cache_.get(request);
-    });
-  }
-
-  // Compiled and loaded kernels of a spec; throws NvrtcError or CudaError.
-  const KernelHandles& kernels(const KernelSpec& spec, const std::vector<std::string>& options = {}) {
-    compile_async(spec, options);
-    Entry* entry;
-    {
-      std::lock_guard lock(mutex_);
-      entry = &kernels_[entry_key(spec, options)];
-    }
-    if (!entry->loaded) entry->loaded = std::make_unique<KernelSet>(entry->compiled.get(), 1);
-    return entry->loaded->handles(0);
-  }
-
-  // Waits for every compile in flight (a speculative one finishing after the last bucket
-  // would otherwise be compiled again by a rerun).
-  void finish_compiles() {
-    std::vector<std::shared_future<std::shared_ptr<const CompiledProgram>>> futures;
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& entry : kernels_) futures.push_back(entry.second.compiled);
-    }
-    for (auto& f : futures) {
-      try {
-        f.wait();
-      } catch (...) {
-      }
-    }
-  }
-
-  // The test-data generator's binary-cache key (empty until it was first used).
-  const std::string& fill_key() const { return fill_key_; }
-
-  // The binary-cache key of a spec's program.
-  std::string binary_key(const KernelSpec& spec) const {
-    const std::vector<KernelSpec> one = {spec};
-    return binary_cache_key(make_compile_request(one, key_.arch()), compiler_.version());
-  }
-
-  // A workspace holding at least `partial_bytes` of partials.
-  WorkspaceView workspace(std::size_t partial_bytes) {
-    if (!workspace_.holds(partial_bytes)) {
-      RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-      workspace_ = Workspace(std::max<std::size_t>(partial_bytes, 1 << 20), stream_.get());
-    }
-    return workspace_.view();
-  }
-
-  // Fills `elements` of `buffer` with the hashed data set `kind` of `seed`.
-  void fill(void* buffer, DType dtype, verify::FillKind kind, std::uint64_t seed, std::uint64_t elements) {
-    constexpr int kKinds = 4;
-    if (!fill_program_) {
-      CompileRequest request;
-      request.source = "#include \"tuner/fill.cuh\"\n";
-      const auto templates = kernel_template_sources();
-      const auto tuner_files = tuner_kernel_sources();
-      request.headers.assign(templates.begin(), templates.end());
-      request.headers.insert(request.headers.end(), tuner_files.begin(), tuner_files.end());
-      for (DType d : kAllDTypes)
-        for (int k = 0; k < kKinds; ++k)
-          request.name_expressions.push_back("rt::fill_kernel<" + std::string(cuda_type_name(d)) + ", " +
-                                             std::to_string(k) + ">");
-      request.arch = key_.arch();
-      fill_key_ = binary_cache_key(request, compiler_.version());
-      fill_program_ = cache_.get(request);
-      fill_library_ = std::make_unique<LoadedLibrary>(fill_program_->cubin);
-    }
-    const std::size_t index = static_cast<std::size_t>(dtype) * kKinds + static_cast<std::size_t>(kind);
-    const cudaKernel_t kernel = fill_library_->kernel(fill_program_->lowered_names.at(index));
-    std::uint64_t n = elements;
-    void* args[] = {&buffer, &n, &seed};
-    CudaLauncher().launch(reinterpret_cast<const void*>(kernel), static_cast<std::uint32_t>(key_.sm_count * 8), 256,
-                          stream_.get(), args);
-    RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-  }
-
- private:
-  struct Entry {
-    std::shared_future<std::shared_ptr<const CompiledProgram>> compiled;
-    std::unique_ptr<KernelSet> loaded;
-  };
-  static std::string entry_key(const KernelSpec& spec, const std::vector<std::string>& options) {
-    std::string key = to_string(spec);
-    for (const auto& o : options) key.append(" ").append(o);
-    return key;
-  }
-  DeviceKey key_;
-  DeviceLimits limits_;
-  NvrtcCompiler compiler_;
-  // The binary store's own connection: compile threads read binaries while the tuning
-  // flow holds a bucket's transaction on the main connection.
-  std::optional<db::Database> store_database_;
-  DatabaseBinaryStore database_store_;
-  DeferredBinaryStore store_;
-  BinaryCache cache_;
-  Stream stream_;
-  DeviceBuffer out_;
-  Workspace workspace_;
-  std::shared_ptr<const CompiledProgram> fill_program_;
-  std::string fill_key_;
-  std::unique_ptr<LoadedLibrary> fill_library_;
-  std::mutex mutex_;
-  std::map<std::string, Entry> kernels_;
-  ThreadPool pool_;  // last: joined first, while the members its jobs use still exist
-};
-
-// A device buffer holding one hashed data set at a time, refilled only when another is
-// asked for.
-struct DataBuffer {
-  DeviceBuffer memory;
-  std::uint64_t bytes = 0;
-  std::optional<std::tuple<DType, verify::FillKind, std::uint64_t>> holds;
-
-  const unsigned char* get(DeviceState& device, DType dtype, verify::FillKind kind, std::uint64_t seed,
-                           double& fill_seconds) {
-    if (!holds || *holds != std::make_tuple(dtype, kind, seed)) {
-      PhaseTimer timer(fill_seconds);
-      device.fill(memory.get(), dtype, kind, seed, bytes / size_of(dtype));
-      holds = std::make_tuple(dtype, kind, seed);
-    }
-    return static_cast<const unsigned char*>(memory.get());
-  }
-};
+using namespace detail;
 
 // Host references, computed on a background thread (which itself uses every core) so
 // that they overlap the GPU work; the same reference is computed once per run.
@@ -669,6 +410,10 @@ std::set<std::string> winner_binary_keys(const db::Database& database, const Com
         const std::vector<KernelSpec> one = {spec};
         keys.insert(binary_cache_key(make_compile_request(one, device.key.arch()), version));
       }
+  for (const auto& device : database.list_devices())
+    for (const auto& winner : database.axis_winners_for_device(device.id))
+      for (const auto& spec : axis_runtime_specs(winner.problem, winner.config))
+        keys.insert(binary_cache_key(make_axis_compile_request(spec, device.key.arch()), version));
   return keys;
 }
 
@@ -718,231 +463,241 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
                                                          : free_bytes / 2;
   const std::uint64_t input_capacity = memory / 2;
 
-  WorkPlan plan = plan_tuning_work(options, database, device_id, input_capacity, progress);
+  const bool flat = std::find(options.layouts.begin(), options.layouts.end(), AxisLayout::flat) != options.layouts.end();
+  WorkPlan plan = flat ? plan_tuning_work(options, database, device_id, input_capacity, progress) : WorkPlan{};
   result.buckets_already_done = plan.already_done;
   result.buckets_skipped = plan.skipped;
+  const AxisWorkPlan axis_plan = plan_axis_work(options, database, device_id, input_capacity, progress);
+  result.axis_classes_already_done = axis_plan.already_done;
+  result.axis_classes_skipped = axis_plan.skipped;
   const std::vector<WorkItem>& work = plan.items;
-  progress.device_started(result.device, static_cast<int>(work.size()), result.buckets_already_done);
-  if (work.empty()) {
+  const int total = static_cast<int>(work.size() + axis_plan.items.size());
+  progress.device_started(result.device, total, result.buckets_already_done + result.axis_classes_already_done);
+  if (total == 0) {
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     return result;
   }
+  if (!work.empty()) {
 
-  // Each buffer holds the largest interior size of any bucket (plus the offset checks),
-  // and at least 8x L2 so that mid-size inputs rotate through disjoint slices.
-  std::uint64_t buffer_bytes = 0;
-  for (const auto& w : work) {
-    const auto capacity = input_capacity / size_of(w.types.in);
-    std::uint64_t largest = w.n;
-    for (auto s : interior_sizes(w.n, capacity - 64)) largest = std::max(largest, s);
-    buffer_bytes = std::max(buffer_bytes, (largest + 64) * size_of(w.types.in));
-  }
-  buffer_bytes = std::min<std::uint64_t>(
-      std::max<std::uint64_t>(buffer_bytes, 8 * static_cast<std::uint64_t>(std::max<std::int64_t>(result.device.l2_bytes, 1 << 20))),
-      input_capacity);
-  DataBuffer exact{DeviceBuffer(buffer_bytes), buffer_bytes, {}};
-  DataBuffer second{DeviceBuffer(buffer_bytes), buffer_bytes, {}};
-  References references;
-
-  std::map<std::pair<Op, DType>, std::unique_ptr<SearchSpace>> spaces;
-  std::map<std::tuple<Op, DType, int>, std::vector<ReduceConfig>> run_winners;
-  // Deterministic winners of this run by (element size, bucket): a problem whose sibling
-  // (another op or dtype of the same element size) won this bucket starts from that
-  // winner with half the budget; memory-bound reductions of one element size behave alike.
-  std::map<std::pair<std::size_t, int>, std::vector<ReduceConfig>> sibling_winners;
-  double tuned_seconds = 0;
-
-  // The part of a bucket's search request known before the run: the budget, one random
-  // seed per problem (the random starting points are the same configs in every bucket,
-  // compiled once), and the seeds every bucket of the problem starts from.
-  auto base_request = [&](const WorkItem& w) {
-    SearchRequest request;
-    request.kind = options.search;
-    request.max_evaluations = options.budget.evaluations_per_bucket;
-    request.rng_seed =
-        std::hash<std::string>{}(result.device.uuid + to_string(db::ProblemClass{w.op, w.types.in, w.types.out, {}}));
-    request.seeds.push_back(builtin_default_config(w.op, w.types, result.device.arch()));
-    for (const auto& c : portfolio_seeds(w.op, w.types, result.device.arch())) request.seeds.push_back(c);
-    for (Strategy s : kAllStrategies)
-      request.seeds.push_back(default_config_for(s, w.op, w.types, result.device.arch()));
-    return request;
-  };
-  // Every problem's starting points compile in the background from the start, in the
-  // order the problems come: a problem's first (largest) bucket then finds them compiled
-  // instead of waiting for NVRTC while the GPU idles.
-  if (options.search == SearchKind::local) {
-    std::set<std::pair<Op, DType>> queued;
+    // Each buffer holds the largest interior size of any bucket (plus the offset checks),
+    // and at least 8x L2 so that mid-size inputs rotate through disjoint slices.
+    std::uint64_t buffer_bytes = 0;
     for (const auto& w : work) {
-      if (!queued.insert({w.op, w.types.in}).second) continue;
-      auto& space = spaces[{w.op, w.types.in}];
+      const auto capacity = input_capacity / size_of(w.types.in);
+      std::uint64_t largest = w.n;
+      for (auto s : interior_sizes(w.n, capacity - 64)) largest = std::max(largest, s);
+      buffer_bytes = std::max(buffer_bytes, (largest + 64) * size_of(w.types.in));
+    }
+    buffer_bytes = std::min<std::uint64_t>(
+        std::max<std::uint64_t>(buffer_bytes, 8 * static_cast<std::uint64_t>(std::max<std::int64_t>(result.device.l2_bytes, 1 << 20))),
+        input_capacity);
+    DataBuffer exact{DeviceBuffer(buffer_bytes), buffer_bytes, {}};
+    DataBuffer second{DeviceBuffer(buffer_bytes), buffer_bytes, {}};
+    References references;
+
+    std::map<std::pair<Op, DType>, std::unique_ptr<SearchSpace>> spaces;
+    std::map<std::tuple<Op, DType, int>, std::vector<ReduceConfig>> run_winners;
+    // Deterministic winners of this run by (element size, bucket): a problem whose sibling
+    // (another op or dtype of the same element size) won this bucket starts from that
+    // winner with half the budget; memory-bound reductions of one element size behave alike.
+    std::map<std::pair<std::size_t, int>, std::vector<ReduceConfig>> sibling_winners;
+    double tuned_seconds = 0;
+
+    // The part of a bucket's search request known before the run: the budget, one random
+    // seed per problem (the random starting points are the same configs in every bucket,
+    // compiled once), and the seeds every bucket of the problem starts from.
+    auto base_request = [&](const WorkItem& w) {
+      SearchRequest request;
+      request.kind = options.search;
+      request.max_evaluations = options.budget.evaluations_per_bucket;
+      request.rng_seed =
+          std::hash<std::string>{}(result.device.uuid + to_string(db::ProblemClass{w.op, w.types.in, w.types.out, {}}));
+      request.seeds.push_back(builtin_default_config(w.op, w.types, result.device.arch()));
+      for (const auto& c : portfolio_seeds(w.op, w.types, result.device.arch())) request.seeds.push_back(c);
+      for (Strategy s : kAllStrategies)
+        request.seeds.push_back(default_config_for(s, w.op, w.types, result.device.arch()));
+      return request;
+    };
+    // Every problem's starting points compile in the background from the start, in the
+    // order the problems come: a problem's first (largest) bucket then finds them compiled
+    // instead of waiting for NVRTC while the GPU idles.
+    if (options.search == SearchKind::local) {
+      std::set<std::pair<Op, DType>> queued;
+      for (const auto& w : work) {
+        if (!queued.insert({w.op, w.types.in}).second) continue;
+        auto& space = spaces[{w.op, w.types.in}];
+        if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());
+        for (const auto& c : starting_points(*space, base_request(w))) device.compile_async(KernelSpec{w.op, w.types, c});
+      }
+    }
+
+    for (std::size_t index = 0; index < work.size(); ++index) {
+      if (interrupt.load()) {
+        result.interrupted = true;
+        break;
+      }
+      const auto bucket_started = Clock::now();
+      const WorkItem& w = work[index];
+      const DType dtype = w.types.in;
+      const int bucket = size_bucket(w.n);
+      const db::ProblemClass problem{w.op, w.types.in, w.types.out, {}};
+      const ReduceConfig builtin = builtin_default_config(w.op, w.types, result.device.arch());
+      const std::vector<std::uint64_t> interior = interior_sizes(w.n, buffer_bytes / size_of(dtype) - 64);
+
+      // References of every check this bucket will run, started now: the host computes
+      // them while the GPU works.
+      references.clear();
+      const verify::FillKind kind = verify::exact_fill(w.op);
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> exact_ranges = {{0, w.n}}, second_ranges = {{0, w.n}};
+      if (w.n > 8) exact_ranges.emplace_back(3, w.n - 2);
+      if (w.n > 8) second_ranges.emplace_back(3, w.n - 2);
+      for (auto s : interior) exact_ranges.emplace_back(0, s);
+      references.prepare(w.op, w.types, kind, kExactSeed, exact_ranges);
+      if (verify::has_rounding_set(w.op, w.types))
+        references.prepare(w.op, w.types, verify::FillKind::rounding, kSecondSeed, {{0, w.n}});
+      if (w.op != Op::sum && w.op != Op::mean)  // the coverage twins' sums
+        references.prepare(Op::sum, *resolve_types(Op::sum, dtype, dtype).rule, verify::FillKind::sum, kSecondSeed,
+                           second_ranges);
+
+      auto& space = spaces[{w.op, dtype}];
       if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());
-      for (const auto& c : starting_points(*space, base_request(w))) device.compile_async(KernelSpec{w.op, w.types, c});
-    }
-  }
 
-  for (std::size_t index = 0; index < work.size(); ++index) {
-    if (interrupt.load()) {
-      result.interrupted = true;
-      break;
-    }
-    const auto bucket_started = Clock::now();
-    const WorkItem& w = work[index];
-    const DType dtype = w.types.in;
-    const int bucket = size_bucket(w.n);
-    const db::ProblemClass problem{w.op, w.types.in, w.types.out, {}};
-    const ReduceConfig builtin = builtin_default_config(w.op, w.types, result.device.arch());
-    const std::vector<std::uint64_t> interior = interior_sizes(w.n, buffer_bytes / size_of(dtype) - 64);
-
-    // References of every check this bucket will run, started now: the host computes
-    // them while the GPU works.
-    references.clear();
-    const verify::FillKind kind = verify::exact_fill(w.op);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> exact_ranges = {{0, w.n}}, second_ranges = {{0, w.n}};
-    if (w.n > 8) exact_ranges.emplace_back(3, w.n - 2);
-    if (w.n > 8) second_ranges.emplace_back(3, w.n - 2);
-    for (auto s : interior) exact_ranges.emplace_back(0, s);
-    references.prepare(w.op, w.types, kind, kExactSeed, exact_ranges);
-    if (verify::has_rounding_set(w.op, w.types))
-      references.prepare(w.op, w.types, verify::FillKind::rounding, kSecondSeed, {{0, w.n}});
-    if (w.op != Op::sum && w.op != Op::mean)  // the coverage twins' sums
-      references.prepare(Op::sum, *resolve_types(Op::sum, dtype, dtype).rule, verify::FillKind::sum, kSecondSeed,
-                         second_ranges);
-
-    auto& space = spaces[{w.op, dtype}];
-    if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());
-
-    SearchRequest request = base_request(w);
-    // From 2^26 up every good config is bound by memory bandwidth and they differ by a
-    // percent or two: half the budget finds the best of them.
-    if (w.n >= (std::uint64_t{1} << 26) && request.max_evaluations > 0)
-      request.max_evaluations = std::max(16, request.max_evaluations / 2);
-    std::vector<ReduceConfig> previous;
-    for (const auto& winner : database.winners_for_device(device_id))
-      if (winner.problem == problem && std::abs(winner.bucket - bucket) <= 1) {
-        request.seeds.push_back(winner.config);
-        if (winner.bucket == bucket) previous.push_back(winner.config);
-      }
-    for (int b : {bucket - 1, bucket + 1}) {
-      auto it = run_winners.find({w.op, dtype, b});
-      if (it != run_winners.end()) request.seeds.insert(request.seeds.end(), it->second.begin(), it->second.end());
-    }
-    const auto siblings = sibling_winners.find({size_of(dtype), bucket});
-    if (siblings != sibling_winners.end() && request.max_evaluations > 0) {
-      request.seeds.insert(request.seeds.begin(), siblings->second.begin(), siblings->second.end());
-      request.max_evaluations = std::max(16, request.max_evaluations / 2);
-    }
-    const std::vector<ReduceConfig> static_seeds = base_request(w).seeds;
-    request.seeds.insert(request.seeds.end(), static_seeds.begin(), static_seeds.end());
-
-    Clock::time_point deadline = Clock::time_point::max();
-    if (options.budget.seconds > 0) {
-      const double left = options.budget.seconds - std::chrono::duration<double>(Clock::now() - started).count();
-      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                    std::max(left, 0.0) / static_cast<double>(work.size() - index)));
-    }
-
-    BucketReport report;
-    report.device_name = result.device.name;
-    report.problem = problem;
-    report.n = w.n;
-    report.index = static_cast<int>(index) + 1;
-    report.total = static_cast<int>(work.size());
-    BucketRunner runner(device, references, result.phases, w.op, w.types, w.n, exact, second, result.device.l2_bytes,
-                        deadline, interrupt, [&](const db::Measurement& m) {
-                          if (m.problem.n != w.n) return;
-                          ++report.candidates;
-                          if (m.status != db::MeasurementStatus::ok) ++report.failed;
-                          else if (!report.winner || m.median_ms < report.winner_ms) {
-                            report.winner = m.config;
-                            report.winner_ms = m.median_ms;
-                            report.winner_gbps = m.gbps;
-                          }
-                          progress.candidate_finished(report);
-                        });
-    const SearchResult search = run_search(*space, request, runner);
-    if (search.stopped && interrupt.load()) {
-      result.interrupted = true;
-      break;  // the bucket in flight is not stored
-    }
-    if (!runner.measurement_at(builtin, w.n) && !check_config(KernelSpec{w.op, w.types, builtin}, device.limits()))
-      runner.run(builtin, w.n, true);
-    runner.settle();
-
-    // The finalists of each class hold across the bucket: their coverage twins, then
-    // every interior size.
-    std::vector<ReduceConfig> finalists;
-    for (bool deterministic : {true, false})
-      for (const auto& c : pick_finalists(runner.measurements(), w.op, w.types, w.n, deterministic, previous, builtin))
-        finalists.push_back(c);
-    // The runtime's variants of whichever finalist wins (the mean a float sum serves)
-    // compile in the background meanwhile.
-    for (const auto& c : finalists)
-      for (const auto& spec : runtime_specs(problem, c)) device.compile_async(spec);
-    for (const auto& c : finalists) {
-      if (interrupt.load()) break;
-      runner.check_coverage(c);
-      for (auto s : interior) runner.run(c, s, false);
-    }
-    runner.settle();
-    if (interrupt.load()) {
-      result.interrupted = true;
-      break;
-    }
-
-    db::BucketResult stored;
-    stored.device = result.device;
-    stored.problem = problem;
-    stored.bucket = bucket;
-    stored.measurements = runner.measurements();
-    stored.winners = choose_winners(stored.measurements, w.op, w.types, w.n, previous, builtin, result.device.sm_count);
-    stored.tool_version = tool_version_string();
-    stored.created_at = db::now_timestamp();
-    {
-      PhaseTimer timer(result.phases.store);
-      // With keep_all_binaries everything compiled so far (a --fresh rerun then
-      // compiles nothing); otherwise the finalists' and the winners' runtime kernels.
-      std::set<std::string> keep = {device.fill_key()};
-      for (const auto& c : finalists) keep.insert(device.binary_key(KernelSpec{w.op, w.types, c}));
-      // What the runtime will load for the winners, and would for any other finalist
-      // that wins a rerun (the mean served by a float sum's winner is compiled here, so
-      // that no call compiles).
-      std::vector<ReduceConfig> servers = finalists;
-      for (const auto& winner : stored.winners) servers.push_back(stored.measurements[winner.measurement_index].config);
-      for (const auto& config : servers)
-        for (const auto& spec : runtime_specs(problem, config)) {
-          try {
-            device.kernels(spec);
-            keep.insert(device.binary_key(spec));
-          } catch (const NvrtcError&) {
-            // The winner's own kernel compiled; a variant that does not leaves the runtime
-            // to report it at its first call.
-          }
+      SearchRequest request = base_request(w);
+      // From 2^26 up every good config is bound by memory bandwidth and they differ by a
+      // percent or two: half the budget finds the best of them.
+      if (w.n >= (std::uint64_t{1} << 26) && request.max_evaluations > 0)
+        request.max_evaluations = std::max(16, request.max_evaluations / 2);
+      std::vector<ReduceConfig> previous;
+      for (const auto& winner : database.winners_for_device(device_id))
+        if (winner.problem == problem && std::abs(winner.bucket - bucket) <= 1) {
+          request.seeds.push_back(winner.config);
+          if (winner.bucket == bucket) previous.push_back(winner.config);
         }
-      result.binaries_stored += options.keep_all_binaries ? device.store().keep_all() : device.store().keep(keep);
-      database.store_bucket(stored);
-    }
-
-    ++result.buckets_tuned;
-    result.candidates += report.candidates;
-    result.failed_candidates += report.failed;
-    auto& mine = run_winners[{w.op, dtype, bucket}];
-    for (const auto& winner : stored.winners) mine.push_back(stored.measurements[winner.measurement_index].config);
-    for (const auto& winner : stored.winners)
-      if (winner.determinism == db::Determinism::deterministic) {
-        const auto& m = stored.measurements[winner.measurement_index];
-        auto& siblings_here = sibling_winners[{size_of(dtype), bucket}];
-        if (std::find(siblings_here.begin(), siblings_here.end(), m.config) == siblings_here.end())
-          siblings_here.push_back(m.config);
-        report.winner = m.config;
-        report.winner_ms = m.median_ms;
-        report.winner_gbps = m.gbps;
+      for (int b : {bucket - 1, bucket + 1}) {
+        auto it = run_winners.find({w.op, dtype, b});
+        if (it != run_winners.end()) request.seeds.insert(request.seeds.end(), it->second.begin(), it->second.end());
       }
-    report.seconds = std::chrono::duration<double>(Clock::now() - bucket_started).count();
-    tuned_seconds += report.seconds;
-    report.eta_seconds = tuned_seconds / static_cast<double>(index + 1) * static_cast<double>(work.size() - index - 1);
-    progress.bucket_finished(report);
-  }
-  if (options.keep_all_binaries && result.buckets_tuned > 0) {
+      const auto siblings = sibling_winners.find({size_of(dtype), bucket});
+      if (siblings != sibling_winners.end() && request.max_evaluations > 0) {
+        request.seeds.insert(request.seeds.begin(), siblings->second.begin(), siblings->second.end());
+        request.max_evaluations = std::max(16, request.max_evaluations / 2);
+      }
+      const std::vector<ReduceConfig> static_seeds = base_request(w).seeds;
+      request.seeds.insert(request.seeds.end(), static_seeds.begin(), static_seeds.end());
+
+      Clock::time_point deadline = Clock::time_point::max();
+      if (options.budget.seconds > 0) {
+        const double left = options.budget.seconds - std::chrono::duration<double>(Clock::now() - started).count();
+        deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                      std::max(left, 0.0) / static_cast<double>(work.size() - index)));
+      }
+
+      BucketReport report;
+      report.device_name = result.device.name;
+      report.problem = problem;
+      report.n = w.n;
+      report.index = static_cast<int>(index) + 1;
+      report.total = static_cast<int>(work.size());
+      BucketRunner runner(device, references, result.phases, w.op, w.types, w.n, exact, second, result.device.l2_bytes,
+                          deadline, interrupt, [&](const db::Measurement& m) {
+                            if (m.problem.n != w.n) return;
+                            ++report.candidates;
+                            if (m.status != db::MeasurementStatus::ok) ++report.failed;
+                            else if (!report.winner || m.median_ms < report.winner_ms) {
+                              report.winner = m.config;
+                              report.winner_ms = m.median_ms;
+                              report.winner_gbps = m.gbps;
+                            }
+                            progress.candidate_finished(report);
+                          });
+      const SearchResult search = run_search(*space, request, runner);
+      if (search.stopped && interrupt.load()) {
+        result.interrupted = true;
+        break;  // the bucket in flight is not stored
+      }
+      if (!runner.measurement_at(builtin, w.n) && !check_config(KernelSpec{w.op, w.types, builtin}, device.limits()))
+        runner.run(builtin, w.n, true);
+      runner.settle();
+
+      // The finalists of each class hold across the bucket: their coverage twins, then
+      // every interior size.
+      std::vector<ReduceConfig> finalists;
+      for (bool deterministic : {true, false})
+        for (const auto& c : pick_finalists(runner.measurements(), w.op, w.types, w.n, deterministic, previous, builtin))
+          finalists.push_back(c);
+      // The runtime's variants of whichever finalist wins (the mean a float sum serves)
+      // compile in the background meanwhile.
+      for (const auto& c : finalists)
+        for (const auto& spec : runtime_specs(problem, c)) device.compile_async(spec);
+      for (const auto& c : finalists) {
+        if (interrupt.load()) break;
+        runner.check_coverage(c);
+        for (auto s : interior) runner.run(c, s, false);
+      }
+      runner.settle();
+      if (interrupt.load()) {
+        result.interrupted = true;
+        break;
+      }
+
+      db::BucketResult stored;
+      stored.device = result.device;
+      stored.problem = problem;
+      stored.bucket = bucket;
+      stored.measurements = runner.measurements();
+      stored.winners = choose_winners(stored.measurements, w.op, w.types, w.n, previous, builtin, result.device.sm_count);
+      stored.tool_version = tool_version_string();
+      stored.created_at = db::now_timestamp();
+      {
+        PhaseTimer timer(result.phases.store);
+        // With keep_all_binaries everything compiled so far (a --fresh rerun then
+        // compiles nothing); otherwise the finalists' and the winners' runtime kernels.
+        std::set<std::string> keep = {device.fill_key()};
+        for (const auto& c : finalists) keep.insert(device.binary_key(KernelSpec{w.op, w.types, c}));
+        // What the runtime will load for the winners, and would for any other finalist
+        // that wins a rerun (the mean served by a float sum's winner is compiled here, so
+        // that no call compiles).
+        std::vector<ReduceConfig> servers = finalists;
+        for (const auto& winner : stored.winners) servers.push_back(stored.measurements[winner.measurement_index].config);
+        for (const auto& config : servers)
+          for (const auto& spec : runtime_specs(problem, config)) {
+            try {
+              device.kernels(spec);
+              keep.insert(device.binary_key(spec));
+            } catch (const NvrtcError&) {
+              // The winner's own kernel compiled; a variant that does not leaves the runtime
+              // to report it at its first call.
+            }
+          }
+        result.binaries_stored += options.keep_all_binaries ? device.store().keep_all() : device.store().keep(keep);
+        database.store_bucket(stored);
+      }
+
+      ++result.buckets_tuned;
+      result.candidates += report.candidates;
+      result.failed_candidates += report.failed;
+      auto& mine = run_winners[{w.op, dtype, bucket}];
+      for (const auto& winner : stored.winners) mine.push_back(stored.measurements[winner.measurement_index].config);
+      for (const auto& winner : stored.winners)
+        if (winner.determinism == db::Determinism::deterministic) {
+          const auto& m = stored.measurements[winner.measurement_index];
+          auto& siblings_here = sibling_winners[{size_of(dtype), bucket}];
+          if (std::find(siblings_here.begin(), siblings_here.end(), m.config) == siblings_here.end())
+            siblings_here.push_back(m.config);
+          report.winner = m.config;
+          report.winner_ms = m.median_ms;
+          report.winner_gbps = m.gbps;
+        }
+      report.seconds = std::chrono::duration<double>(Clock::now() - bucket_started).count();
+      tuned_seconds += report.seconds;
+      report.eta_seconds = tuned_seconds / static_cast<double>(index + 1) * static_cast<double>(work.size() - index - 1);
+      progress.bucket_finished(report);
+    }
+  }  // flat buckets
+  if (!result.interrupted)
+    tune_axis_classes(device, database, device_id, axis_plan, options, progress, interrupt, result,
+                      static_cast<int>(work.size()), total);
+  if (options.keep_all_binaries && result.buckets_tuned + result.axis_classes_tuned > 0) {
     PhaseTimer timer(result.phases.store);
     device.finish_compiles();
     result.binaries_stored += device.store().keep_all();

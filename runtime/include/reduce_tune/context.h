@@ -69,6 +69,7 @@ struct Explanation {
 struct AxisExplanation {
   CanonicalAxes shape;  // the canonical form (layout class, merged dimensions)
   std::string kernel;   // the kernel and its config ("flat" for the flat kernels)
+  MatchKind match = MatchKind::default_config;  // tuned for this class, a neighbour's, or built in
   std::string device;
   std::string reason;   // one line
   std::string to_string() const;

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "reduce_tune/engine/compiler.h"
 #include "reduce_tune/engine/launch.h"
@@ -40,6 +43,24 @@ std::string to_string(const AxisKernelSpec& spec);
 
 // Why `spec` is not a valid instantiation, or empty when it is.
 std::string axis_spec_problem(const AxisKernelSpec& spec);
+
+// The tunables of a spec (not its op and types) as one canonical line, what the
+// database stores: "rows:block=256,group=4,vec=4,split=none,rows=4".
+std::string axis_config_text(const AxisKernelSpec& spec);
+// Parses axis_config_text's form into a spec of `op` and `types`; empty (with `error`
+// set when given) for text that is not one, or names an invalid instantiation.
+std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, const TypeRule& types,
+                                                std::string* error = nullptr);
+
+// Why `spec` cannot reduce `shape` (a family of another layout, a dense kernel past its
+// limits), or empty when it can. Every config of a tuned class fits every shape of it.
+std::string axis_spec_mismatch(const AxisKernelSpec& spec, const CanonicalAxes& shape);
+
+// The tuner's candidates for a rows or columns shape on a GPU of `sm_count` SMs: the
+// families of its layout across block size, threads per output (or across R), vector
+// width, outputs per pass and the split of R across blocks, each fitting `shape`. The
+// built-in choice is always among them.
+std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count);
 
 struct AxisLaunchPlan {
   std::uint32_t grid = 1;           // blocks of the main kernel (a multiple of splits)

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "reduce_tune/engine/axis.h"
 #include "reduce_tune/engine/kernel_spec.h"
 #include "reduce_tune/db/records.h"
 #include "reduce_tune/device_key.h"
@@ -48,6 +49,39 @@ class Selector {
   DeviceLimits limits_;
   std::vector<db::Winner> own_;
   std::vector<db::Winner> same_arch_;
+  std::map<db::RowId, std::string> same_arch_names_;
+};
+
+// Axis reductions (issue 12): rows and columns shapes are tuned per (R bucket, outputs
+// bucket). The choice: this device's winner of the shape's class -> its winner of a
+// neighbouring class (at most one bucket away in each dimension, nearest first, ties to
+// the smaller buckets) -> the class's winner on another device of the same compute
+// capability -> the built-in choice, which is also what general strided views and every
+// untuned neighbourhood get. A stored config that does not parse, or that cannot reduce
+// this shape (a dense kernel past its limits), is passed over.
+struct AxisSelection {
+  AxisKernelSpec spec;
+  MatchKind match = MatchKind::default_config;
+  std::optional<db::AxisWinner> winner;
+  std::string source_device;
+  std::string reason;  // one line
+};
+
+// The class whose winners serve `op` on `types` for `shape` (mean: the sum's), or empty
+// for layouts that are not tuned (flat, general).
+std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& types, const CanonicalAxes& shape);
+
+class AxisSelector {
+ public:
+  AxisSelector(DeviceKey device, std::vector<db::AxisWinner> own, std::vector<db::AxisWinner> same_arch,
+               std::map<db::RowId, std::string> same_arch_names);
+  AxisSelection select(Op op, const TypeRule& types, const CanonicalAxes& shape) const;
+  bool empty() const { return own_.empty() && same_arch_.empty(); }
+
+ private:
+  DeviceKey device_;
+  std::vector<db::AxisWinner> own_;
+  std::vector<db::AxisWinner> same_arch_;
   std::map<db::RowId, std::string> same_arch_names_;
 };
 

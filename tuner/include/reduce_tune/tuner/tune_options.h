@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "reduce_tune/tensor.h"
 #include "reduce_tune/types.h"
 
 namespace reduce_tune::tuner {
@@ -27,6 +28,14 @@ struct TuneOptions {
   std::vector<Op> ops = {Op::sum, Op::prod, Op::min, Op::max};
   std::vector<DType> dtypes = {DType::i32, DType::i64, DType::u32, DType::f32, DType::f64};
   std::vector<std::uint64_t> sizes;  // empty: 2^10 .. 2^30, powers of two
+  // What to tune: flat sizes, and axis classes of the rows and columns layouts
+  // (--layouts). Axis classes are tuned for the float dtypes among `dtypes` and sum, min
+  // and max among `ops` (mean is served by the sum's winners, as for flat sizes;
+  // products along axes take the built-in choice).
+  std::vector<AxisLayout> layouts = {AxisLayout::flat, AxisLayout::rows, AxisLayout::columns};
+  // Axis classes by a shape in each, {R, outputs} (--axis-shapes 1000x4096,...); empty:
+  // the default grid (default_axis_shapes()).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> axis_shapes;
   SearchKind search = SearchKind::local;
   Budget budget{48, 0};
   std::optional<std::string> db;     // --db PATH
@@ -40,5 +49,9 @@ struct TuneOptions {
 };
 
 std::vector<std::uint64_t> default_sizes();
+// The default axis grid: R = 2^a and outputs = 2^b for odd a, b in 1..23 with
+// 2^16 <= R * outputs <= 2^28 (every class of the plane is then a tuned class or one
+// bucket from one in each dimension).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> default_axis_shapes();
 
 }  // namespace reduce_tune::tuner

@@ -26,6 +26,10 @@ struct BucketReport {
   std::string device_name;
   db::ProblemClass problem;
   std::uint64_t n = 0;
+  // An axis class instead of a flat bucket (then `problem`, `n` and `winner` are unset
+  // and axis_winner names the winner's config).
+  std::optional<db::AxisProblemClass> axis;
+  std::string axis_winner;
   int index = 0;  // 1-based position in this run
   int total = 0;
   int candidates = 0;
@@ -63,6 +67,9 @@ struct DeviceTuneResult {
   int buckets_tuned = 0;
   int buckets_already_done = 0;
   int buckets_skipped = 0;  // did not fit in device memory
+  int axis_classes_tuned = 0;
+  int axis_classes_already_done = 0;
+  int axis_classes_skipped = 0;
   int candidates = 0;
   int failed_candidates = 0;
   int binaries_stored = 0;  // winners' and finalists' binaries written to the database

@@ -1,0 +1,235 @@
+// The axis tuner's logic without a GPU: which classes a run tunes, the shapes and
+// candidates of a class, and how its winner is chosen.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/error.h"
+#include "reduce_tune/tuner/axis_tuner.h"
+#include "reduce_tune/tuner/tuner.h"
+
+namespace reduce_tune::tuner {
+namespace {
+
+class NotingProgress : public Progress {
+ public:
+  void device_started(const DeviceKey&, int, int) override {}
+  void bucket_finished(const BucketReport&) override {}
+  void note(std::string_view m) override { notes.emplace_back(m); }
+  std::vector<std::string> notes;
+};
+
+const TypeRule kF32{DType::f32, DType::f32, DType::f32};
+
+db::AxisProblemClass rows_class(int a, int b, Op op = Op::sum) {
+  return {op, DType::f32, DType::f32, AxisLayout::rows, a, b};
+}
+
+db::AxisMeasurement timed(const AxisShape& s, const std::string& config, double ms,
+                          db::MeasurementStatus status = db::MeasurementStatus::ok) {
+  db::AxisMeasurement m;
+  m.layout = s.layout;
+  m.reduced = s.reduced;
+  m.outputs = s.outputs;
+  m.inner = s.layout == AxisLayout::columns ? s.outputs : 1;
+  m.config = config;
+  m.status = status;
+  m.median_ms = status == db::MeasurementStatus::ok ? ms : std::numeric_limits<double>::quiet_NaN();
+  return m;
+}
+
+TEST(AxisTuning, DefaultGridCoversThePlaneWithinOneBucket) {
+  const auto shapes = default_axis_shapes();
+  EXPECT_EQ(shapes.size(), 71u);
+  std::set<std::pair<int, int>> tuned;
+  for (const auto& [r, o] : shapes) {
+    const int a = size_bucket(r), b = size_bucket(o);
+    EXPECT_EQ(r, 1ull << a);
+    EXPECT_EQ(o, 1ull << b);
+    EXPECT_GE(a + b, 16);
+    EXPECT_LE(a + b, 28);
+    tuned.insert({a, b});
+  }
+  // Every (R, outputs) class with 2^16 <= R * outputs <= 2^28 has a tuned class at most
+  // one bucket away in each dimension: the runtime's nearest fallback reaches it.
+  for (int a = 1; a <= 24; ++a)
+    for (int b = 1; b <= 24; ++b) {
+      if (a + b < 16 || a + b > 28) continue;
+      bool near = false;
+      for (int da = -1; da <= 1; ++da)
+        for (int db = -1; db <= 1; ++db) near = near || tuned.count({a + da, b + db});
+      EXPECT_TRUE(near) << a << "," << b;
+    }
+}
+
+TEST(AxisTuning, SampleShapesAreTheCornerAndAnOddShapeInsideTheClass) {
+  const auto shapes = axis_sample_shapes(rows_class(10, 14));
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0], (AxisShape{AxisLayout::rows, 1024, 16384}));
+  EXPECT_EQ(shapes[1], (AxisShape{AxisLayout::rows, 1024 + 512 + 1, 16384 + 8192 + 1}));
+  for (const auto& s : shapes) {
+    EXPECT_EQ(size_bucket(s.reduced), 10);
+    EXPECT_EQ(size_bucket(s.outputs), 14);
+  }
+  EXPECT_EQ(axis_top_shape(rows_class(10, 14)), (AxisShape{AxisLayout::rows, 2047, 32767}));
+  const auto small = axis_sample_shapes(rows_class(1, 1));
+  ASSERT_EQ(small.size(), 2u);
+  EXPECT_EQ(small[1], (AxisShape{AxisLayout::rows, 3, 3}));
+}
+
+TEST(AxisTuning, ClassCandidatesFitTheWholeClass) {
+  // Rows of 16..31 f32: the dense kernel (rows of at most 32) fits every shape of it;
+  // rows of 32..63 would not fit at the top, so it is not a candidate there.
+  auto has_dense = [](const std::vector<AxisKernelSpec>& cs) {
+    return std::any_of(cs.begin(), cs.end(), [](const AxisKernelSpec& c) { return c.family == AxisFamily::rows_dense; });
+  };
+  EXPECT_TRUE(has_dense(axis_class_candidates(Op::sum, kF32, rows_class(4, 16), 132)));
+  EXPECT_FALSE(has_dense(axis_class_candidates(Op::sum, kF32, rows_class(5, 16), 132)));
+  for (const auto& problem : {rows_class(3, 20), rows_class(13, 9), rows_class(21, 3),
+                              db::AxisProblemClass{Op::max, DType::f64, DType::f64, AxisLayout::columns, 7, 9}}) {
+    const TypeRule types = *resolve_types(problem.op, problem.dtype, problem.out_dtype).rule;
+    const auto candidates = axis_class_candidates(problem.op, types, problem, 132);
+    ASSERT_FALSE(candidates.empty());
+    std::vector<AxisShape> shapes = axis_sample_shapes(problem);
+    shapes.push_back(axis_top_shape(problem));
+    for (const auto& c : candidates)
+      for (const auto& s : shapes) EXPECT_EQ(axis_spec_mismatch(c, canonical_axis_shape(s)), "") << to_string(c);
+    // The built-in choice at the corner is the first candidate.
+    EXPECT_EQ(candidates.front(),
+              builtin_axis_spec(problem.op, types, canonical_axis_shape(axis_sample_shapes(problem).front()), 132));
+  }
+}
+
+TEST(AxisTuning, CanonicalShapesHaveTheirLayout) {
+  EXPECT_EQ(canonical_axis_shape({AxisLayout::rows, 100, 7}).layout, AxisLayout::rows);
+  const CanonicalAxes c = canonical_axis_shape({AxisLayout::columns, 100, 7});
+  EXPECT_EQ(c.layout, AxisLayout::columns);
+  EXPECT_EQ(c.inner, 7u);
+  EXPECT_EQ(c.reduced, 100u);
+  // One output is the flat layout, not rows.
+  EXPECT_THROW(canonical_axis_shape({AxisLayout::rows, 100, 1}), InvalidArgument);
+}
+
+TEST(AxisTuning, WorkPlanFollowsLayoutsOpsAndDtypes) {
+  auto database = db::Database::open_in_memory();
+  NotingProgress progress;
+  TuneOptions o;
+  o.axis_shapes = {{1024, 4096}, {1 << 20, 16}};
+  auto plan = plan_axis_work(o, database, 1, ~0ull, progress);
+  // sum, min, max (not prod) x f32, f64 x rows, columns x 2 shapes; sums first.
+  EXPECT_EQ(plan.items.size(), 3u * 2 * 2 * 2);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(plan.items[i].op, Op::sum);
+  o.layouts = {AxisLayout::flat, AxisLayout::columns};
+  plan = plan_axis_work(o, database, 1, ~0ull, progress);
+  EXPECT_EQ(plan.items.size(), 3u * 2 * 2);
+  for (const auto& w : plan.items) EXPECT_EQ(w.problem.layout, AxisLayout::columns);
+  o.layouts = {AxisLayout::flat};
+  EXPECT_TRUE(plan_axis_work(o, database, 1, ~0ull, progress).items.empty());
+  // Integer dtypes and products are not tuned along axes; mean is the sum's class.
+  o.layouts = {AxisLayout::rows};
+  o.dtypes = {DType::i32, DType::f64};
+  o.ops = {Op::mean, Op::sum, Op::prod};
+  plan = plan_axis_work(o, database, 1, ~0ull, progress);
+  ASSERT_EQ(plan.items.size(), 2u);
+  for (const auto& w : plan.items) {
+    EXPECT_EQ(w.op, Op::sum);
+    EXPECT_EQ(w.types.in, DType::f64);
+  }
+}
+
+TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
+  auto database = db::Database::open_in_memory();
+  DeviceKey device;
+  device.name = "Fake GPU";
+  device.cc_major = 9;
+  device.sm_count = 132;
+  device.uuid = "GPU-00000000-0000-0000-0000-0000000000a1";
+  TuneOptions o;
+  o.ops = {Op::sum};
+  o.dtypes = {DType::f32};
+  o.layouts = {AxisLayout::rows};
+  o.axis_shapes = {{1024, 4096}, {1 << 20, 64}};
+  db::AxisBucketResult r;
+  r.device = device;
+  r.problem = rows_class(10, 12);
+  db::AxisMeasurement m = timed({AxisLayout::rows, 1024, 4096}, "rows:block=256,group=32,vec=4,split=none,rows=1", 0.01);
+  m.op = Op::sum;
+  m.dtype = m.out_dtype = DType::f32;
+  m.tool_version = "test";
+  m.created_at = db::now_timestamp();
+  r.measurements = {m};
+  r.winner = 0;
+  r.tool_version = "test";
+  r.created_at = db::now_timestamp();
+  const db::RowId id = database.store_axis_bucket(r).device_id;
+  NotingProgress progress;
+  auto plan = plan_axis_work(o, database, id, ~0ull, progress);
+  ASSERT_EQ(plan.items.size(), 1u);
+  EXPECT_EQ(plan.already_done, 1);
+  EXPECT_EQ(plan.items[0].problem, rows_class(20, 6));
+  o.fresh = true;
+  EXPECT_EQ(plan_axis_work(o, database, id, ~0ull, progress).items.size(), 2u);
+  // The interior shape of [2^20, 2^21) x [64, 128) has (1.5 * 2^20 + 1)(97) elements.
+  const std::uint64_t needed = (1536ull * 1024 + 1) * 97 * 4;
+  plan = plan_axis_work(o, database, id, needed - 1, progress);
+  EXPECT_EQ(plan.items.size(), 1u);
+  EXPECT_EQ(plan.skipped, 1);
+  ASSERT_FALSE(progress.notes.empty());
+  EXPECT_NE(progress.notes.back().find("MiB of device memory"), std::string::npos) << progress.notes.back();
+}
+
+TEST(AxisWinner, TheConfigThatHoldsAcrossTheClassWins) {
+  const auto shapes = axis_sample_shapes(rows_class(10, 14));
+  // a: fastest at the corner, 1.5x the best inside; b: 1.05x at the corner, best inside.
+  const std::vector<db::AxisMeasurement> ms = {
+      timed(shapes[0], "a", 1.00), timed(shapes[0], "b", 1.05), timed(shapes[1], "a", 3.0), timed(shapes[1], "b", 2.0)};
+  const auto w = choose_axis_winner(ms, shapes, "builtin");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "b");
+  EXPECT_EQ(ms[*w].reduced, shapes[0].reduced);  // the winner's corner measurement
+}
+
+TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
+  const auto shapes = axis_sample_shapes(rows_class(10, 14));
+  const std::vector<db::AxisMeasurement> ms = {
+      timed(shapes[0], "fast_but_wrong_inside", 0.5), timed(shapes[1], "fast_but_wrong_inside", 0.5,
+                                                              db::MeasurementStatus::wrong_result),
+      timed(shapes[0], "corner_only", 0.6),  // never measured inside
+      timed(shapes[0], "slow", 2.0), timed(shapes[1], "slow", 3.0)};
+  const auto w = choose_axis_winner(ms, shapes, "builtin");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "slow");
+  const std::vector<db::AxisMeasurement> none = {timed(shapes[0], "x", 1, db::MeasurementStatus::wrong_result)};
+  EXPECT_FALSE(choose_axis_winner(none, shapes, "builtin"));
+}
+
+TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
+  const auto shapes = axis_sample_shapes(rows_class(10, 14));
+  std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "tuned", 1.000), timed(shapes[1], "tuned", 2.000),
+                                         timed(shapes[0], "builtin", 1.005), timed(shapes[1], "builtin", 2.010)};
+  auto w = choose_axis_winner(ms, shapes, "builtin");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "builtin");
+  ms[2].median_ms = 1.03;  // 3% slower: the tuned config wins
+  w = choose_axis_winner(ms, shapes, "builtin");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "tuned");
+}
+
+TEST(AxisWinner, AFloatSumWinnerAlsoServesTheMean) {
+  const std::string config = "rows:block=256,group=32,vec=4,split=none,rows=1";
+  const auto specs = axis_runtime_specs(rows_class(10, 14), config);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].op, Op::sum);
+  EXPECT_EQ(specs[1].op, Op::mean);
+  EXPECT_EQ(axis_config_text(specs[1]), config);
+  EXPECT_EQ(axis_runtime_specs(rows_class(10, 14, Op::max), config).size(), 1u);
+  EXPECT_TRUE(axis_runtime_specs(rows_class(10, 14), "not a config").empty());
+}
+
+}  // namespace
+}  // namespace reduce_tune::tuner

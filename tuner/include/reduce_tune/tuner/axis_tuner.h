@@ -1,0 +1,111 @@
+// Tuning axis reductions (issue 12): for each class (op, types, layout, R bucket,
+// outputs bucket) the candidates of engine/axis.h are verified per output element and
+// timed at a corner shape of the class and at one inside it, and the config that holds
+// best across both wins. Everything the GPU run does not need (which classes, which
+// shapes, which winner) is here as plain functions, tested without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reduce_tune/db/database.h"
+#include "reduce_tune/db/records.h"
+#include "reduce_tune/engine/axis.h"
+#include "reduce_tune/tensor.h"
+#include "reduce_tune/tuner/tune_options.h"
+#include "reduce_tune/types.h"
+
+namespace reduce_tune::tuner {
+
+class Progress;
+
+// A C-contiguous shape of one layout: rows [outputs, R] reduced along dim 1, columns
+// [R, outputs] reduced along dim 0.
+struct AxisShape {
+  AxisLayout layout = AxisLayout::rows;
+  std::uint64_t reduced = 1;
+  std::uint64_t outputs = 1;
+  std::uint64_t elements() const { return reduced * outputs; }
+  friend bool operator==(const AxisShape&, const AxisShape&) = default;
+};
+// Its canonical form (layout rows or columns; throws InvalidArgument for extents that
+// do not give that layout: R < 1, outputs < 2 for rows, outputs < 2 or R < 2 for columns).
+CanonicalAxes canonical_axis_shape(const AxisShape& shape);
+
+// The class a shape falls in (op and types of the caller's problem).
+db::AxisProblemClass axis_class_of(Op op, const TypeRule& types, const AxisShape& shape);
+
+// The shapes a class is measured at: its corner (2^a, 2^b), then one inside it where the
+// bucket holds more than one value (1.5 * 2^k + 1 in each such dimension: odd, a
+// multiple of no vector or tile). The first is the one the winner's time is stored at.
+std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& problem);
+// The largest shape of the class (2^(a+1) - 1, 2^(b+1) - 1): a winner must fit it.
+AxisShape axis_top_shape(const db::AxisProblemClass& problem);
+
+// The candidates of a class: those of engine/axis.h at its corner that also fit its
+// interior and top shapes (a dense kernel with a size limit must hold for the whole
+// class), the built-in choice of each sample shape first.
+std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, const db::AxisProblemClass& problem,
+                                                  int sm_count);
+
+struct AxisWorkItem {
+  Op op;
+  TypeRule types;
+  db::AxisProblemClass problem;
+};
+struct AxisWorkPlan {
+  std::vector<AxisWorkItem> items;  // sums first (their results narrow the other ops' search)
+  int already_done = 0;
+  int skipped = 0;  // did not fit in device memory
+};
+// The axis classes a run tunes: `options.layouts` rows and columns x the float dtypes
+// among options.dtypes x options.ops (mean as sum) x options.axis_shapes (or the default
+// grid), minus the classes the database holds for the device (unless options.fresh) and
+// those whose shapes would not fit in `input_capacity` bytes.
+AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
+                            std::uint64_t input_capacity, Progress& progress);
+
+// The winner among a class's measurements: of the configs verified and timed at every
+// sample shape, the one whose worst ratio to the fastest config at any shape is lowest.
+// Among configs within 1% of that score, the built-in choice (`builtin`, config text)
+// wins if it is one of them, so a rerun or a tie keeps what a user gets without tuning.
+// Returns the index of the winner's measurement at the first sample shape.
+std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& measurements,
+                                              const std::vector<AxisShape>& shapes, const std::string& builtin);
+
+// The kernels the runtime loads for an axis winner: its own, and for a float sum the
+// mean it also serves. The database keeps their binaries, so that no call compiles.
+std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config);
+
+// The axis checks of single candidates outside a run, on device `ordinal`: exactly what
+// a candidate of a class goes through at one shape (outputs poisoned, then every output
+// compared bit for bit with the reference on the exact data set). The mutation test
+// feeds it deliberately broken kernels.
+class AxisChecker {
+ public:
+  explicit AxisChecker(int ordinal);
+  ~AxisChecker();
+  AxisChecker(const AxisChecker&) = delete;
+  AxisChecker& operator=(const AxisChecker&) = delete;
+  // "" when `spec` reduces `shape` right, else why not. `nvrtc_options` are extra
+  // compile options (-DRT_MUTATION=k).
+  std::string check(const AxisKernelSpec& spec, const AxisShape& shape,
+                    const std::vector<std::string>& nvrtc_options = {});
+  // Runs `spec` on the checks' data at `shape`, writing shape.outputs values to `out`
+  // (device memory); for tests that alter a right answer.
+  void run(const AxisKernelSpec& spec, const AxisShape& shape, void* out);
+  // Compares `got` (device memory, shape.outputs values of types.out) with the
+  // reference of (op, types) on the exact data at `shape`: "" when every output
+  // matches bit for bit, else how many differ and the first. The test that feeds the
+  // comparison a wrong answer uses it directly.
+  std::string compare(Op op, const TypeRule& types, const AxisShape& shape, const void* got);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace reduce_tune::tuner

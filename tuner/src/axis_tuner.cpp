@@ -1,0 +1,648 @@
+#include "reduce_tune/tuner/axis_tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "axis_run.h"
+#include "device_state.h"
+#include "reduce_tune/engine/source_gen.h"
+#include "reduce_tune/error.h"
+#include "reduce_tune/runtime/selector.h"
+#include "reduce_tune/tuner/measure.h"
+#include "reduce_tune/tuner/tuner.h"
+
+namespace reduce_tune::tuner {
+
+using namespace detail;
+
+CanonicalAxes canonical_axis_shape(const AxisShape& s) {
+  const auto r = static_cast<std::int64_t>(s.reduced), o = static_cast<std::int64_t>(s.outputs);
+  const CanonicalResult c = s.layout == AxisLayout::rows ? canonicalize(TensorDesc::contiguous({o, r}), {1})
+                                                         : canonicalize(TensorDesc::contiguous({r, o}), {0});
+  if (!c.ok) throw InvalidArgument("axis shape: " + c.error);
+  if (c.axes.layout != s.layout)
+    throw InvalidArgument(std::string("axis shape R=") + std::to_string(s.reduced) + " x " + std::to_string(s.outputs) +
+                          " outputs is " + to_string(c.axes.layout) + ", not " + to_string(s.layout));
+  return c.axes;
+}
+
+db::AxisProblemClass axis_class_of(Op op, const TypeRule& types, const AxisShape& shape) {
+  return {op, types.in, types.out, shape.layout, size_bucket(shape.reduced), size_bucket(shape.outputs)};
+}
+
+namespace {
+
+// The values of bucket b a class is measured at: 2^b, then 1.5 * 2^b + 1 where the
+// bucket holds it (3 for [2, 4)).
+std::vector<std::uint64_t> bucket_samples(int b) {
+  const std::uint64_t low = std::uint64_t{1} << b;
+  std::vector<std::uint64_t> v = {low};
+  const std::uint64_t inside = b == 1 ? 3 : low + low / 2 + 1;
+  if (b >= 1 && inside < 2 * low) v.push_back(inside);
+  return v;
+}
+
+AxisShape with_op_shape(const db::AxisProblemClass& p, std::uint64_t r, std::uint64_t o) { return {p.layout, r, o}; }
+
+}  // namespace
+
+std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p) {
+  const auto rs = bucket_samples(p.reduced_bucket), os = bucket_samples(p.outputs_bucket);
+  std::vector<AxisShape> shapes = {with_op_shape(p, rs.front(), os.front())};
+  const AxisShape inside = with_op_shape(p, rs.back(), os.back());
+  if (!(inside == shapes.front())) shapes.push_back(inside);
+  return shapes;
+}
+
+AxisShape axis_top_shape(const db::AxisProblemClass& p) {
+  return {p.layout, (std::uint64_t{2} << p.reduced_bucket) - 1, (std::uint64_t{2} << p.outputs_bucket) - 1};
+}
+
+std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, const db::AxisProblemClass& problem,
+                                                  int sm_count) {
+  const std::vector<AxisShape> samples = axis_sample_shapes(problem);
+  std::vector<CanonicalAxes> shapes;
+  for (const auto& s : samples) shapes.push_back(canonical_axis_shape(s));
+  shapes.push_back(canonical_axis_shape(axis_top_shape(problem)));
+  std::vector<AxisKernelSpec> all;
+  for (std::size_t i = 0; i < samples.size(); ++i) all.push_back(builtin_axis_spec(op, types, shapes[i], sm_count));
+  for (const auto& c : axis_candidates(op, types, shapes.front(), sm_count)) all.push_back(c);
+  std::vector<AxisKernelSpec> out;
+  for (const auto& c : all) {
+    bool fits = true;
+    for (const auto& s : shapes) fits = fits && axis_spec_mismatch(c, s).empty();
+    if (fits && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
+AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
+                            std::uint64_t input_capacity, Progress& progress) {
+  AxisWorkPlan plan;
+  std::vector<AxisLayout> layouts;
+  for (AxisLayout l : {AxisLayout::rows, AxisLayout::columns})
+    if (std::find(options.layouts.begin(), options.layouts.end(), l) != options.layouts.end()) layouts.push_back(l);
+  if (layouts.empty()) return plan;
+  // Sums first: the other ops of a dtype start from the sum's best configs.
+  std::vector<Op> ops;
+  for (Op want : {Op::sum, Op::min, Op::max})
+    for (Op op : options.ops)
+      if ((op == Op::mean ? Op::sum : op) == want && std::find(ops.begin(), ops.end(), want) == ops.end())
+        ops.push_back(want);
+  std::vector<DType> dtypes;
+  for (DType d : options.dtypes)
+    if (is_floating(d)) dtypes.push_back(d);
+  const auto shapes = options.axis_shapes.empty() ? default_axis_shapes() : options.axis_shapes;
+  const auto done = database.axis_tuned_buckets(device_id);
+  std::set<db::AxisProblemClass> seen;
+  for (Op op : ops)
+    for (DType dtype : dtypes) {
+      const TypeRule types = *resolve_types(op, dtype, default_out_dtype(op, dtype)).rule;
+      for (AxisLayout layout : layouts)
+        for (const auto& [r, o] : shapes) {
+          const AxisShape shape{layout, r, o};
+          const db::AxisProblemClass problem = axis_class_of(op, types, shape);
+          if (!seen.insert(problem).second) continue;
+          if (r < 2 || o < 2) {
+            progress.note(db::to_string(problem) + ": skipped, axis classes need R >= 2 and outputs >= 2");
+            ++plan.skipped;
+            continue;
+          }
+          if (!options.fresh && std::find(done.begin(), done.end(), problem) != done.end()) {
+            ++plan.already_done;
+            continue;
+          }
+          std::uint64_t largest = 0;
+          for (const auto& s : axis_sample_shapes(problem)) largest = std::max(largest, s.elements());
+          if (largest > input_capacity / size_of(dtype)) {
+            ++plan.skipped;
+            progress.note(db::to_string(problem) + ": skipped, needs " +
+                          std::to_string((largest * size_of(dtype)) >> 20) + " MiB of device memory");
+            continue;
+          }
+          plan.items.push_back({op, types, problem});
+        }
+    }
+  return plan;
+}
+
+namespace {
+
+// Configs ok at every sample shape, with their score: the worst ratio of their time to
+// the fastest config's at any shape (1.0: fastest everywhere). Best first; ties by text.
+std::vector<std::pair<std::string, double>> rank_axis_configs(const std::vector<db::AxisMeasurement>& ms,
+                                                              const std::vector<AxisShape>& shapes) {
+  std::map<std::string, std::vector<double>> times;  // per config, per shape (NaN: not ok there)
+  std::set<std::string> failed;
+  std::vector<double> best(shapes.size(), std::numeric_limits<double>::infinity());
+  for (const auto& m : ms) {
+    std::size_t at = shapes.size();
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      if (shapes[i].layout == m.layout && shapes[i].reduced == m.reduced && shapes[i].outputs == m.outputs) at = i;
+    if (at == shapes.size()) continue;
+    if (m.status != db::MeasurementStatus::ok || !(m.median_ms > 0)) {
+      failed.insert(m.config);
+      continue;
+    }
+    auto& t = times[m.config];
+    if (t.empty()) t.assign(shapes.size(), std::numeric_limits<double>::quiet_NaN());
+    t[at] = std::isnan(t[at]) ? m.median_ms : std::min(t[at], m.median_ms);
+    best[at] = std::min(best[at], m.median_ms);
+  }
+  std::vector<std::pair<std::string, double>> ranked;
+  for (const auto& [config, t] : times) {
+    if (failed.count(config)) continue;
+    double score = 0;
+    bool complete = true;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      if (std::isnan(t[i])) complete = false;
+      else score = std::max(score, t[i] / best[i]);
+    }
+    if (complete) ranked.emplace_back(config, score);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second < b.second : a.first < b.first;
+  });
+  return ranked;
+}
+
+}  // namespace
+
+std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& ms,
+                                              const std::vector<AxisShape>& shapes, const std::string& builtin) {
+  if (shapes.empty()) return std::nullopt;
+  const auto ranked = rank_axis_configs(ms, shapes);
+  if (ranked.empty()) return std::nullopt;
+  std::string winner = ranked.front().first;
+  for (const auto& [config, score] : ranked)
+    if (config == builtin && score <= ranked.front().second * 1.01) winner = config;
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    if (ms[i].config == winner && ms[i].status == db::MeasurementStatus::ok && ms[i].reduced == shapes[0].reduced &&
+        ms[i].outputs == shapes[0].outputs && ms[i].layout == shapes[0].layout)
+      return i;
+  return std::nullopt;
+}
+
+std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config) {
+  std::vector<AxisKernelSpec> specs;
+  const auto types = resolve_types(problem.op, problem.dtype, problem.out_dtype);
+  if (!types.rule) return specs;
+  if (auto spec = parse_axis_config(config, problem.op, *types.rule)) specs.push_back(*spec);
+  if (problem.op == Op::sum && is_floating(problem.dtype) && problem.dtype == problem.out_dtype) {
+    const auto mean = resolve_types(Op::mean, problem.dtype, default_out_dtype(Op::mean, problem.dtype));
+    if (mean.rule && mean.rule->acc == types.rule->acc)
+      if (auto spec = parse_axis_config(config, Op::mean, *mean.rule)) specs.push_back(*spec);
+  }
+  return specs;
+}
+
+namespace detail {
+
+namespace {
+constexpr std::uint64_t kAxisSeed = 0xa5eed;
+constexpr std::uint64_t kCoverageSeed = 0xa5eed2;
+// Candidates timed at the interior shape: the fastest few at the corner, within this
+// factor of the best there.
+constexpr std::size_t kAxisFinalists = 6;
+constexpr double kAxisFinalistBand = 1.3;
+}  // namespace
+
+// The reference and comparison kernels of one (op, types).
+struct AxisReferenceProgram {
+  std::shared_ptr<const CompiledProgram> program;
+  std::unique_ptr<LoadedLibrary> library;
+  cudaKernel_t reference = nullptr;
+  cudaKernel_t compare = nullptr;
+  std::string binary_key;
+};
+
+AxisCheckState::AxisCheckState(DeviceState& device) : device_(device), result_(16) {}
+AxisCheckState::~AxisCheckState() = default;
+
+void AxisCheckState::reserve(std::uint64_t data_bytes, std::uint64_t out_bytes) {
+  if (data_.size() < data_bytes) {
+    RT_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
+    data_ = DeviceBuffer();
+    data_ = DeviceBuffer(data_bytes);
+    holds_.reset();
+  }
+  if (out_.size() < out_bytes) {
+    RT_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
+    out_ = DeviceBuffer();
+    reference_ = DeviceBuffer();
+    out_ = DeviceBuffer(out_bytes);
+    reference_ = DeviceBuffer(out_bytes);
+    reference_holds_.reset();
+  }
+}
+
+const unsigned char* AxisCheckState::data(DType dtype, verify::FillKind kind, std::uint64_t seed) {
+  const auto want = std::make_tuple(dtype, kind, seed);
+  if (!holds_ || *holds_ != want) {
+    device_.fill(data_.get(), dtype, kind, seed, data_.size() / size_of(dtype));
+    holds_ = want;
+  }
+  return static_cast<const unsigned char*>(data_.get());
+}
+
+AxisReferenceProgram& AxisCheckState::program(Op op, const TypeRule& types) {
+  auto& slot = programs_[std::make_tuple(op, types.in, types.acc, types.out)];
+  if (slot) return *slot;
+  CompileRequest request;
+  request.program_name = "reduce_tune_axis_check.cu";
+  request.source = "#include \"tuner/axis_check.cuh\"\n";
+  const auto templates = kernel_template_sources();
+  const auto tuner_files = tuner_kernel_sources();
+  request.headers.assign(templates.begin(), templates.end());
+  request.headers.insert(request.headers.end(), tuner_files.begin(), tuner_files.end());
+  request.name_expressions = {"rt::axis_reference_kernel<" + std::string(op_type(op)) + ", " +
+                                  std::string(cuda_type_name(types.in)) + ", " + std::string(cuda_type_name(types.acc)) +
+                                  ", " + std::string(cuda_type_name(types.out)) + ">",
+                              "rt::axis_compare_kernel<" + std::string(cuda_type_name(types.out)) + ">"};
+  request.arch = device_.key().arch();
+  auto p = std::make_unique<AxisReferenceProgram>();
+  p->binary_key = device_.request_binary_key(request);
+  p->program = device_.compile_now(request);
+  p->library = std::make_unique<LoadedLibrary>(p->program->cubin);
+  p->reference = p->library->kernel(p->program->lowered_names.at(0));
+  p->compare = p->library->kernel(p->program->lowered_names.at(1));
+  binary_keys_.insert(p->binary_key);
+  slot = std::move(p);
+  return *slot;
+}
+
+const void* AxisCheckState::reference(Op op, const TypeRule& types, const AxisShape& shape, verify::FillKind kind,
+                                      std::uint64_t seed) {
+  const auto key = std::make_tuple(op, types.in, types.out, shape.layout, shape.reduced, shape.outputs, kind, seed);
+  if (reference_holds_ && *reference_holds_ == key) return reference_.get();
+  const unsigned char* in = data(types.in, kind, seed);
+  AxisReferenceProgram& p = program(op, types);
+  std::uint64_t outputs = shape.outputs, reduced = shape.reduced, inner = shape.layout == AxisLayout::columns ? shape.outputs : 1;
+  int columns = shape.layout == AxisLayout::columns ? 1 : 0;
+  void* out = reference_.get();
+  const void* in_ptr = in;
+  void* args[] = {&in_ptr, &out, &outputs, &reduced, &inner, &columns};
+  const std::uint64_t warps_wanted = std::min<std::uint64_t>(outputs, 32ull * 1024 * 8);
+  const auto grid = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (warps_wanted * 32 + 255) / 256));
+  CudaLauncher().launch(reinterpret_cast<const void*>(p.reference), grid, 256, device_.stream(), args);
+  RT_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
+  reference_holds_ = key;
+  return reference_.get();
+}
+
+std::string AxisCheckState::compare(Op op, const TypeRule& types, const AxisShape& shape, verify::FillKind kind,
+                                    std::uint64_t seed, const void* got) {
+  const void* want = reference(op, types, shape, kind, seed);
+  AxisReferenceProgram& p = program(op, types);
+  const unsigned long long init[2] = {0, ~0ull};
+  RT_CUDA_CHECK(cudaMemcpyAsync(result_.get(), init, sizeof(init), cudaMemcpyHostToDevice, device_.stream()));
+  std::uint64_t n = shape.outputs;
+  void* result = result_.get();
+  void* args[] = {&got, &want, &n, &result};
+  const auto grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((n + 255) / 256, 1, 4096));
+  CudaLauncher().launch(reinterpret_cast<const void*>(p.compare), grid, 256, device_.stream(), args);
+  unsigned long long found[2] = {0, 0};
+  RT_CUDA_CHECK(cudaMemcpyAsync(found, result_.get(), sizeof(found), cudaMemcpyDeviceToHost, device_.stream()));
+  RT_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
+  if (found[0] == 0) return {};
+  const std::size_t out_size = size_of(types.out);
+  std::uint64_t got_bits = 0, want_bits = 0;
+  RT_CUDA_CHECK(cudaMemcpy(&got_bits, static_cast<const unsigned char*>(got) + found[1] * out_size, out_size,
+                           cudaMemcpyDeviceToHost));
+  RT_CUDA_CHECK(cudaMemcpy(&want_bits, static_cast<const unsigned char*>(want) + found[1] * out_size, out_size,
+                           cudaMemcpyDeviceToHost));
+  return std::to_string(found[0]) + " of " + std::to_string(shape.outputs) + " outputs wrong at R=" +
+         std::to_string(shape.reduced) + " x " + std::to_string(shape.outputs) + " (" + to_string(shape.layout) +
+         "); first: output " + std::to_string(found[1]) + " = " +
+         std::to_string(verify::bits_to_double(types.out, got_bits)) + ", expected " +
+         std::to_string(verify::bits_to_double(types.out, want_bits));
+}
+
+void AxisCheckState::run(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape,
+                         verify::FillKind kind, std::uint64_t seed, void* out) {
+  const CanonicalAxes canonical = canonical_axis_shape(shape);
+  const AxisLaunchPlan plan = plan_axis_launch(spec, canonical, device_.key().sm_count);
+  const WorkspaceView ws = device_.workspace(plan.partial_count * size_of(spec.types.acc));
+  const unsigned char* in = data(spec.types.in, kind, seed);
+  // Poisoned outputs: a kernel that leaves one unwritten cannot match by luck.
+  RT_CUDA_CHECK(cudaMemsetAsync(out, 0xa5, shape.outputs * size_of(spec.types.out), device_.stream()));
+  CudaLauncher launcher;
+  enqueue_axis_reduction(launcher, kernels, spec, plan, canonical, in, out, plan.partial_count > 0 ? &ws : nullptr,
+                         device_.stream());
+  RT_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
+}
+
+std::string AxisCheckState::check(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape,
+                                  verify::FillKind kind, std::uint64_t seed) {
+  run(spec, kernels, shape, kind, seed, out_.get());
+  return compare(spec.op, spec.types, shape, kind, seed, out_.get());
+}
+
+TimingResult AxisCheckState::time(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape) {
+  const CanonicalAxes canonical = canonical_axis_shape(shape);
+  const AxisLaunchPlan plan = plan_axis_launch(spec, canonical, device_.key().sm_count);
+  const WorkspaceView ws = device_.workspace(plan.partial_count * size_of(spec.types.acc));
+  const unsigned char* in = data(spec.types.in, verify::exact_fill(spec.op), kAxisSeed);
+  const std::uint64_t bytes = shape.elements() * size_of(spec.types.in);
+  // Slices 256-byte aligned, as allocations are.
+  const std::uint64_t stride = (bytes + 255) / 256 * 256;
+  const int rotations = rotation_count(stride, device_.key().l2_bytes, data_.size());
+  CudaLauncher launcher;
+  return time_reduction(
+      [&](int slice) {
+        enqueue_axis_reduction(launcher, kernels, spec, plan, canonical, in + static_cast<std::uint64_t>(slice) * stride,
+                               out_.get(), plan.partial_count > 0 ? &ws : nullptr, device_.stream());
+      },
+      rotations, device_.stream());
+}
+
+namespace {
+
+std::string axis_kernel_key(const AxisKernelSpec& spec, const std::vector<std::string>& options) {
+  std::string key = "axis " + to_string(spec);
+  for (const auto& o : options) key.append(" ").append(o);
+  return key;
+}
+
+CompileRequest axis_request(const AxisKernelSpec& spec, int arch, const std::vector<std::string>& options) {
+  CompileRequest request = make_axis_compile_request(spec, arch);
+  request.extra_options = options;
+  return request;
+}
+
+}  // namespace
+
+void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId device_id, const AxisWorkPlan& plan,
+                       const TuneOptions& options, Progress& progress, const std::atomic<bool>& interrupt,
+                       DeviceTuneResult& result, int index_offset, int total) {
+  if (plan.items.empty()) return;
+  const int arch = device.key().arch();
+  const int sm_count = device.key().sm_count;
+  AxisCheckState checks(device);
+  // Room for the largest sample shape of any class, at least 8x L2 (rotation), and the
+  // largest output count.
+  std::uint64_t data_bytes = 8 * static_cast<std::uint64_t>(std::max<std::int64_t>(device.key().l2_bytes, 1 << 20));
+  std::uint64_t out_bytes = 64;
+  for (const auto& w : plan.items)
+    for (const auto& s : axis_sample_shapes(w.problem)) {
+      data_bytes = std::max(data_bytes, s.elements() * size_of(w.types.in));
+      out_bytes = std::max<std::uint64_t>(out_bytes, s.outputs * 8);
+    }
+  checks.reserve(data_bytes, out_bytes);
+  double tuned_seconds = 0;
+  int done_here = 0;
+
+  for (std::size_t index = 0; index < plan.items.size(); ++index) {
+    if (interrupt.load()) {
+      result.interrupted = true;
+      return;
+    }
+    const auto class_started = Clock::now();
+    const AxisWorkItem& w = plan.items[index];
+    const std::vector<AxisShape> shapes = axis_sample_shapes(w.problem);
+    const CanonicalAxes corner = canonical_axis_shape(shapes.front());
+    const AxisKernelSpec builtin = builtin_axis_spec(w.op, w.types, corner, sm_count);
+    const std::string builtin_text = axis_config_text(builtin);
+
+    // The sum searches the whole space; another op starts from the sum's best configs of
+    // the same class (the traversal is the op-independent part), where they are stored.
+    std::vector<AxisKernelSpec> candidates;
+    if (w.op != Op::sum) {
+      const TypeRule sum_types = *resolve_types(Op::sum, w.types.in, w.types.in).rule;
+      const db::AxisProblemClass sum_class{Op::sum, sum_types.in, sum_types.out, w.problem.layout,
+                                           w.problem.reduced_bucket, w.problem.outputs_bucket};
+      const auto ranked = rank_axis_configs(database.axis_measurements(device_id, sum_class), shapes);
+      candidates.push_back(builtin);
+      for (std::size_t i = 0; i < ranked.size() && i < 4; ++i)
+        if (auto spec = parse_axis_config(ranked[i].first, w.op, w.types))
+          if (std::find(candidates.begin(), candidates.end(), *spec) == candidates.end()) candidates.push_back(*spec);
+      if (candidates.size() == 1) candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
+    } else {
+      candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
+    }
+    for (const auto& c : candidates) device.compile_request_async(axis_kernel_key(c, {}), axis_request(c, arch, {}));
+
+    BucketReport report;
+    report.device_name = device.key().name;
+    report.axis = w.problem;
+    report.index = index_offset + static_cast<int>(index) + 1;
+    report.total = total;
+
+    std::vector<db::AxisMeasurement> measurements;
+    std::map<std::string, bool> failed;
+    auto measure = [&](const AxisKernelSpec& spec, const AxisShape& shape) -> std::optional<double> {
+      db::AxisMeasurement m;
+      m.op = w.op;
+      m.dtype = w.types.in;
+      m.out_dtype = w.types.out;
+      m.layout = shape.layout;
+      m.reduced = shape.reduced;
+      m.outputs = shape.outputs;
+      m.inner = shape.layout == AxisLayout::columns ? shape.outputs : 1;
+      m.config = axis_config_text(spec);
+      m.tool_version = tool_version_string();
+      m.created_at = db::now_timestamp();
+      m.median_ms = m.spread = m.gbps = std::numeric_limits<double>::quiet_NaN();
+      auto finish = [&](db::MeasurementStatus status, std::string detail) -> std::optional<double> {
+        m.status = status;
+        m.detail = std::move(detail);
+        if (status != db::MeasurementStatus::ok) failed[m.config] = true;
+        measurements.push_back(m);
+        if (shape == shapes.front()) {
+          ++report.candidates;
+          if (status != db::MeasurementStatus::ok) ++report.failed;
+          else if (!report.winner_ms || m.median_ms < report.winner_ms) {
+            report.winner_ms = m.median_ms;
+            report.winner_gbps = m.gbps;
+            report.axis_winner = m.config;
+          }
+          progress.candidate_finished(report);
+        }
+        return status == db::MeasurementStatus::ok ? std::optional<double>(m.median_ms) : std::nullopt;
+      };
+      const KernelHandles* kernels = nullptr;
+      try {
+        PhaseTimer timer(result.phases.compile_wait);
+        kernels = &device.request_kernels(axis_kernel_key(spec, {}), axis_request(spec, arch, {}));
+      } catch (const NvrtcError& e) {
+        return finish(db::MeasurementStatus::compile_failed, first_lines(e.what()));
+      } catch (const CudaError& e) {
+        if (is_sticky(e.code())) throw;
+        return finish(db::MeasurementStatus::launch_failed, e.what());
+      }
+      try {
+        std::string wrong;
+        {
+          PhaseTimer timer(result.phases.verify);
+          wrong = checks.check(spec, *kernels, shape, verify::exact_fill(w.op), kAxisSeed);
+        }
+        if (!wrong.empty()) return finish(db::MeasurementStatus::wrong_result, wrong);
+        TimingResult t;
+        {
+          PhaseTimer timer(shape == shapes.front() ? result.phases.timing : result.phases.finalists);
+          t = checks.time(spec, *kernels, shape);
+        }
+        m.median_ms = t.median_ms;
+        m.spread = t.spread;
+        m.repetitions = t.repetitions;
+        m.gbps = static_cast<double>(shape.elements() * size_of(w.types.in)) / (t.median_ms * 1e6);
+        return finish(db::MeasurementStatus::ok, {});
+      } catch (const CudaError& e) {
+        // An error that ends the run names the candidate it came from.
+        if (is_sticky(e.code()))
+          throw CudaError(e.code(), e.expression(),
+                          std::string(e.what()) + " (axis candidate " + to_string(spec) + " at R=" +
+                              std::to_string(shape.reduced) + " x " + std::to_string(shape.outputs) + " outputs, " +
+                              to_string(shape.layout) + ")");
+        cudaGetLastError();
+        return finish(db::MeasurementStatus::launch_failed, e.what());
+      }
+    };
+
+    // Every candidate at the corner; the fastest few also inside the class.
+    std::vector<std::pair<double, AxisKernelSpec>> timed;
+    for (const auto& c : candidates) {
+      if (interrupt.load()) break;
+      if (auto t = measure(c, shapes.front())) timed.emplace_back(*t, c);
+    }
+    if (interrupt.load()) {
+      result.interrupted = true;
+      return;  // the class in flight is not stored
+    }
+    std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<AxisKernelSpec> finalists;
+    for (const auto& [t, c] : timed)
+      if (finalists.size() < kAxisFinalists && t <= timed.front().first * kAxisFinalistBand) finalists.push_back(c);
+    if (std::find(finalists.begin(), finalists.end(), builtin) == finalists.end() &&
+        std::any_of(timed.begin(), timed.end(), [&](const auto& e) { return e.second == builtin; }))
+      finalists.push_back(builtin);
+    // min, max and products cannot see a dropped element themselves: each finalist
+    // also reduces the exact sum data as a sum of the same dtype (the same traversal).
+    if (w.op != Op::sum && w.op != Op::mean) {
+      const TypeRule sum_types = *resolve_types(Op::sum, w.types.in, w.types.in).rule;
+      for (const auto& c : finalists) {
+        AxisKernelSpec twin = c;
+        twin.op = Op::sum;
+        twin.types = sum_types;
+        std::string why;
+        try {
+          PhaseTimer timer(result.phases.finalists);
+          const KernelHandles& k = device.request_kernels(axis_kernel_key(twin, {}), axis_request(twin, arch, {}));
+          why = checks.check(twin, k, shapes.front(), verify::FillKind::sum, kCoverageSeed);
+        } catch (const NvrtcError& e) {
+          why = "does not compile: " + first_lines(e.what());
+        } catch (const CudaError& e) {
+          if (is_sticky(e.code())) throw;
+          cudaGetLastError();
+          why = e.what();
+        }
+        if (!why.empty())
+          for (auto& m : measurements)
+            if (m.config == axis_config_text(c)) {
+              m.status = db::MeasurementStatus::wrong_result;
+              m.detail = "coverage (sum twin): " + why;
+              m.median_ms = m.spread = m.gbps = std::numeric_limits<double>::quiet_NaN();
+            }
+      }
+    }
+    for (std::size_t s = 1; s < shapes.size(); ++s)
+      for (const auto& c : finalists) {
+        if (interrupt.load()) break;
+        if (!failed[axis_config_text(c)]) measure(c, shapes[s]);
+      }
+    if (interrupt.load()) {
+      result.interrupted = true;
+      return;
+    }
+
+    db::AxisBucketResult stored;
+    stored.device = device.key();
+    stored.problem = w.problem;
+    stored.measurements = measurements;
+    stored.winner = choose_axis_winner(measurements, shapes, builtin_text);
+    stored.tool_version = tool_version_string();
+    stored.created_at = db::now_timestamp();
+    {
+      PhaseTimer timer(result.phases.store);
+      std::set<std::string> keep = checks.binary_keys();
+      keep.insert(device.fill_key());
+      std::vector<AxisKernelSpec> servers = finalists;
+      if (stored.winner)
+        for (const auto& spec : axis_runtime_specs(w.problem, measurements[*stored.winner].config))
+          servers.push_back(spec);
+      for (const auto& spec : servers) {
+        try {
+          const CompileRequest request = axis_request(spec, arch, {});
+          device.request_kernels(axis_kernel_key(spec, {}), request);
+          keep.insert(device.request_binary_key(request));
+        } catch (const NvrtcError&) {
+          // Left to the runtime to report at its first call.
+        }
+      }
+      result.binaries_stored += options.keep_all_binaries ? device.store().keep_all() : device.store().keep(keep);
+      database.store_axis_bucket(stored);
+    }
+    ++result.axis_classes_tuned;
+    ++done_here;
+    result.candidates += report.candidates;
+    result.failed_candidates += report.failed;
+    if (stored.winner) {
+      const auto& m = measurements[*stored.winner];
+      report.axis_winner = m.config;
+      report.winner_ms = m.median_ms;
+      report.winner_gbps = m.gbps;
+    }
+    report.seconds = std::chrono::duration<double>(Clock::now() - class_started).count();
+    tuned_seconds += report.seconds;
+    report.eta_seconds =
+        tuned_seconds / static_cast<double>(done_here) * static_cast<double>(plan.items.size() - index - 1);
+    progress.bucket_finished(report);
+  }
+}
+
+}  // namespace detail
+
+struct AxisChecker::Impl {
+  DeviceKey key;
+  DeviceState device;
+  AxisCheckState checks;
+  explicit Impl(int ordinal)
+      : key(select(ordinal)), device(key, std::nullopt), checks(device) {}
+  static DeviceKey select(int ordinal) {
+    DeviceKey k = query_device(ordinal);
+    RT_CUDA_CHECK(cudaSetDevice(ordinal));
+    return k;
+  }
+  void reserve(const AxisShape& shape, DType dtype) {
+    checks.reserve(std::max<std::uint64_t>(shape.elements() * size_of(dtype), 1 << 20), shape.outputs * 8 + 64);
+  }
+};
+
+AxisChecker::AxisChecker(int ordinal) : impl_(std::make_unique<Impl>(ordinal)) {}
+AxisChecker::~AxisChecker() = default;
+
+std::string AxisChecker::check(const AxisKernelSpec& spec, const AxisShape& shape,
+                               const std::vector<std::string>& nvrtc_options) {
+  impl_->reserve(shape, spec.types.in);
+  const CompileRequest request = axis_request(spec, impl_->key.arch(), nvrtc_options);
+  const KernelHandles& kernels = impl_->device.request_kernels(axis_kernel_key(spec, nvrtc_options), request);
+  return impl_->checks.check(spec, kernels, shape, verify::exact_fill(spec.op), kAxisSeed);
+}
+
+void AxisChecker::run(const AxisKernelSpec& spec, const AxisShape& shape, void* out) {
+  impl_->reserve(shape, spec.types.in);
+  const CompileRequest request = axis_request(spec, impl_->key.arch(), {});
+  const KernelHandles& kernels = impl_->device.request_kernels(axis_kernel_key(spec, {}), request);
+  impl_->checks.run(spec, kernels, shape, verify::exact_fill(spec.op), kAxisSeed, out);
+}
+
+std::string AxisChecker::compare(Op op, const TypeRule& types, const AxisShape& shape, const void* got) {
+  impl_->reserve(shape, types.in);
+  return impl_->checks.compare(op, types, shape, verify::exact_fill(op), kAxisSeed, got);
+}
+
+}  // namespace reduce_tune::tuner
