@@ -5,8 +5,10 @@
 // against cub::DeviceSegmentedReduce for rows. bench/torch_axes.py times torch on the
 // same shapes the same way; bench/join_axes.py puts the two side by side.
 //
-// usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max]
-// Prints one line per (layout, op, R, outputs): "layout op R outputs | impl us GB/s ...".
+// usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--db PATH]
+// With --db, the tuned call (the database's axis winners) and the built-in choice (no
+// database) are both timed, in the same run. Prints one line per (layout, op, R,
+// outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel".
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
@@ -57,9 +59,12 @@ int main(int argc, char** argv) {
   int device = 0;
   std::uint64_t max_elements = 1ull << 28;
   std::vector<rt::Op> ops = {rt::Op::sum, rt::Op::max};
+  std::string db;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--device" && i + 1 < argc) {
+    if (a == "--db" && i + 1 < argc) {
+      db = argv[++i];
+    } else if (a == "--device" && i + 1 < argc) {
       device = std::atoi(argv[++i]);
     } else if (a == "--max-elements" && i + 1 < argc) {
       max_elements = std::strtoull(argv[++i], nullptr, 0);
@@ -77,7 +82,8 @@ int main(int argc, char** argv) {
         p = q + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max]\n");
+      std::fprintf(stderr,
+                   "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--db PATH]\n");
       return 2;
     }
   }
@@ -95,11 +101,17 @@ int main(int argc, char** argv) {
     RT_CUDA_CHECK(cudaDeviceSynchronize());
     rt::DeviceBuffer out((1ull << 24) * 4 + 64);
     rt::Stream stream;
-    rt::ContextOptions options;
-    options.database = "/nonexistent/reduce-tune-axis-bench.db";  // built-in axis kernels
-    rt::Context ctx(options);
+    rt::ContextOptions builtin_options;
+    builtin_options.database = "/nonexistent/reduce-tune-axis-bench.db";  // built-in axis kernels
+    rt::Context builtin(builtin_options);
+    rt::ContextOptions tuned_options;
+    tuned_options.database = db;
+    rt::Context tuned(tuned_options);
+    rt::Context& ctx = db.empty() ? builtin : tuned;
+    std::printf("database: %s\n", db.empty() ? "none (built-in axis kernels)" : db.c_str());
 
-    std::printf("layout  op       R   outputs | reduce-tune us  GB/s  %%peak | cub-segmented us  GB/s | rt kernel\n");
+    std::printf("layout  op       R   outputs | reduce-tune us  GB/s  %%peak | cub-segmented us  GB/s | built-in us | "
+                "rt kernel\n");
     for (const char* layout : {"rows", "columns"}) {
       const bool rows = std::strcmp(layout, "rows") == 0;
       for (rt::Op op : ops)
@@ -114,6 +126,14 @@ int main(int argc, char** argv) {
           auto ours = [&](int s) { ctx.reduce_axes(op, rt::DType::f32, rt::DType::f32, slice(s), view, axes, out.get(), stream.get()); };
           const double ours_ms = rt::tuner::time_reduction(ours, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
           const auto explained = ctx.explain_axes(op, rt::DType::f32, rt::DType::f32, view, axes);
+          double builtin_ms = 0;
+          if (!db.empty()) {
+            auto plain = [&](int s) {
+              builtin.reduce_axes(op, rt::DType::f32, rt::DType::f32, slice(s), view, axes, out.get(), stream.get());
+            };
+            builtin_ms =
+                rt::tuner::time_reduction(plain, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
+          }
           double cub_ms = 0;
           if (rows && outputs <= (1ull << 24)) {
             rt::DeviceBuffer offsets((outputs + 1) * sizeof(int));
@@ -145,7 +165,11 @@ int main(int argc, char** argv) {
             std::printf("%12.2f %8.1f", cub_ms * 1e3, bytes / (cub_ms * 1e6));
           else
             std::printf("%12s %8s", "-", "-");
-          std::printf(" | %s\n", explained.kernel.c_str());
+          if (builtin_ms > 0)
+            std::printf(" | %10.2f", builtin_ms * 1e3);
+          else
+            std::printf(" | %10s", "-");
+          std::printf(" | %s %s\n", std::string(rt::to_string(explained.match)).c_str(), explained.kernel.c_str());
           std::fflush(stdout);
         }
     }

@@ -20,13 +20,21 @@ def rows(path):
 
 def main():
     ours, torch = rows(sys.argv[1]), rows(sys.argv[2])
-    print("| layout | op | R | outputs | reduce-tune µs | GB/s | % peak | torch µs | torch / rt | CUB seg. µs | CUB / rt |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| layout | op | R | outputs | reduce-tune µs | GB/s | % peak | torch µs | torch / rt | CUB seg. µs | CUB / rt "
+          "| built-in µs | built-in / rt |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     worst_torch, worst_cub, below_torch, below_cub, big_below_90 = 9e9, 9e9, [], [], []
+    worst_builtin, below_builtin = 9e9, []
     for key in sorted(ours, key=lambda k: (k[0], k[1], k[2], k[3])):
         rt = ours[key]
         rt_us, gbps, peak = float(rt[0][0]), float(rt[0][1]), float(rt[0][2].rstrip("%"))
         cub = rt[1][0]
+        builtin = rt[2][0] if len(rt) > 3 else "-"
+        ratio_b = float(builtin) / rt_us if builtin != "-" else None
+        if ratio_b is not None:
+            worst_builtin = min(worst_builtin, ratio_b)
+            if ratio_b < 0.97:
+                below_builtin.append((key, ratio_b))
         t = torch.get(key)
         t_us = float(t[0][0]) if t else None
         ratio_t = t_us / rt_us if t_us else None
@@ -43,15 +51,19 @@ def main():
             big_below_90.append((key, peak))
         print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {rt_us:.2f} | {gbps:.1f} | {peak:.1f} | "
               f"{t_us if t_us else '-'} | {f'{ratio_t:.2f}×' if ratio_t else '-'} | {cub} | "
-              f"{f'{ratio_c:.2f}×' if ratio_c else '-'} |")
+              f"{f'{ratio_c:.2f}×' if ratio_c else '-'} | {builtin} | {f'{ratio_b:.2f}×' if ratio_b else '-'} |")
     print()
     print(f"shapes: {len(ours)}; torch/rt worst {worst_torch:.2f}×, below 1.0× at {len(below_torch)}; "
           f"CUB/rt worst {worst_cub:.2f}×, below 1.0× at {len(below_cub)}; "
-          f">= 2^26 elements below 90% of peak: {len(big_below_90)}")
+          f">= 2^26 elements below 90% of peak: {len(big_below_90)}"
+          + (f"; built-in/rt worst {worst_builtin:.2f}×, below 0.97× at {len(below_builtin)}" if worst_builtin < 9e9
+             else ""))
     for key, r in below_torch:
         print(f"  below torch: {key} {r:.2f}×")
     for key, r in below_cub:
         print(f"  below CUB: {key} {r:.2f}×")
+    for key, r in below_builtin:
+        print(f"  tuned below 0.97x the built-in choice: {key} {r:.2f}×")
     for key, p in big_below_90:
         print(f"  below 90% peak: {key} {p:.1f}%")
 

@@ -2,6 +2,7 @@
 // tuner::tune_device: options, the database path, Ctrl-C, progress on the terminal.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "cli/tune_options.h"
 #include "cli/db_commands.h"
 #include "reduce_tune/tuner/tune_options.h"
+#include "reduce_tune/tuner/axis_tuner.h"
 #include "reduce_tune/tuner/tuner.h"
 
 namespace reduce_tune::cli {
@@ -64,9 +66,9 @@ class ConsoleProgress final : public Progress {
     std::lock_guard lock(mutex_);
     if (!terminal_ || quiet_) return;
     std::ostringstream line;
-    line << "\r[" << bar(b.index - 1, b.total) << "] " << b.index << "/" << b.total << " " << to_string(b.problem)
-         << " n=" << size_label(b.n) << " candidates " << b.candidates;
-    if (b.winner) line << " best " << std::fixed << std::setprecision(1) << b.winner_gbps << " GB/s";
+    line << "\r[" << bar(b.index - 1, b.total) << "] " << b.index << "/" << b.total << " " << label(b)
+         << " candidates " << b.candidates;
+    if (b.winner || !b.axis_winner.empty()) line << " best " << std::fixed << std::setprecision(1) << b.winner_gbps << " GB/s";
     if (b.index > 1) line << " ETA " << format_seconds(b.eta_seconds);
     std::string text = line.str();
     if (text.size() < last_width_) text += std::string(last_width_ - text.size(), ' ');
@@ -79,11 +81,11 @@ class ConsoleProgress final : public Progress {
     if (terminal_ && !verbose_) {
       return;  // the bar stays; the next candidate redraws it
     }
-    out_ << "[" << b.index << "/" << b.total << "] " << b.device_name << " " << to_string(b.problem)
-         << " n=" << size_label(b.n) << ": " << b.candidates << " candidates (" << b.failed << " failed)";
-    if (b.winner)
+    out_ << "[" << b.index << "/" << b.total << "] " << b.device_name << " " << label(b) << ": " << b.candidates
+         << " candidates (" << b.failed << " failed)";
+    if (b.winner || !b.axis_winner.empty())
       out_ << ", best " << std::fixed << std::setprecision(4) << b.winner_ms << " ms " << std::setprecision(1)
-           << b.winner_gbps << " GB/s " << to_string(*b.winner);
+           << b.winner_gbps << " GB/s " << (b.winner ? to_string(*b.winner) : b.axis_winner);
     out_ << ", " << format_seconds(b.seconds) << ", ETA " << format_seconds(b.eta_seconds) << '\n' << std::flush;
   }
   void note(std::string_view message) override {
@@ -100,6 +102,9 @@ class ConsoleProgress final : public Progress {
   }
 
  private:
+  static std::string label(const BucketReport& b) {
+    return b.axis ? db::to_string(*b.axis) : to_string(b.problem) + " n=" + size_label(b.n);
+  }
   static std::string bar(int done, int total) {
     const int width = 20;
     const int filled = total ? done * width / total : width;
@@ -126,10 +131,32 @@ void print_dry_run(const TuneOptions& o, int arch, std::ostream& out) {
     out << '\n';
   }
   const auto sizes = o.sizes.empty() ? default_sizes() : o.sizes;
+  const bool flat = std::find(o.layouts.begin(), o.layouts.end(), AxisLayout::flat) != o.layouts.end();
   out << "sizes: " << sizes.size() << " (" << size_label(sizes.front()) << " .. " << size_label(sizes.back())
-      << "), buckets to tune: " << sizes.size() * o.ops.size() * o.dtypes.size() << ", search: " << to_string(o.search);
+      << "), buckets to tune: " << (flat ? sizes.size() * o.ops.size() * o.dtypes.size() : 0)
+      << ", search: " << to_string(o.search);
   if (o.budget.evaluations_per_bucket) out << ", at most " << o.budget.evaluations_per_bucket << " candidates per bucket";
   if (o.budget.seconds > 0) out << ", at most " << o.budget.seconds << " s";
+  out << '\n';
+  // The axis classes, planned against an empty database: what a first run tunes.
+  struct Silent final : Progress {
+    void device_started(const DeviceKey&, int, int) override {}
+    void bucket_finished(const BucketReport&) override {}
+    void note(std::string_view) override {}
+  } silent;
+  const db::Database empty = db::Database::open_in_memory();
+  const AxisWorkPlan axes = plan_axis_work(o, empty, 0, ~0ull, silent);
+  out << "axis classes to tune: " << axes.items.size();
+  if (!axes.items.empty()) {
+    std::size_t fewest = ~std::size_t{0}, most = 0;
+    for (const auto& w : axes.items) {
+      const std::size_t n = axis_class_candidates(w.op, w.types, w.problem, 132).size();
+      fewest = std::min(fewest, n);
+      most = std::max(most, n);
+    }
+    out << " (" << fewest << " to " << most << " candidates each on a 132-SM GPU; ops other than sum start from the "
+        << "sum's best)";
+  }
   out << '\n';
 }
 
@@ -146,9 +173,15 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
     out << tune_usage()
         << "\nMeasures kernel configurations on the GPU and stores every measurement and the winners.\n"
            "  --device N|all      GPU index (default 0), a list such as 0,1, or all (one worker per GPU)\n"
-           "  --ops LIST          sum,prod,min,max,mean or all (default sum,prod,min,max)\n"
+           "  --ops LIST          sum,prod,min,max,mean or all (default sum,prod,min,max; mean is\n"
+           "                      served by the sum's winners; axis classes tune sum, min, max)\n"
            "  --dtypes LIST       i32,i64,u32,f32,f64 or all (default all)\n"
            "  --sizes LIST        e.g. 2^10..2^30 (default), 1000,4096,1e8, 64k,16M\n"
+           "  --layouts LIST      flat,rows,columns (default all three): flat sizes, and axis\n"
+           "                      reductions of rows ([outputs, R]) and columns ([R, outputs]),\n"
+           "                      tuned for the float dtypes among --dtypes\n"
+           "  --axis-shapes LIST  axis classes by a shape in each, R x outputs (e.g. 1000x4096);\n"
+           "                      default: R and outputs 2^1, 2^3 .. 2^23 with 2^16 <= R*outputs <= 2^28\n"
            "  --strategy KIND     local (default), random or exhaustive\n"
            "  --budget N|Ss       candidates per bucket (default 48 for local) or seconds for the run\n"
            "  --db PATH           database file (default $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db)\n"
@@ -207,10 +240,12 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
     if (!o.quiet || r.interrupted)
       out << "device " << devices[i] << " (" << r.device.name << "): " << r.buckets_tuned << " bucket"
           << (r.buckets_tuned == 1 ? "" : "s") << " tuned and saved, " << r.buckets_already_done << " already done, "
+          << r.axis_classes_tuned << " axis class" << (r.axis_classes_tuned == 1 ? "" : "es") << " tuned and saved, "
+          << r.axis_classes_already_done << " already done, "
           << r.candidates << " candidates measured (" << r.failed_candidates << " failed), kernels compiled "
           << r.compiles.compiles << ", from the database cache " << r.compiles.store_hits << ", binaries stored "
           << r.binaries_stored << ", in " << format_seconds(r.seconds) << '\n';
-    if (o.verbose && r.buckets_tuned > 0) {
+    if (o.verbose && r.buckets_tuned + r.axis_classes_tuned > 0) {
       const auto& p = r.phases;
       out << std::fixed << std::setprecision(1) << "  time: compile wait " << p.compile_wait << " s, checks "
           << p.verify << " s, timing " << p.timing << " s, finalists " << p.finalists << " s, references "

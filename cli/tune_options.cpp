@@ -129,13 +129,14 @@ std::optional<Budget> parse_budget(const std::string& text, std::string* error) 
 std::string tune_usage() {
   return "usage: reduce-tune tune [--device N|all] [--ops LIST] [--dtypes LIST] [--sizes LIST]\n"
          "                        [--strategy exhaustive|random|local] [--budget N|SECONDSs]\n"
+         "                        [--layouts flat,rows,columns] [--axis-shapes RxOUTPUTS,...]\n"
          "                        [--db PATH] [--fresh] [--keep-binaries all|winners]\n"
          "                        [--dry-run [--arch SM]] [--quiet|--verbose]\n";
 }
 
 TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
   TuneOptions o;
-  std::string device = "0", ops, dtypes, sizes, strategy = "local", budget, db, keep = "all";
+  std::string device = "0", ops, dtypes, sizes, strategy = "local", budget, db, keep = "all", layouts, axis_shapes;
   po::options_description desc;
   desc.add_options()
       ("help,h", po::bool_switch(&o.help), "")
@@ -143,6 +144,8 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
       ("ops", po::value(&ops), "")
       ("dtypes", po::value(&dtypes), "")
       ("sizes", po::value(&sizes), "")
+      ("layouts", po::value(&layouts), "")
+      ("axis-shapes", po::value(&axis_shapes), "")
       ("strategy", po::value(&strategy), "")
       ("budget", po::value(&budget), "")
       ("db", po::value(&db), "")
@@ -190,6 +193,31 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
     auto v = parse_sizes(sizes, &error);
     if (!v) return fail(error);
     o.sizes = *v;
+  }
+  if (!layouts.empty()) {
+    const std::vector<AxisLayout> all = {AxisLayout::flat, AxisLayout::rows, AxisLayout::columns};
+    auto v = parse_list<AxisLayout>(
+        layouts, all,
+        [&](const std::string& word) -> std::optional<AxisLayout> {
+          for (AxisLayout l : all)
+            if (word == to_string(l)) return l;
+          return std::nullopt;
+        },
+        "--layouts", "flat, rows, columns", &error);
+    if (!v) return fail(error);
+    o.layouts = *v;
+  }
+  if (!axis_shapes.empty()) {
+    for (const auto& item : split(axis_shapes, ',')) {
+      const auto x = item.find('x');
+      const auto r = x == std::string::npos ? std::nullopt : parse_size(item.substr(0, x));
+      const auto outputs = x == std::string::npos ? std::nullopt : parse_size(item.substr(x + 1));
+      if (!r || !outputs || *r < 2 || *outputs < 2 || *r > (1ull << 31) || *outputs > (1ull << 31))
+        return fail("--axis-shapes: bad shape '" + item +
+                    "' (R x outputs, each 2 to 2^31, such as 1000x4096 or 2^10x2^14)");
+      o.axis_shapes.emplace_back(*r, *outputs);
+    }
+    if (o.axis_shapes.empty()) return fail("--axis-shapes: no shapes given");
   }
   if (keep == "all" || keep == "winners") o.keep_all_binaries = keep == "all";
   else return fail("--keep-binaries: unknown value '" + keep + "' (allowed: all, winners)");

@@ -2,7 +2,9 @@
 # All the GPU work of one round on the GPU machine, in one call: the GPU tests, a
 # compute-sanitizer pass (memcheck and racecheck, every strategy at a few sizes) and the
 # benchmarks. Full logs go to $OUT (default ./gpu-check-out); a summary table is printed
-# last. Usage: scripts/gpu-check.sh [tests] [sanitizer] [bench]   (default: all)
+# last. Usage: scripts/gpu-check.sh [tests] [sanitizer] [tune] [bench] [axistune] [axes]
+# (default: all). axistune tunes axis classes into $DB ($AXIS_TUNE_ARGS); axes then
+# benches the axis grid against that database and the built-in choice, CUB and PyTorch.
 # The executables come from $BIN (default ./gpu-stage, made by scripts/stage-gpu.sh).
 set -u
 cd "$(dirname "$0")/.."
@@ -10,10 +12,11 @@ BIN=${BIN:-gpu-stage}
 OUT=${OUT:-gpu-check-out}
 mkdir -p "$OUT"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer tune bench axes)
+[ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer tune bench axistune axes)
 DB=${DB:-/tmp/reduce-tune-check/tuning.db}
 TUNE_ARGS=${TUNE_ARGS:---ops sum --dtypes f32}
 BENCH_ARGS=${BENCH_ARGS:---ops sum --dtypes f32}
+AXIS_TUNE_ARGS=${AXIS_TUNE_ARGS:---ops sum,max --dtypes f32}
 mkdir -p "$(dirname "$DB")"
 want() { local s; for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
@@ -71,9 +74,18 @@ if want bench && [ -x "$BIN/reduce_tune_bench" ]; then
   [ -x "$BIN/reduce-tune" ] && "$BIN/reduce-tune" report --db "$DB" --format html -o "$OUT/report.html" >/dev/null 2>&1
 fi
 
+if want axistune && [ -x "$BIN/reduce-tune" ]; then
+  # shellcheck disable=SC2086
+  run_step "tune axes $AXIS_TUNE_ARGS" axis_tune.log "$BIN/reduce-tune" tune --device 0 --db "$DB" \
+    --layouts rows,columns $AXIS_TUNE_ARGS
+  tail -3 "$OUT/axis_tune.log" | sed 's/^/  /' >"$OUT/axis-tune-summary.txt"
+fi
 if want axes && [ -x "$BIN/reduce_tune_axis_bench" ]; then
-  # Axis reductions against CUB's segmented reduce and PyTorch, joined into one table.
-  run_step "axis bench" axis_bench.log "$BIN/reduce_tune_axis_bench"
+  # Axis reductions against CUB's segmented reduce and PyTorch, joined into one table;
+  # tuned from $DB where it exists (the built-in choice timed beside it).
+  axis_db=()
+  [ -f "$DB" ] && axis_db=(--db "$DB")
+  run_step "axis bench" axis_bench.log "$BIN/reduce_tune_axis_bench" "${axis_db[@]}"
   run_step "torch axes" torch_axes.log python3 bench/torch_axes.py
   python3 bench/join_axes.py "$OUT/axis_bench.log" "$OUT/torch_axes.log" >"$OUT/axes_table.md" 2>&1
 fi

@@ -40,6 +40,29 @@ TEST(TuneOptions, ParsesListsSizesAndBudgets) {
   EXPECT_EQ(parse({"--device", "0,1"}).options->devices, (std::vector<int>{0, 1}));
 }
 
+TEST(TuneOptions, LayoutsAndAxisShapesNarrowTheAxisScope) {
+  const auto defaults = parse({});
+  ASSERT_TRUE(defaults.options);
+  EXPECT_EQ(defaults.options->layouts,
+            (std::vector<AxisLayout>{AxisLayout::flat, AxisLayout::rows, AxisLayout::columns}));
+  EXPECT_TRUE(defaults.options->axis_shapes.empty());
+  const auto r = parse({"--layouts", "rows,flat", "--axis-shapes", "1000x4096,2^10x2^14", "--ops", "max"});
+  ASSERT_TRUE(r.options) << r.error;
+  EXPECT_EQ(r.options->layouts, (std::vector<AxisLayout>{AxisLayout::rows, AxisLayout::flat}));
+  EXPECT_EQ(r.options->axis_shapes,
+            (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{1000, 4096}, {1024, 16384}}));
+  for (const auto& [args, why] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--layouts", "diagonal"}, "--layouts: unknown value 'diagonal'"},
+           {{"--axis-shapes", "1000"}, "--axis-shapes: bad shape '1000'"},
+           {{"--axis-shapes", "1x4096"}, "--axis-shapes: bad shape '1x4096'"},
+           {{"--axis-shapes", "16xlots"}, "--axis-shapes: bad shape '16xlots'"},
+           {{"--axis-shapes", "2^40x2"}, "each 2 to 2^31"}}) {
+    const auto bad = parse(args);
+    EXPECT_FALSE(bad.options) << args[1];
+    EXPECT_NE(bad.error.find(why), std::string::npos) << bad.error;
+  }
+}
+
 TEST(TuneOptions, ErrorsNameTheOptionAndTheAllowedValues) {
   EXPECT_EQ(parse({"--ops", "avg"}).error, "--ops: unknown value 'avg' (allowed: sum, prod, min, max, mean, all)");
   EXPECT_EQ(parse({"--dtypes", "f16"}).error, "--dtypes: unknown value 'f16' (allowed: i32, i64, u32, f32, f64, all)");
