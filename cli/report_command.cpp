@@ -106,7 +106,8 @@ void print_usage(std::ostream& out, const po::options_description& desc) {
   out << "usage: reduce-tune report [--format md|csv|json|html] [-o FILE] [--device UUID|INDEX] [--op OPS]\n"
          "                          [--dtype DTYPES] [--db PATH]\n\n"
          "Writes what the tuning database holds: per device, op and dtype the winner of each size\n"
-         "bucket, the candidates tried and why some failed, and each strategy's best time.\n"
+         "bucket, the candidates tried and why some failed, and each strategy's best time; then the\n"
+         "axis winners (rows and columns) as heat maps of GB/s over (R bucket, outputs bucket).\n"
          "Needs no GPU. docs/REPORTS.md describes the formats.\n\n"
       << desc << '\n';
 }

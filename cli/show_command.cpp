@@ -1,6 +1,7 @@
-// `reduce-tune show`: the stored winners of a device as a table.
+// `reduce-tune show`: the stored winners of a device as a table, then its axis winners.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <ostream>
@@ -28,7 +29,8 @@ int run_show_command(const std::vector<std::string>& args, std::ostream& out, st
   }
   if (help) {
     out << "usage: reduce-tune show [--device UUID|INDEX] [--db PATH]\n"
-           "Prints the stored winners of a device (default: every device in the database).\n";
+           "Prints the stored winners of a device (default: every device in the database), then its\n"
+           "axis winners (rows and columns reductions) when it has any.\n";
     return kExitOk;
   }
   const std::filesystem::path path = database_path(db_path);
@@ -53,9 +55,13 @@ int run_show_command(const std::vector<std::string>& args, std::ostream& out, st
     if (only && d.id != *only) continue;
     shown = true;
     out << "[" << i << "] " << d.key << "\n";
-    out << std::left << std::setw(20) << "  problem" << std::setw(7) << "size" << std::setw(9) << "class" << std::right
-        << std::setw(11) << "time ms" << std::setw(10) << "GB/s" << "  config\n";
-    for (const auto& w : database->winners_for_device(d.id)) {
+    const auto winners = database->winners_for_device(d.id);
+    auto axis = database->axis_winners_for_device(d.id);
+    // A device with axis winners only skips the empty flat table.
+    if (!winners.empty() || axis.empty())
+      out << std::left << std::setw(20) << "  problem" << std::setw(7) << "size" << std::setw(9) << "class"
+          << std::right << std::setw(11) << "time ms" << std::setw(10) << "GB/s" << "  config\n";
+    for (const auto& w : winners) {
       const std::uint64_t n = 1ull << w.bucket;
       const double gbps = static_cast<double>(n * size_of(w.problem.dtype)) / (w.median_ms * 1e6);
       out << "  " << std::left << std::setw(18) << to_string(w.problem) << std::setw(7)
@@ -63,6 +69,18 @@ int run_show_command(const std::vector<std::string>& args, std::ostream& out, st
           << (w.determinism == db::Determinism::deterministic ? "det" : "nondet") << std::right << std::fixed
           << std::setprecision(4) << std::setw(11) << w.median_ms << std::setprecision(1) << std::setw(10) << gbps
           << "  " << to_string(w.config) << '\n';
+    }
+    // Axis winners (issue 12): printed only when the device has some, so the listing of a
+    // database without them is unchanged. GB/s is the stored input bytes / time.
+    std::stable_sort(axis.begin(), axis.end(),
+                     [](const db::AxisWinner& a, const db::AxisWinner& b) { return a.problem < b.problem; });
+    if (!axis.empty()) {
+      out << std::left << std::setw(42) << "  axis class" << std::right << std::setw(11) << "time ms" << std::setw(10)
+          << "GB/s" << "  config\n";
+      for (const auto& w : axis)
+        out << "  " << std::left << std::setw(40) << db::to_string(w.problem) << std::right << std::fixed
+            << std::setprecision(4) << std::setw(11) << w.median_ms << std::setprecision(1) << std::setw(10) << w.gbps
+            << "  " << w.config << '\n';
     }
   }
   if (!shown) {

@@ -80,6 +80,48 @@ double percent_of_peak(const DeviceKey& device, double gbps) {
   return gbps / peak * 100.0;
 }
 
+double axis_gbps(const ReportAxisWinner& winner) {
+  if (std::isfinite(winner.winner.gbps) && winner.winner.gbps > 0) return winner.winner.gbps;
+  const auto& m = winner.measurement;
+  if (!m) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isfinite(m->gbps) && m->gbps > 0) return m->gbps;
+  const double ms = winner.winner.median_ms;
+  if (!(ms > 0) || !std::isfinite(ms)) return std::numeric_limits<double>::quiet_NaN();
+  const double bytes = static_cast<double>(m->reduced) * static_cast<double>(m->outputs) *
+                       static_cast<double>(size_of(m->dtype));
+  return bytes / (ms * 1e6);
+}
+
+const ReportAxisWinner* find_axis_winner(const AxisReport& report, int reduced_bucket, int outputs_bucket) {
+  for (const auto& w : report.winners)
+    if (w.winner.problem.reduced_bucket == reduced_bucket && w.winner.problem.outputs_bucket == outputs_bucket)
+      return &w;
+  return nullptr;
+}
+
+bool axis_class_without_winner(const AxisReport& report, int reduced_bucket, int outputs_bucket) {
+  return std::find(report.without_winner.begin(), report.without_winner.end(),
+                   std::pair<int, int>{reduced_bucket, outputs_bucket}) != report.without_winner.end();
+}
+
+AxisGridRange axis_grid_range(const AxisReport& report) {
+  std::vector<std::pair<int, int>> cells = report.without_winner;
+  for (const auto& w : report.winners)
+    cells.emplace_back(w.winner.problem.reduced_bucket, w.winner.problem.outputs_bucket);
+  AxisGridRange range;
+  if (cells.empty()) return range;
+  int r_lo = cells.front().first, r_hi = r_lo, o_lo = cells.front().second, o_hi = o_lo;
+  for (const auto& [r, o] : cells) {
+    r_lo = std::min(r_lo, r);
+    r_hi = std::max(r_hi, r);
+    o_lo = std::min(o_lo, o);
+    o_hi = std::max(o_hi, o);
+  }
+  for (int r = r_lo; r <= r_hi; ++r) range.reduced_buckets.push_back(r);
+  for (int o = o_lo; o <= o_hi; ++o) range.outputs_buckets.push_back(o);
+  return range;
+}
+
 const ReportWinner* find_winner(const BucketReport& bucket, db::Determinism determinism) {
   for (const auto& w : bucket.winners)
     if (w.winner.determinism == determinism) return &w;

@@ -1,5 +1,7 @@
 // The CSV renderer: one row per (device, problem, bucket, strategy) best measurement, plus
-// a row for a winner that is not its strategy's fastest; docs/REPORTS.md lists the columns.
+// a row for a winner that is not its strategy's fastest, then one row per axis winner (with
+// axis columns added at the end when there are any); docs/REPORTS.md lists the columns.
+#include <iterator>
 #include <sstream>
 
 #include "reduce_tune/config.h"
@@ -16,6 +18,10 @@ constexpr const char* kColumns[] = {
     "bench_default_ms", "bench_cub_ms", "speedup_over_default", "speedup_over_cub", "speedup_over_classic_best",
     "bench_tuned_ms", "bench_classic_best_ms",
 };
+
+// Added after kColumns when the report holds axis winners, so a report without them keeps
+// its columns.
+constexpr const char* kAxisColumns[] = {"reduced_bucket", "outputs_bucket", "reduced", "outputs", "inner"};
 
 std::string optional_number(const std::optional<double>& value) { return value ? exact_number(*value) : ""; }
 const char* boolean(bool value) { return value ? "true" : "false"; }
@@ -80,7 +86,8 @@ std::vector<Row> bucket_rows(const BucketReport& bucket) {
   return rows;
 }
 
-void write_rows(CsvWriter& csv, const DeviceReport& device, const ProblemReport& problem, const BucketReport& bucket) {
+void write_rows(CsvWriter& csv, const DeviceReport& device, const ProblemReport& problem, const BucketReport& bucket,
+                bool axis_columns) {
   const auto comparison = compare_with_bench(device, problem, bucket);
   const std::uint64_t min_n = bucket.bucket >= 64 ? 0 : std::uint64_t{1} << bucket.bucket;
   for (const auto& row : bucket_rows(bucket)) {
@@ -117,8 +124,50 @@ void write_rows(CsvWriter& csv, const DeviceReport& device, const ProblemReport&
         .field(leads ? optional_number(comparison->speedup_over_classic_best()) : "")
         .field(leads ? optional_number(comparison->tuned_ms) : "")
         .field(leads ? optional_number(comparison->classic_best_ms) : "");
+    if (axis_columns)
+      for (std::size_t i = 0; i < std::size(kAxisColumns); ++i) csv.field("");
     csv.end_row();
   }
+}
+
+// One axis winner: the flat columns that apply (device, op, types, layout, config, time,
+// GB/s, % of peak, the measurement's spread, repetitions and id; an axis winner is
+// deterministic), the others empty, then the axis columns.
+void write_axis_row(CsvWriter& csv, const DeviceReport& device, const AxisReport& axis, const ReportAxisWinner& w) {
+  const auto* m = w.measurement ? &*w.measurement : nullptr;
+  const double gbps = axis_gbps(w);
+  csv.field(std::to_string(device.index))
+      .text(device.key.uuid)
+      .text(device.key.name)
+      .field(arch_label(device.key))
+      .field(to_string(axis.op))
+      .field(to_string(axis.dtype))
+      .field(to_string(axis.out_dtype))
+      .field(to_string(axis.layout))
+      .field("")   // bucket
+      .field("")   // bucket_min_n
+      .field("")   // n
+      .field("")   // strategy
+      .text(w.winner.config)
+      .field(exact_number(w.winner.median_ms))
+      .field(exact_number(gbps))
+      .field(exact_number(percent_of_peak(device.key, gbps)))
+      .field(m ? exact_number(m->spread) : "")
+      .field(m ? std::to_string(m->repetitions) : "")
+      .field(m ? std::to_string(m->id) : "")
+      .field(boolean(false))  // strategy_best
+      .field(boolean(true))   // winner
+      .field(boolean(true))   // winner_deterministic
+      .field(boolean(false));  // winner_nondeterministic
+  // The eight bench columns, the last of kColumns.
+  static_assert(std::size(kColumns) == 23 + 8, "write_axis_row writes 23 columns, then the bench ones");
+  for (int i = 0; i < 8; ++i) csv.field("");
+  csv.field(std::to_string(w.winner.problem.reduced_bucket))
+      .field(std::to_string(w.winner.problem.outputs_bucket))
+      .field(m ? std::to_string(m->reduced) : "")
+      .field(m ? std::to_string(m->outputs) : "")
+      .field(m ? std::to_string(m->inner) : "");
+  csv.end_row();
 }
 
 }  // namespace
@@ -126,11 +175,19 @@ void write_rows(CsvWriter& csv, const DeviceReport& device, const ProblemReport&
 std::string render_csv(const ReportData& data) {
   std::ostringstream out;
   CsvWriter csv(out);
-  for (const auto* column : kColumns) csv.field(column);
-  csv.end_row();
+  bool axis_columns = false;
   for (const auto& device : data.devices)
+    for (const auto& axis : device.axis) axis_columns = axis_columns || !axis.winners.empty();
+  for (const auto* column : kColumns) csv.field(column);
+  if (axis_columns)
+    for (const auto* column : kAxisColumns) csv.field(column);
+  csv.end_row();
+  for (const auto& device : data.devices) {
     for (const auto& problem : device.problems)
-      for (const auto& bucket : problem.buckets) write_rows(csv, device, problem, bucket);
+      for (const auto& bucket : problem.buckets) write_rows(csv, device, problem, bucket, axis_columns);
+    for (const auto& axis : device.axis)
+      for (const auto& w : axis.winners) write_axis_row(csv, device, axis, w);
+  }
   return out.str();
 }
 

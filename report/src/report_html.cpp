@@ -2,6 +2,8 @@
 // links) that opens offline. Every string from the database is HTML-escaped.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -39,6 +41,13 @@ svg.chart .peak { stroke: #b00020; stroke-width: 1.2; stroke-dasharray: 6 4; }
 svg.chart text.peak-label { fill: #b00020; }
 svg.chart .series { fill: none; stroke-width: 2; stroke-linejoin: round; }
 svg.chart .series.cub { stroke-dasharray: 7 4; stroke-width: 2.5; }
+)";
+
+// Added to kStyle only when the report has axis heat maps, so reports without them keep
+// their bytes.
+constexpr const char* kAxisStyle = R"(table.heat td, table.heat th { text-align: right; min-width: 48px; }
+table.heat td.untuned { color: #999; text-align: center; }
+table.heat td.failed { color: #b00020; text-align: center; }
 )";
 
 // One color per strategy in lineage order (a categorical palette), CUB in black.
@@ -222,6 +231,96 @@ void write_table(std::ostream& out, const Table& table) {
   out << "</tbody>\n</table>\n";
 }
 
+// A sequential blue scale: 0 is near white, 1 dark blue.
+std::string heat_colour(double fraction) {
+  struct Stop {
+    double at, r, g, b;
+  };
+  constexpr Stop kStops[] = {{0.0, 247, 251, 255}, {0.5, 107, 174, 214}, {1.0, 8, 48, 107}};
+  fraction = std::clamp(std::isfinite(fraction) ? fraction : 0.0, 0.0, 1.0);
+  std::size_t i = 0;
+  while (i + 2 < std::size(kStops) && fraction > kStops[i + 1].at) ++i;
+  const Stop& lo = kStops[i];
+  const Stop& hi = kStops[i + 1];
+  const double t = (fraction - lo.at) / (hi.at - lo.at);
+  auto channel = [t](double a, double b) { return static_cast<int>(std::lround(a + (b - a) * t)); };
+  char buffer[8];
+  std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", channel(lo.r, hi.r), channel(lo.g, hi.g), channel(lo.b, hi.b));
+  return buffer;
+}
+
+// The GB/s a heat map's colours are scaled to: the device's peak bandwidth when known,
+// else the map's fastest cell.
+double heat_scale(const DeviceReport& device, const AxisReport& axis) {
+  const double peak = device.key.peak_bandwidth_gbps();
+  if (peak > 0) return peak;
+  double top = 0;
+  for (const auto& w : axis.winners)
+    if (std::isfinite(axis_gbps(w))) top = std::max(top, axis_gbps(w));
+  return top;
+}
+
+std::string axis_tooltip(const DeviceReport& device, const AxisReport& axis, const ReportAxisWinner& w) {
+  const double gbps = axis_gbps(w);
+  std::string tip = "R " + bucket_label(w.winner.problem.reduced_bucket) + ", outputs " +
+                    bucket_label(w.winner.problem.outputs_bucket) + ": " + fixed_number(gbps, 1) + " GB/s";
+  const double percent = percent_of_peak(device.key, gbps);
+  if (std::isfinite(percent)) tip += " (" + fixed_number(percent, 1) + " % of peak)";
+  tip += ", " + time_ms(w.winner.median_ms) + " ms";
+  if (const auto& m = w.measurement) {
+    tip += " at R = " + std::to_string(m->reduced) + ", outputs = " + std::to_string(m->outputs);
+    if (axis.layout == AxisLayout::columns) tip += ", inner = " + std::to_string(m->inner);
+  }
+  return tip + "\n" + w.winner.config;
+}
+
+void write_heat_map(std::ostream& out, const DeviceReport& device, const AxisReport& axis) {
+  const auto range = axis_grid_range(axis);
+  const double scale = heat_scale(device, axis);
+  const double peak = device.key.peak_bandwidth_gbps();
+  out << "<p class=\"note\">" << html_escape(axis_heat_note(axis)) << " Colour: GB/s "
+      << (peak > 0 ? "against the peak bandwidth (" + fixed_number(peak, 1) + " GB/s)"
+                   : std::string("against the fastest cell (the peak bandwidth is unknown)"))
+      << ", darker is faster. Hover a cell for its config.</p>\n";
+  out << "<table class=\"heat\" data-layout=\"" << to_string(axis.layout) << "\">\n<thead><tr><th>"
+      << html_escape("R ↓ outputs →") << "</th>";
+  for (const int o : range.outputs_buckets) out << "<th class=\"num\">" << bucket_label(o) << "</th>";
+  out << "</tr></thead>\n<tbody>\n";
+  for (const int r : range.reduced_buckets) {
+    out << "<tr><th>" << bucket_label(r) << "</th>";
+    for (const int o : range.outputs_buckets) {
+      const auto text = axis_heat_cell_text(axis, r, o);
+      const auto* w = find_axis_winner(axis, r, o);
+      if (w == nullptr) {
+        const bool failed = axis_class_without_winner(axis, r, o);
+        out << "<td class=\"" << (failed ? "failed" : "untuned") << "\" data-reduced-bucket=\"" << r
+            << "\" data-outputs-bucket=\"" << o << "\"";
+        if (failed)
+          out << " title=\"R " << bucket_label(r) << ", outputs " << bucket_label(o)
+              << ": tuned, no candidate passed\"";
+        out << ">" << text << "</td>";
+        continue;
+      }
+      const double gbps = axis_gbps(*w);
+      const double fraction = scale > 0 && std::isfinite(gbps) ? gbps / scale : 0.0;
+      out << "<td class=\"num\" style=\"background:" << heat_colour(fraction)
+          << (fraction > 0.55 ? ";color:#fff" : "") << "\" data-reduced-bucket=\"" << r << "\" data-outputs-bucket=\""
+          << o << "\" data-gbps=\"" << exact_number(gbps) << "\" title=\"" << html_escape(axis_tooltip(device, axis, *w))
+          << "\">" << html_escape(text) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody>\n</table>\n";
+}
+
+void write_axis(std::ostream& out, const DeviceReport& device, const AxisReport& axis) {
+  out << "<h3>Axis: " << html_escape(axis_title(axis.op, axis.dtype, axis.out_dtype, axis.layout)) << "</h3>\n";
+  out << "<h4>GB/s heat map</h4>\n";
+  write_heat_map(out, device, axis);
+  out << "<h4>Axis winners</h4>\n";
+  write_table(out, axis_winners_table(device, axis));
+}
+
 void write_problem(std::ostream& out, const DeviceReport& device, const ProblemReport& problem) {
   out << "<h3>" << html_escape(problem_title(problem.problem)) << "</h3>\n";
   write_chart(out, device, problem);
@@ -256,22 +355,27 @@ void write_problem(std::ostream& out, const DeviceReport& device, const ProblemR
 std::string render_html(const ReportData& data) {
   std::ostringstream out;
   std::string devices;
-  for (const auto& d : data.devices) devices += (devices.empty() ? "" : ", ") + d.key.name;
+  bool has_axis = false;
+  for (const auto& d : data.devices) {
+    devices += (devices.empty() ? "" : ", ") + d.key.name;
+    has_axis = has_axis || !d.axis.empty();
+  }
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>reduce-tune report" << (devices.empty() ? "" : ": " + html_escape(devices)) << "</title>\n"
-      << "<style>" << kStyle << "</style>\n</head>\n<body>\n"
+      << "<style>" << kStyle << (has_axis ? kAxisStyle : "") << "</style>\n</head>\n<body>\n"
       << "<h1>reduce-tune report</h1>\n<p class=\"note\">Database: <code>" << html_escape(data.database)
       << "</code></p>\n";
   if (data.devices.empty()) out << "<p>No tuned devices match.</p>\n";
   for (const auto& device : data.devices) {
     out << "<section>\n<h2>Device " << device.index << ": " << html_escape(device.key.name) << "</h2>\n";
     write_table(out, device_table(device));
-    if (device.problems.empty()) out << "<p>Nothing tuned for this device matches.</p>\n";
+    if (device.problems.empty() && device.axis.empty()) out << "<p>Nothing tuned for this device matches.</p>\n";
     if (device.bench.empty() && !device.problems.empty())
       out << "<p class=\"note\">No bench data stored: speedups over the default config and CUB appear once "
              "<code>reduce-tune bench</code> has run.</p>\n";
     for (const auto& problem : device.problems) write_problem(out, device, problem);
+    for (const auto& axis : device.axis) write_axis(out, device, axis);
     out << "</section>\n";
   }
   out << "</body>\n</html>\n";

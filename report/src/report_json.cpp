@@ -80,6 +80,34 @@ Json bucket_json(const DeviceReport& device, const ProblemReport& problem, const
               {"bench", bench_json(compare_with_bench(device, problem, bucket))}};
 }
 
+Json axis_winner_json(const DeviceReport& device, const AxisReport& axis, const ReportAxisWinner& entry) {
+  const auto& w = entry.winner;
+  const double gbps = axis_gbps(entry);
+  Json json{{"op", to_string(axis.op)},
+            {"dtype", to_string(axis.dtype)},
+            {"out_dtype", to_string(axis.out_dtype)},
+            {"layout", to_string(axis.layout)},
+            {"reduced_bucket", w.problem.reduced_bucket},
+            {"outputs_bucket", w.problem.outputs_bucket},
+            {"config", w.config},
+            {"median_ms", number_or_null(w.median_ms)},
+            {"gbps", number_or_null(gbps)},
+            {"percent_of_peak", number_or_null(percent_of_peak(device.key, gbps))},
+            {"source", to_string(w.source)},
+            {"tool_version", w.tool_version},
+            {"measurement", nullptr}};
+  if (const auto& m = entry.measurement)
+    json["measurement"] = Json{{"measurement_id", m->id},
+                               {"reduced", m->reduced},
+                               {"outputs", m->outputs},
+                               {"inner", m->inner},
+                               {"median_ms", number_or_null(m->median_ms)},
+                               {"gbps", number_or_null(m->gbps)},
+                               {"spread", number_or_null(m->spread)},
+                               {"repetitions", m->repetitions}};
+  return json;
+}
+
 Json device_json(const DeviceReport& device) {
   const auto& key = device.key;
   Json problems = Json::array();
@@ -101,7 +129,7 @@ Json device_json(const DeviceReport& device) {
     json["peak_fraction"] = number_or_null(row.peak_fraction);
     bench.push_back(std::move(json));
   }
-  return Json{{"index", device.index},
+  Json json{{"index", device.index},
               {"uuid", key.uuid},
               {"name", key.name},
               {"arch", arch_label(key)},
@@ -116,6 +144,12 @@ Json device_json(const DeviceReport& device) {
               {"runtime_version", key.runtime_version},
               {"problems", std::move(problems)},
               {"bench", std::move(bench)}};
+  // Only when the device has axis winners, so a report without them is unchanged.
+  Json axis = Json::array();
+  for (const auto& a : device.axis)
+    for (const auto& w : a.winners) axis.push_back(axis_winner_json(device, a, w));
+  if (!axis.empty()) json["axis_winners"] = std::move(axis);
+  return json;
 }
 
 }  // namespace

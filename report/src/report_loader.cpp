@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "reduce_tune/config.h"
 
@@ -13,11 +15,15 @@ constexpr db::MeasurementStatus kAllStatuses[] = {
     db::MeasurementStatus::ok, db::MeasurementStatus::compile_failed, db::MeasurementStatus::launch_failed,
     db::MeasurementStatus::wrong_result, db::MeasurementStatus::skipped};
 
-bool selected(const ReportFilter& filter, const db::ProblemClass& problem) {
-  const bool op_ok = filter.ops.empty() || std::find(filter.ops.begin(), filter.ops.end(), problem.op) != filter.ops.end();
+bool selected(const ReportFilter& filter, Op op, DType dtype) {
+  const bool op_ok = filter.ops.empty() || std::find(filter.ops.begin(), filter.ops.end(), op) != filter.ops.end();
   const bool dtype_ok =
-      filter.dtypes.empty() || std::find(filter.dtypes.begin(), filter.dtypes.end(), problem.dtype) != filter.dtypes.end();
+      filter.dtypes.empty() || std::find(filter.dtypes.begin(), filter.dtypes.end(), dtype) != filter.dtypes.end();
   return op_ok && dtype_ok;
+}
+
+bool selected(const ReportFilter& filter, const db::ProblemClass& problem) {
+  return selected(filter, problem.op, problem.dtype);
 }
 
 // The database lists measurements per problem class, not the classes themselves, so the
@@ -99,6 +105,55 @@ ProblemReport summarize_problem(const db::ProblemClass& problem, const std::vect
   return report;
 }
 
+// The heat maps of a device: its axis winners (with the measurements that chose them) and
+// the classes it finished without one, grouped by (op, dtype, out dtype, layout).
+std::vector<AxisReport> load_axis_reports(const db::Database& database, db::RowId device_id,
+                                          const ReportFilter& filter) {
+  using Group = std::tuple<Op, DType, DType, AxisLayout>;
+  auto group_of = [](const db::AxisProblemClass& c) { return Group{c.op, c.dtype, c.out_dtype, c.layout}; };
+  std::map<Group, AxisReport> groups;
+  auto group = [&](const db::AxisProblemClass& c) -> AxisReport& {
+    auto& report = groups[group_of(c)];
+    report.op = c.op;
+    report.dtype = c.dtype;
+    report.out_dtype = c.out_dtype;
+    report.layout = c.layout;
+    return report;
+  };
+
+  auto winners = database.axis_winners_for_device(device_id);
+  std::erase_if(winners, [&](const db::AxisWinner& w) { return !selected(filter, w.problem.op, w.problem.dtype); });
+  std::map<db::RowId, db::AxisMeasurement> measurements;
+  if (std::any_of(winners.begin(), winners.end(), [](const db::AxisWinner& w) { return w.measurement_id.has_value(); }))
+    for (auto& m : database.axis_measurements(device_id)) {
+      const auto id = m.id;
+      measurements.emplace(id, std::move(m));
+    }
+  std::set<db::AxisProblemClass> with_winner;
+  for (auto& w : winners) {
+    with_winner.insert(w.problem);
+    ReportAxisWinner entry{w, std::nullopt};
+    if (w.measurement_id)
+      if (const auto it = measurements.find(*w.measurement_id); it != measurements.end()) entry.measurement = it->second;
+    group(w.problem).winners.push_back(std::move(entry));
+  }
+  for (const auto& c : database.axis_tuned_buckets(device_id))
+    if (selected(filter, c.op, c.dtype) && !with_winner.contains(c))
+      group(c).without_winner.emplace_back(c.reduced_bucket, c.outputs_bucket);
+
+  std::vector<AxisReport> reports;
+  for (auto& [key, report] : groups) {
+    std::stable_sort(report.winners.begin(), report.winners.end(),
+                     [](const ReportAxisWinner& a, const ReportAxisWinner& b) {
+                       return std::pair(a.winner.problem.reduced_bucket, a.winner.problem.outputs_bucket) <
+                              std::pair(b.winner.problem.reduced_bucket, b.winner.problem.outputs_bucket);
+                     });
+    std::sort(report.without_winner.begin(), report.without_winner.end());
+    reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
 }  // namespace
 
 ReportData load_report_data(const db::Database& database, const ReportFilter& filter) {
@@ -124,6 +179,7 @@ ReportData load_report_data(const db::Database& database, const ReportFilter& fi
       if (measurements.empty() && !has_winner && !has_bench) continue;
       device.problems.push_back(summarize_problem(problem, measurements, winners));
     }
+    device.axis = load_axis_reports(database, record.id, filter);
     data.devices.push_back(std::move(device));
   }
   return data;

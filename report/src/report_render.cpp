@@ -27,7 +27,8 @@ void write_markdown_table(std::ostream& out, const Table& table) {
     out << '|';
     for (const auto& cell : row) {
       // Code spans keep the text literal; the canonical config text has no backticks or pipes.
-      if (cell.code) out << " `" << cell.text << "` |";
+      // Text that does (an axis config is stored unparsed) is escaped as plain text instead.
+      if (cell.code && cell.text.find_first_of("`|\r\n") == std::string::npos) out << " `" << cell.text << "` |";
       else out << ' ' << markdown_escape(cell.text) << " |";
     }
     out << '\n';
@@ -70,7 +71,7 @@ std::string render_markdown(const ReportData& data) {
   for (const auto& device : data.devices) {
     out << "## Device " << device.index << ": " << markdown_escape(device.key.name) << "\n\n";
     write_markdown_table(out, device_table(device));
-    if (device.problems.empty()) out << "Nothing tuned for this device matches.\n\n";
+    if (device.problems.empty() && device.axis.empty()) out << "Nothing tuned for this device matches.\n\n";
     if (device.bench.empty() && !device.problems.empty())
       out << "No bench data stored: speedups over the default config and CUB appear once "
              "`reduce-tune bench` has run.\n\n";
@@ -99,6 +100,13 @@ std::string render_markdown(const ReportData& data) {
              "Milliseconds (GB/s in parentheses) of each strategy's fastest verified config; "
              "columns follow the classic lineage.\n\n";
       write_markdown_table(out, strategy_table(problem));
+    }
+    for (const auto& axis : device.axis) {
+      out << "### Axis: " << markdown_escape(axis_title(axis.op, axis.dtype, axis.out_dtype, axis.layout)) << "\n\n";
+      out << "#### GB/s heat map\n\n" << markdown_escape(axis_heat_note(axis)) << "\n\n";
+      write_markdown_table(out, axis_heat_table(axis));
+      out << "#### Axis winners\n\n";
+      write_markdown_table(out, axis_winners_table(device, axis));
     }
   }
   return out.str();

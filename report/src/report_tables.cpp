@@ -206,4 +206,63 @@ Table strategy_table(const ProblemReport& problem) {
   return table;
 }
 
+std::string axis_heat_cell_text(const AxisReport& axis, int reduced_bucket, int outputs_bucket) {
+  if (const auto* w = find_axis_winner(axis, reduced_bucket, outputs_bucket)) return fixed_number(axis_gbps(*w), 1);
+  if (axis_class_without_winner(axis, reduced_bucket, outputs_bucket)) return "none";
+  return "-";
+}
+
+Table axis_heat_table(const AxisReport& axis) {
+  const auto range = axis_grid_range(axis);
+  Table table;
+  std::vector<std::string> header = {"R ↓ outputs →"};
+  for (const int o : range.outputs_buckets) header.push_back(bucket_label(o));
+  set_header(table, std::move(header), 1);
+  for (const int r : range.reduced_buckets) {
+    std::vector<TableCell> row = {text(bucket_label(r))};
+    for (const int o : range.outputs_buckets) row.push_back(number(axis_heat_cell_text(axis, r, o)));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+Table axis_winners_table(const DeviceReport& device, const AxisReport& axis) {
+  const bool columns = axis.layout == AxisLayout::columns;
+  Table table;
+  std::vector<std::string> header = {"R bucket", "outputs bucket", "config", "R", "outputs"};
+  if (columns) header.push_back("inner");
+  for (const char* h : {"time (ms)", "GB/s", "% of peak"}) header.push_back(h);
+  set_header(table, std::move(header), 3);
+  const auto range = axis_grid_range(axis);
+  for (const int r : range.reduced_buckets)
+    for (const int o : range.outputs_buckets) {
+      const auto* w = find_axis_winner(axis, r, o);
+      if (w == nullptr) {
+        if (!axis_class_without_winner(axis, r, o)) continue;
+        std::vector<TableCell> row = {text(bucket_label(r)), text(bucket_label(o)), text("no candidate passed")};
+        row.insert(row.end(), columns ? 6 : 5, number("-"));
+        table.rows.push_back(std::move(row));
+        continue;
+      }
+      const auto& m = w->measurement;
+      const double gbps = axis_gbps(*w);
+      std::vector<TableCell> row = {text(bucket_label(r)), text(bucket_label(o)), code(w->winner.config),
+                                    number(m ? std::to_string(m->reduced) : "-"),
+                                    number(m ? std::to_string(m->outputs) : "-")};
+      if (columns) row.push_back(number(m ? std::to_string(m->inner) : "-"));
+      row.push_back(number(time_ms(w->winner.median_ms)));
+      row.push_back(number(fixed_number(gbps, 1)));
+      row.push_back(number(fixed_number(percent_of_peak(device.key, gbps), 1)));
+      table.rows.push_back(std::move(row));
+    }
+  return table;
+}
+
+std::string axis_heat_note(const AxisReport& axis) {
+  return "Axis reductions of " + axis_layout_shape(axis.layout) +
+         ", reduced along R. Rows: R bucket (R in [2^a, 2^(a+1))); columns: outputs bucket (outputs in "
+         "[2^b, 2^(b+1))); cells: the class winner's GB/s (input bytes / time). \"-\": not tuned; \"none\": tuned, "
+         "no candidate passed.";
+}
+
 }  // namespace reduce_tune::report

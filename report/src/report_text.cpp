@@ -117,6 +117,21 @@ std::string problem_title(const db::ProblemClass& problem) {
   return title;
 }
 
+std::string axis_title(Op op, DType dtype, DType out_dtype, AxisLayout layout) {
+  return std::string(to_string(op)) + " " + std::string(to_string(dtype)) + " → " + std::string(to_string(out_dtype)) +
+         ", " + to_string(layout);
+}
+
+std::string axis_layout_shape(AxisLayout layout) {
+  switch (layout) {
+    case AxisLayout::rows: return "[outputs, R], R contiguous";
+    case AxisLayout::columns: return "[outputs / inner, R, inner], inner contiguous";
+    case AxisLayout::flat: return "flat";
+    case AxisLayout::general: return "general strides";
+  }
+  return "?";
+}
+
 std::string arch_label(const DeviceKey& device) { return "sm_" + std::to_string(device.arch()); }
 
 std::string cuda_version_label(int version) {

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iomanip>
 #include <sstream>
 
 #include "cli/db_commands.h"
+#include "report_test_support.h"
 
 namespace reduce_tune::cli {
 
@@ -89,6 +91,61 @@ TEST(Cli, ShowPrintsTheStoredWinners) {
   EXPECT_NE(r.out.find("sum<f32>[flat]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GB/s"), std::string::npos);
   EXPECT_EQ(run({"show", "--db", fixture.string(), "--device", "7"}).code, kExitFailure);
+}
+
+TEST(Cli, ShowListsAxisWinnersAfterTheFlatOnes) {
+  const std::filesystem::path fixture = std::filesystem::path(REDUCE_TUNE_TEST_ASSETS) / "report" / "fixture.db";
+  const Result before = run({"show", "--db", fixture.string()});
+  ASSERT_EQ(before.code, kExitOk) << before.err;
+  EXPECT_EQ(before.out.find("axis class"), std::string::npos);  // the fixture has no axis results
+
+  // A copy of the fixture with axis results on a third device, which also has one flat winner.
+  report::testing::TempDir dir;
+  const auto path = dir / "axis.db";
+  std::filesystem::copy_file(fixture, path);
+  {
+    auto database = db::Database::open(path);
+    report::testing::store_axis_results(database);
+    db::BucketResult flat;
+    flat.device = report::testing::axis_device();
+    flat.problem = {Op::sum, DType::f32, DType::f32, Layout{}};
+    flat.bucket = 20;
+    db::Measurement m;
+    m.problem = flat.problem.with_size(std::uint64_t{1} << 20);
+    m.median_ms = 0.01;
+    m.repetitions = 10;
+    m.gbps = 419.4304;
+    m.tool_version = "0.3.0";
+    flat.measurements = {m};
+    flat.winners = {{db::Determinism::deterministic, 0}};
+    flat.tool_version = "0.3.0";
+    database.store_bucket(flat);
+  }
+  const Result r = run({"show", "--db", path.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  // The devices without axis results read as before.
+  EXPECT_EQ(r.out.substr(0, before.out.size()), before.out);
+  const auto device = r.out.find(std::string("[2] ") + report::testing::kAxisDeviceName, before.out.size());
+  ASSERT_NE(device, std::string::npos) << r.out;
+  const auto flat_line = r.out.find("  sum<f32>[flat]    2^20   det", device);
+  const auto header = r.out.find("  axis class", device);
+  ASSERT_NE(flat_line, std::string::npos) << r.out;
+  ASSERT_NE(header, std::string::npos) << r.out;
+  EXPECT_LT(flat_line, header);
+  // One line per class, in class order: its name, time, GB/s and config.
+  std::size_t at = header;
+  for (const auto& w : report::testing::axis_fixture_winners()) {  // listed in class order
+    std::ostringstream line;
+    line << "  " << std::left << std::setw(40) << db::to_string(w.problem()) << std::right << std::fixed
+         << std::setprecision(4) << std::setw(11) << w.median_ms << std::setprecision(1) << std::setw(10) << w.gbps()
+         << "  " << w.config << '\n';
+    const auto next = r.out.find(line.str(), at);
+    EXPECT_NE(next, std::string::npos) << line.str() << "\nin\n" << r.out;
+    if (next != std::string::npos) at = next;
+  }
+  EXPECT_NE(r.out.find("  sum<f32>[rows R 2^10 x 2^14 outputs]   "), std::string::npos) << r.out;
+  // The class tuned without a winner is not listed.
+  EXPECT_EQ(r.out.find("R 2^12 x 2^16"), std::string::npos);
 }
 
 TEST(Cli, HelpForEveryCommand) {

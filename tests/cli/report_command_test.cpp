@@ -6,6 +6,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "reduce_tune/report/report_text.h"
 #include "report_test_support.h"
 
 namespace reduce_tune::cli {
@@ -170,6 +171,68 @@ TEST(Report, NotADatabaseFails) {
   const auto r = run_report({"--db", path.string()});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_EQ(r.err.rfind("reduce-tune report: ", 0), 0u) << r.err;
+}
+
+// A database file holding only axis results (report_test_support.h's store_axis_results).
+std::filesystem::path axis_database(const TempDir& dir) {
+  const auto path = dir / "axis.db";
+  auto database = db::Database::open(path);
+  store_axis_results(database);
+  return path;
+}
+
+TEST(Report, WritesTheAxisHeatMapsInEveryFormat) {
+  TempDir dir;
+  const auto path = axis_database(dir).string();
+  const auto& w = axis_fixture_winners()[0];  // sum f32 rows at R 2^10, outputs 2^14
+  ASSERT_EQ(w.reduced_bucket, 10);
+  ASSERT_EQ(w.outputs_bucket, 14);
+  const auto gbps = report::fixed_number(w.gbps(), 1);
+
+  const auto md = run_report({"--db", path});
+  ASSERT_EQ(md.code, kExitOk) << md.err;
+  EXPECT_EQ(md.out.find("Nothing tuned for this device matches"), std::string::npos);
+  const auto rows_at = md.out.find("### Axis: sum f32 → f32, rows");
+  ASSERT_NE(rows_at, std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| R ↓ outputs → | 2^14 | 2^15 | 2^16 |", rows_at), std::string::npos);
+  EXPECT_NE(md.out.find("| 2^10 | " + gbps + " | - | ", rows_at), std::string::npos);
+  EXPECT_NE(md.out.find("| 2^11 | - | - | - |", rows_at), std::string::npos);
+  EXPECT_NE(md.out.find(std::string("`") + w.config + "`", rows_at), std::string::npos);
+
+  const auto csv = csv_rows(run_report({"--db", path, "--format", "csv"}).out);
+  ASSERT_EQ(csv.size(), axis_fixture_winners().size());
+  EXPECT_EQ(csv[0].at("layout"), "rows");
+  EXPECT_EQ(csv[0].at("reduced_bucket"), "10");
+  EXPECT_EQ(csv[0].at("outputs_bucket"), "14");
+  EXPECT_EQ(csv[0].at("config"), w.config);
+
+  const auto report = json::parse(run_report({"--db", path, "--format", "json"}).out);
+  const auto& axis = report.at("devices")[0].at("axis_winners");
+  ASSERT_EQ(axis.size(), axis_fixture_winners().size());
+  EXPECT_EQ(axis[0].at("reduced_bucket"), 10);
+  EXPECT_EQ(axis[0].at("outputs_bucket"), 14);
+  EXPECT_EQ(axis[0].at("config"), w.config);
+
+  const auto html = run_report({"--db", path, "--format", "html"}).out;
+  EXPECT_EQ(count_of(html, "<table class=\"heat\""), 3u);
+  EXPECT_NE(html.find("data-reduced-bucket=\"10\" data-outputs-bucket=\"14\" data-gbps=\"" +
+                      report::exact_number(w.gbps()) + "\""),
+            std::string::npos);
+}
+
+TEST(Report, FiltersTheAxisHeatMapsByOpAndDtype) {
+  TempDir dir;
+  const auto path = axis_database(dir).string();
+  const auto max_only = run_report({"--db", path, "--op", "max"});
+  ASSERT_EQ(max_only.code, kExitOk) << max_only.err;
+  EXPECT_EQ(count_of(max_only.out, "### Axis: "), 1u);
+  EXPECT_NE(max_only.out.find("### Axis: max f64 → f64, rows"), std::string::npos);
+  const auto f32 = run_report({"--db", path, "--dtype", "f32", "--format", "json"});
+  for (const auto& a : json::parse(f32.out).at("devices")[0].at("axis_winners")) EXPECT_EQ(a.at("dtype"), "f32");
+  EXPECT_EQ(json::parse(f32.out).at("devices")[0].at("axis_winners").size(), 4u);
+  // Nothing left: the device says so, as it does for flat results.
+  const auto none = run_report({"--db", path, "--dtype", "i64"});
+  EXPECT_NE(none.out.find("Nothing tuned for this device matches"), std::string::npos);
 }
 
 TEST(Report, HelpListsTheOptions) {

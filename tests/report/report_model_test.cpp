@@ -8,6 +8,7 @@
 #include "report_test_support.h"
 #include "reduce_tune/report/report_loader.h"
 #include "reduce_tune/report/report_render.h"
+#include "reduce_tune/report/report_tables.h"
 #include "reduce_tune/report/report_text.h"
 
 namespace reduce_tune::report {
@@ -221,6 +222,154 @@ TEST(Report, FiltersByDeviceOpAndDtype) {
   EXPECT_EQ(data.devices[0].problems[0].problem.dtype, DType::f32);
   filter.ops = {Op::min};
   EXPECT_TRUE(load_report_data(database, filter).devices[0].problems.empty());
+}
+
+// Axis results (issue 12): one heat map per (op, dtype, out dtype, layout).
+ReportData axis_data(const ReportFilter& filter = {}) {
+  auto database = db::Database::open_in_memory();
+  store_axis_results(database);
+  return load_report_data(database, filter);
+}
+
+TEST(Report, LoadsAxisWinnersIntoAHeatMapPerLayout) {
+  const auto data = axis_data();
+  ASSERT_EQ(data.devices.size(), 1u);
+  const auto& device = data.devices[0];
+  EXPECT_EQ(device.key.name, kAxisDeviceName);
+  EXPECT_TRUE(device.problems.empty());
+  ASSERT_EQ(device.axis.size(), 3u);  // by (op, dtype, out dtype, layout)
+  const auto& rows = device.axis[0];
+  const auto& columns = device.axis[1];
+  const auto& max_rows = device.axis[2];
+  EXPECT_EQ(rows.op, Op::sum);
+  EXPECT_EQ(rows.layout, AxisLayout::rows);
+  EXPECT_EQ(columns.op, Op::sum);
+  EXPECT_EQ(columns.layout, AxisLayout::columns);
+  EXPECT_EQ(max_rows.op, Op::max);
+  EXPECT_EQ(max_rows.dtype, DType::f64);
+  EXPECT_EQ(max_rows.out_dtype, DType::f64);
+  ASSERT_EQ(rows.winners.size(), 3u);
+  ASSERT_EQ(columns.winners.size(), 1u);
+  ASSERT_EQ(max_rows.winners.size(), 1u);
+  // The class tuned without a winner is kept apart; every other mark has a winner.
+  EXPECT_EQ(rows.without_winner, (std::vector<std::pair<int, int>>{{kAxisFailedReducedBucket, kAxisFailedOutputsBucket}}));
+  EXPECT_TRUE(columns.without_winner.empty());
+
+  // Every stored winner is in its map's cell, with the measurement that chose it.
+  std::size_t found = 0;
+  for (const auto& expected : axis_fixture_winners())
+    for (const auto& axis : device.axis) {
+      if (axis.op != expected.op || axis.layout != expected.layout) continue;
+      const auto* w = find_axis_winner(axis, expected.reduced_bucket, expected.outputs_bucket);
+      ASSERT_NE(w, nullptr) << expected.config;
+      ++found;
+      EXPECT_EQ(w->winner.problem, expected.problem());
+      EXPECT_EQ(w->winner.config, expected.config);
+      EXPECT_EQ(w->winner.median_ms, expected.median_ms);
+      ASSERT_TRUE(w->measurement.has_value());
+      EXPECT_EQ(w->measurement->config, expected.config);
+      EXPECT_EQ(w->measurement->reduced, expected.reduced);
+      EXPECT_EQ(w->measurement->outputs, expected.outputs);
+      EXPECT_EQ(w->measurement->inner, expected.inner);
+      EXPECT_DOUBLE_EQ(axis_gbps(*w), expected.gbps());
+    }
+  EXPECT_EQ(found, axis_fixture_winners().size());
+  // Winners are ordered by (R bucket, outputs bucket).
+  EXPECT_EQ(rows.winners[0].winner.problem.outputs_bucket, 14);
+  EXPECT_EQ(rows.winners[1].winner.problem.outputs_bucket, 16);
+  EXPECT_EQ(rows.winners[2].winner.problem.reduced_bucket, 12);
+  // Cells without a winner.
+  EXPECT_EQ(find_axis_winner(rows, 11, 15), nullptr);
+  EXPECT_EQ(find_axis_winner(rows, kAxisFailedReducedBucket, kAxisFailedOutputsBucket), nullptr);
+  EXPECT_TRUE(axis_class_without_winner(rows, kAxisFailedReducedBucket, kAxisFailedOutputsBucket));
+  EXPECT_FALSE(axis_class_without_winner(rows, 11, 15));
+  EXPECT_FALSE(axis_class_without_winner(rows, 10, 14));
+}
+
+TEST(Report, AxisGridSpansEveryBucketBetweenTheTunedOnes) {
+  const auto data = axis_data();
+  const auto range = axis_grid_range(data.devices[0].axis[0]);
+  EXPECT_EQ(range.reduced_buckets, (std::vector<int>{10, 11, 12}));
+  EXPECT_EQ(range.outputs_buckets, (std::vector<int>{14, 15, 16}));
+  const auto single = axis_grid_range(data.devices[0].axis[1]);
+  EXPECT_EQ(single.reduced_buckets, (std::vector<int>{8}));
+  EXPECT_EQ(single.outputs_buckets, (std::vector<int>{20}));
+  EXPECT_TRUE(axis_grid_range(AxisReport{}).reduced_buckets.empty());
+}
+
+TEST(Report, AxisHeatTablePlacesEachWinnerInItsCell) {
+  const auto data = axis_data();
+  const auto& rows = data.devices[0].axis[0];
+  const auto table = axis_heat_table(rows);
+  EXPECT_EQ(table.header, (std::vector<std::string>{"R ↓ outputs →", "2^14", "2^15", "2^16"}));
+  ASSERT_EQ(table.rows.size(), 3u);
+  auto gbps_of = [](int r, int o) {
+    for (const auto& w : axis_fixture_winners())
+      if (w.layout == AxisLayout::rows && w.op == Op::sum && w.reduced_bucket == r && w.outputs_bucket == o)
+        return fixed_number(w.gbps(), 1);
+    return std::string("?");
+  };
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& row : table.rows) {
+    cells.emplace_back();
+    for (const auto& cell : row) cells.back().push_back(cell.text);
+  }
+  EXPECT_EQ(cells, (std::vector<std::vector<std::string>>{
+                       {"2^10", gbps_of(10, 14), "-", gbps_of(10, 16)},
+                       {"2^11", "-", "-", "-"},
+                       {"2^12", gbps_of(12, 14), "-", "none"},
+                   }));
+
+  // The winners table: one row per tuned class, the failed one included.
+  const auto winners = axis_winners_table(data.devices[0], rows);
+  ASSERT_EQ(winners.rows.size(), 4u);
+  EXPECT_EQ(winners.rows[0][2].text, axis_fixture_winners()[0].config);
+  EXPECT_TRUE(winners.rows[0][2].code);
+  EXPECT_EQ(winners.rows[3][0].text, "2^12");
+  EXPECT_EQ(winners.rows[3][1].text, "2^16");
+  EXPECT_EQ(winners.rows[3][2].text, "no candidate passed");
+  // Columns show the inner extent.
+  const auto columns = axis_winners_table(data.devices[0], data.devices[0].axis[1]);
+  EXPECT_NE(std::find(columns.header.begin(), columns.header.end(), "inner"), columns.header.end());
+  EXPECT_EQ(std::find(winners.header.begin(), winners.header.end(), "inner"), winners.header.end());
+}
+
+TEST(Report, AxisGbpsFallsBackToTheMeasurement) {
+  ReportAxisWinner w;
+  w.winner.median_ms = 0.5;
+  w.winner.gbps = 123.0;
+  EXPECT_EQ(axis_gbps(w), 123.0);
+  w.winner.gbps = 0;
+  EXPECT_TRUE(std::isnan(axis_gbps(w)));  // nothing to compute it from
+  db::AxisMeasurement m;
+  m.dtype = DType::f64;
+  m.reduced = 1000;
+  m.outputs = 500;
+  m.gbps = 7.5;
+  w.measurement = m;
+  EXPECT_EQ(axis_gbps(w), 7.5);
+  w.measurement->gbps = NAN;
+  EXPECT_DOUBLE_EQ(axis_gbps(w), 1000.0 * 500 * 8 / (0.5 * 1e6));
+}
+
+TEST(Report, FiltersAxisWinnersByOpAndDtype) {
+  ReportFilter filter;
+  filter.ops = {Op::max};
+  auto data = axis_data(filter);
+  ASSERT_EQ(data.devices[0].axis.size(), 1u);
+  EXPECT_EQ(data.devices[0].axis[0].op, Op::max);
+  filter.ops = {};
+  filter.dtypes = {DType::f32};
+  data = axis_data(filter);
+  ASSERT_EQ(data.devices[0].axis.size(), 2u);
+  for (const auto& axis : data.devices[0].axis) EXPECT_EQ(axis.dtype, DType::f32);
+  filter.dtypes = {DType::i32};
+  EXPECT_TRUE(axis_data(filter).devices[0].axis.empty());
+}
+
+TEST(Report, TheFixtureHasNoAxisResults) {
+  const auto database = open_fixture();
+  for (const auto& device : load_report_data(database).devices) EXPECT_TRUE(device.axis.empty());
 }
 
 TEST(Report, ComparesABucketWithBenchRowsOfItsSize) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <set>
+#include <stdexcept>
+#include <tuple>
 
 #include "reduce_tune/config.h"
 #include "report_test_support.h"
@@ -343,6 +345,216 @@ TEST(Report, FixtureBenchRowsShowTunedAgainstCubInEveryFormat) {
   EXPECT_NE(html.find("<h4>Bench: tuned vs CUB</h4>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">1.12x</td>"), std::string::npos);
   EXPECT_NE(html.find("and cub::DeviceReduce from the bench data"), std::string::npos);
+}
+
+// The fixture's devices plus a device with axis results only (store_axis_results).
+const ReportData& axis_report_data() {
+  static const ReportData data = [] {
+    ReportData combined = fixture_data();
+    auto database = db::Database::open_in_memory();
+    store_axis_results(database);
+    auto axis = load_report_data(database);
+    axis.devices.at(0).index = combined.devices.size();
+    combined.devices.push_back(std::move(axis.devices.at(0)));
+    return combined;
+  }();
+  return data;
+}
+
+const AxisFixtureWinner& axis_winner_at(AxisLayout layout, Op op, int reduced_bucket, int outputs_bucket) {
+  for (const auto& w : axis_fixture_winners())
+    if (w.layout == layout && w.op == op && w.reduced_bucket == reduced_bucket && w.outputs_bucket == outputs_bucket)
+      return w;
+  throw std::runtime_error("no such axis winner");
+}
+
+std::string gbps_text(AxisLayout layout, Op op, int reduced_bucket, int outputs_bucket) {
+  return fixed_number(axis_winner_at(layout, op, reduced_bucket, outputs_bucket).gbps(), 1);
+}
+
+TEST(Report, ReportsWithoutAxisResultsHaveNoAxisSections) {
+  const auto& data = fixture_data();
+  EXPECT_EQ(render_markdown(data).find("Axis"), std::string::npos);
+  EXPECT_EQ(render_csv(data).find("reduced_bucket"), std::string::npos);
+  EXPECT_FALSE(json::parse(render_json(data)).at("devices")[0].contains("axis_winners"));
+  const auto html = render_html(data);
+  EXPECT_EQ(html.find("heat"), std::string::npos);
+  EXPECT_EQ(html.find("Axis"), std::string::npos);
+}
+
+TEST(Report, MarkdownDrawsAnAxisHeatMapPerLayout) {
+  const auto md = render_markdown(axis_report_data());
+  const auto device_at = md.find(std::string("## Device 2: ") + kAxisDeviceName);
+  ASSERT_NE(device_at, std::string::npos);
+  EXPECT_EQ(md.find("Nothing tuned for this device matches", device_at), std::string::npos);
+  const auto rows_at = md.find("### Axis: sum f32 → f32, rows", device_at);
+  const auto columns_at = md.find("### Axis: sum f32 → f32, columns", device_at);
+  const auto max_at = md.find("### Axis: max f64 → f64, rows", device_at);
+  ASSERT_NE(rows_at, std::string::npos);
+  ASSERT_NE(columns_at, std::string::npos);
+  ASSERT_NE(max_at, std::string::npos);
+  EXPECT_LT(rows_at, columns_at);
+  EXPECT_LT(columns_at, max_at);
+  EXPECT_EQ(count_of(md, "#### GB/s heat map"), 3u);
+
+  // The grid: R buckets down, outputs buckets across; "-" untuned, "none" tuned without a winner.
+  const std::string grid = "| R ↓ outputs → | 2^14 | 2^15 | 2^16 |\n"
+                           "| --- | ---: | ---: | ---: |\n"
+                           "| 2^10 | " + gbps_text(AxisLayout::rows, Op::sum, 10, 14) + " | - | " +
+                           gbps_text(AxisLayout::rows, Op::sum, 10, 16) + " |\n"
+                           "| 2^11 | - | - | - |\n"
+                           "| 2^12 | " + gbps_text(AxisLayout::rows, Op::sum, 12, 14) + " | - | none |\n";
+  const auto grid_at = md.find(grid, rows_at);
+  EXPECT_NE(grid_at, std::string::npos) << md.substr(rows_at, 1200);
+  EXPECT_LT(grid_at, columns_at);
+  EXPECT_NE(md.find("| R ↓ outputs → | 2^20 |\n| --- | ---: |\n| 2^8 | " +
+                        gbps_text(AxisLayout::columns, Op::sum, 8, 20) + " |\n",
+                    columns_at),
+            std::string::npos);
+
+  // The winners under it: config, shape, time, GB/s.
+  const auto& w = axis_winner_at(AxisLayout::rows, Op::sum, 10, 14);
+  EXPECT_NE(md.find("| 2^10 | 2^14 | `" + std::string(w.config) + "` | 1024 | 16384 | 0.02500 | " +
+                        fixed_number(w.gbps(), 1) + " | " +
+                        fixed_number(percent_of_peak(axis_device(), w.gbps()), 1) + " |",
+                    rows_at),
+            std::string::npos);
+  EXPECT_NE(md.find("| 2^12 | 2^16 | no candidate passed | - | - | - | - | - |", rows_at), std::string::npos);
+  // A config with Markdown and HTML specials is escaped, not put in a code span.
+  EXPECT_EQ(md.find("<b>"), std::string::npos);
+  EXPECT_NE(md.find("columns:block=256,&lt;b&gt;\\|\\`x\\`,\"q\""), std::string::npos);
+}
+
+TEST(Report, CsvHasARowPerAxisWinner) {
+  const auto& data = axis_report_data();
+  const auto text = render_csv(data);
+  const auto header = parse_csv(text).at(0);
+  ASSERT_GE(header.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(header.end() - 5, header.end()),
+            (std::vector<std::string>{"reduced_bucket", "outputs_bucket", "reduced", "outputs", "inner"}));
+  const auto rows = csv_rows(text);  // every row has the header's field count
+  std::size_t axis_rows = 0, flat_rows = 0;
+  for (const auto& row : rows) {
+    if (row.at("layout") == "flat") {
+      ++flat_rows;
+      EXPECT_EQ(row.at("reduced_bucket"), "");
+      EXPECT_EQ(row.at("inner"), "");
+      continue;
+    }
+    ++axis_rows;
+    EXPECT_EQ(row.at("device_index"), "2");
+    EXPECT_EQ(row.at("device_name"), kAxisDeviceName);
+    const auto& w = axis_winner_at(row.at("layout") == "rows" ? AxisLayout::rows : AxisLayout::columns,
+                                   row.at("op") == "sum" ? Op::sum : Op::max, std::stoi(row.at("reduced_bucket")),
+                                   std::stoi(row.at("outputs_bucket")));
+    EXPECT_EQ(row.at("dtype"), to_string(w.dtype));
+    EXPECT_EQ(row.at("out_dtype"), to_string(w.dtype));
+    EXPECT_EQ(row.at("config"), w.config);  // the hostile one parses back exactly
+    EXPECT_EQ(std::stoull(row.at("reduced")), w.reduced);
+    EXPECT_EQ(std::stoull(row.at("outputs")), w.outputs);
+    EXPECT_EQ(std::stoull(row.at("inner")), w.inner);
+    EXPECT_EQ(std::stod(row.at("median_ms")), w.median_ms);
+    EXPECT_DOUBLE_EQ(std::stod(row.at("gbps")), w.gbps());
+    EXPECT_DOUBLE_EQ(std::stod(row.at("percent_of_peak")), percent_of_peak(axis_device(), w.gbps()));
+    EXPECT_EQ(row.at("winner"), "true");
+    EXPECT_EQ(row.at("winner_deterministic"), "true");
+    EXPECT_EQ(row.at("strategy_best"), "false");
+    EXPECT_EQ(row.at("bucket"), "");
+    EXPECT_EQ(row.at("bench_n"), "");
+    EXPECT_FALSE(row.at("measurement_id").empty());
+  }
+  EXPECT_EQ(axis_rows, axis_fixture_winners().size());
+  EXPECT_EQ(flat_rows, csv_rows(render_csv(fixture_data())).size());
+}
+
+TEST(Report, JsonListsTheAxisWinnersOfADevice) {
+  const auto report = json::parse(render_json(axis_report_data()));
+  const auto& devices = report.at("devices");
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_FALSE(devices[0].contains("axis_winners"));
+  const auto& axis = devices[2].at("axis_winners");
+  ASSERT_EQ(axis.size(), axis_fixture_winners().size());
+  // In heat map order: sum f32 rows by (R bucket, outputs bucket), sum f32 columns, max f64 rows.
+  const std::vector<std::tuple<std::string, int, int>> order = {
+      {"rows", 10, 14}, {"rows", 10, 16}, {"rows", 12, 14}, {"columns", 8, 20}, {"rows", 20, 4}};
+  for (std::size_t i = 0; i < axis.size(); ++i) {
+    const auto& a = axis[i];
+    EXPECT_EQ(std::tuple(a.at("layout").get<std::string>(), a.at("reduced_bucket").get<int>(),
+                         a.at("outputs_bucket").get<int>()),
+              order[i]);
+    const auto& w = axis_winner_at(a.at("layout") == "rows" ? AxisLayout::rows : AxisLayout::columns,
+                                   a.at("op") == "sum" ? Op::sum : Op::max, a.at("reduced_bucket").get<int>(),
+                                   a.at("outputs_bucket").get<int>());
+    EXPECT_EQ(a.at("dtype"), to_string(w.dtype));
+    EXPECT_EQ(a.at("config"), w.config);
+    EXPECT_EQ(a.at("median_ms").get<double>(), w.median_ms);
+    EXPECT_DOUBLE_EQ(a.at("gbps").get<double>(), w.gbps());
+    EXPECT_EQ(a.at("source"), "tuned");
+    EXPECT_EQ(a.at("measurement").at("reduced").get<std::uint64_t>(), w.reduced);
+    EXPECT_EQ(a.at("measurement").at("outputs").get<std::uint64_t>(), w.outputs);
+    EXPECT_EQ(a.at("measurement").at("inner").get<std::uint64_t>(), w.inner);
+  }
+}
+
+// The <td> of one heat map cell, found by its buckets after `from`.
+std::string heat_cell(const std::string& html, std::size_t from, int reduced_bucket, int outputs_bucket) {
+  const std::string key = "data-reduced-bucket=\"" + std::to_string(reduced_bucket) + "\" data-outputs-bucket=\"" +
+                          std::to_string(outputs_bucket) + "\"";
+  const auto at = html.find(key, from);
+  if (at == std::string::npos) return "";
+  const auto begin = html.rfind("<td", at);
+  return html.substr(begin, html.find("</td>", at) + 5 - begin);
+}
+
+TEST(Report, HtmlDrawsAColouredHeatMapWithConfigTooltips) {
+  const auto& data = axis_report_data();
+  const auto html = render_html(data);
+  EXPECT_EQ(count_of(html, "<table class=\"heat\""), 3u);
+  EXPECT_NE(html.find("table.heat td"), std::string::npos);  // the heat map style is added
+  const auto rows_at = html.find("<h3>Axis: sum f32 → f32, rows</h3>");
+  ASSERT_NE(rows_at, std::string::npos);
+  EXPECT_NE(html.find("against the peak bandwidth (" + fixed_number(axis_device().peak_bandwidth_gbps(), 1) +
+                      " GB/s)", rows_at),
+            std::string::npos);
+
+  const auto& w = axis_winner_at(AxisLayout::rows, Op::sum, 10, 14);
+  const auto cell = heat_cell(html, rows_at, 10, 14);
+  EXPECT_NE(cell.find("data-gbps=\"" + exact_number(w.gbps()) + "\""), std::string::npos) << cell;
+  EXPECT_NE(cell.find(">" + fixed_number(w.gbps(), 1) + "</td>"), std::string::npos) << cell;
+  EXPECT_NE(cell.find(std::string("title=\"R 2^10, outputs 2^14: ") + fixed_number(w.gbps(), 1) + " GB/s"),
+            std::string::npos)
+      << cell;
+  EXPECT_NE(cell.find(std::string("\n") + w.config + "\""), std::string::npos) << cell;  // the config in the tooltip
+  EXPECT_NE(cell.find("style=\"background:#"), std::string::npos) << cell;
+  EXPECT_NE(heat_cell(html, rows_at, 11, 15).find("class=\"untuned\""), std::string::npos);
+  EXPECT_NE(heat_cell(html, rows_at, 11, 15).find(">-</td>"), std::string::npos);
+  EXPECT_NE(heat_cell(html, rows_at, 12, 16).find(">none</td>"), std::string::npos);
+  // Above 55 % of the peak the text turns white; 2^10 x 2^14 is at 54.6 %, 2^12 x 2^14 at 83 %.
+  EXPECT_EQ(cell.find("color:#fff"), std::string::npos) << cell;
+  EXPECT_NE(heat_cell(html, rows_at, 12, 14).find("color:#fff"), std::string::npos);
+  // The winners table under the map.
+  EXPECT_NE(html.find("<code>rows:block=256,<wbr>group=4,", rows_at), std::string::npos);
+  // Config text from the database is escaped, in the tooltip and in the table.
+  EXPECT_EQ(html.find("<b>|"), std::string::npos);
+  EXPECT_NE(html.find("columns:block=256,&lt;b&gt;|`x`,&quot;q&quot;\""), std::string::npos);
+  // Self-contained still.
+  for (const char* outside : {"http:", "https:", "src=", "<link", "@import", "url(", "<script"})
+    EXPECT_EQ(html.find(outside), std::string::npos) << outside;
+}
+
+TEST(Report, HtmlHeatMapScalesToTheFastestCellWithoutAPeak) {
+  ReportData data = axis_report_data();
+  auto& device = data.devices.back();
+  device.key.memory_bus_bits = 0;
+  device.key.memory_clock_khz = 0;
+  const auto html = render_html(data);
+  const auto rows_at = html.find("<h3>Axis: sum f32 → f32, rows</h3>");
+  ASSERT_NE(rows_at, std::string::npos);
+  EXPECT_NE(html.find("against the fastest cell", rows_at), std::string::npos);
+  // 2^12 x 2^14 is the map's fastest: the darkest colour.
+  EXPECT_NE(heat_cell(html, rows_at, 12, 14).find("style=\"background:#08306b;color:#fff\""), std::string::npos)
+      << heat_cell(html, rows_at, 12, 14);
+  EXPECT_EQ(heat_cell(html, rows_at, 10, 14).find("#08306b"), std::string::npos);
 }
 
 TEST(Report, RendersAnEmptyReport) {

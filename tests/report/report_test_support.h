@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +47,113 @@ inline BenchRow bench_row(const ProblemKey& problem, std::string_view implementa
   row.gbps = gbps;
   row.config = implementation == kBenchCub ? kCubCall : "multi_element";
   return row;
+}
+
+// Axis results (issue 12) stored by store_axis_results below, on a device of their own.
+inline constexpr const char* kAxisDeviceName = "NVIDIA H200";
+inline constexpr const char* kAxisDeviceUuid = "GPU-axis0000-1111-2222-3333-444444444444";
+// A config text from the database that needs escaping in every format.
+inline constexpr const char* kHostileAxisConfig = "columns:block=256,<b>|`x`,\"q\"";
+
+// One winner of store_axis_results: its class, the shape it was measured at and its time.
+struct AxisFixtureWinner {
+  AxisLayout layout;
+  Op op;
+  DType dtype;
+  int reduced_bucket, outputs_bucket;
+  std::uint64_t reduced, outputs, inner;
+  double median_ms;
+  const char* config;
+  double gbps() const {
+    return static_cast<double>(reduced * outputs * size_of(dtype)) / (median_ms * 1e6);
+  }
+  db::AxisProblemClass problem() const { return {op, dtype, dtype, layout, reduced_bucket, outputs_bucket}; }
+};
+// sum f32 rows: R buckets 10..12 by outputs buckets 14..16, of which (10, 14), (10, 16) and
+// (12, 14) have winners, (12, 16) was tuned without one, and the rest was never tuned;
+// sum f32 columns: one winner at (8, 20) with the hostile config; max f64 rows: one at (20, 4).
+inline const std::vector<AxisFixtureWinner>& axis_fixture_winners() {
+  static const std::vector<AxisFixtureWinner> winners = {
+      {AxisLayout::rows, Op::sum, DType::f32, 10, 14, 1024, 16384, 1, 0.0250,
+       "rows:block=256,group=4,vec=4,split=none,rows=4"},
+      {AxisLayout::rows, Op::sum, DType::f32, 10, 16, 1500, 65536, 1, 0.1000,
+       "rows:block=128,group=8,vec=4,split=none,rows=8"},
+      {AxisLayout::rows, Op::sum, DType::f32, 12, 14, 4096, 20000, 1, 0.0800,
+       "rows:block=512,group=1,vec=4,split=none,rows=1"},
+      {AxisLayout::columns, Op::sum, DType::f32, 8, 20, 300, std::uint64_t{1} << 20, 8, 0.4000, kHostileAxisConfig},
+      {AxisLayout::rows, Op::max, DType::f64, 20, 4, std::uint64_t{1} << 20, 16, 1, 0.0900,
+       "rows:block=1024,group=1,vec=2,split=4,rows=1"},
+  };
+  return winners;
+}
+inline constexpr int kAxisFailedReducedBucket = 12, kAxisFailedOutputsBucket = 16;
+
+inline DeviceKey axis_device() {
+  DeviceKey d;
+  d.name = kAxisDeviceName;
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.l2_bytes = 60 << 20;
+  d.memory_bus_bits = 6144;
+  d.memory_clock_khz = 3'201'000;
+  d.uuid = kAxisDeviceUuid;
+  d.driver_version = 13000;
+  d.runtime_version = 13000;
+  return d;
+}
+
+// Stores axis_fixture_winners() (each with a slower losing candidate) and the class tuned
+// without a winner, as the tuner does, through Database::store_axis_bucket.
+inline void store_axis_results(db::Database& database) {
+  const db::Timestamp at{std::chrono::microseconds(1'700'000'000'000'000)};
+  auto measurement = [&](const AxisFixtureWinner& w, const std::string& config, double ms,
+                         db::MeasurementStatus status) {
+    db::AxisMeasurement m;
+    m.op = w.op;
+    m.dtype = w.dtype;
+    m.out_dtype = w.dtype;
+    m.layout = w.layout;
+    m.reduced = w.reduced;
+    m.outputs = w.outputs;
+    m.inner = w.inner;
+    m.config = config;
+    m.status = status;
+    m.median_ms = status == db::MeasurementStatus::ok ? ms : std::nan("");
+    m.spread = 0.01;
+    m.repetitions = 25;
+    m.gbps = status == db::MeasurementStatus::ok
+                 ? static_cast<double>(w.reduced * w.outputs * size_of(w.dtype)) / (ms * 1e6)
+                 : std::nan("");
+    m.tool_version = "0.3.0";
+    m.created_at = at;
+    if (status != db::MeasurementStatus::ok) m.detail = "launch failed";
+    return m;
+  };
+  for (const auto& w : axis_fixture_winners()) {
+    db::AxisBucketResult r;
+    r.device = axis_device();
+    r.problem = w.problem();
+    r.measurements.push_back(measurement(w, std::string(to_string(w.layout)) + ":slow", w.median_ms * 2,
+                                         db::MeasurementStatus::ok));
+    r.measurements.push_back(measurement(w, w.config, w.median_ms, db::MeasurementStatus::ok));
+    r.winner = 1;
+    r.tool_version = "0.3.0";
+    r.created_at = at;
+    database.store_axis_bucket(r);
+  }
+  AxisFixtureWinner failed = axis_fixture_winners().front();
+  failed.reduced_bucket = kAxisFailedReducedBucket;
+  failed.outputs_bucket = kAxisFailedOutputsBucket;
+  failed.reduced = std::uint64_t{1} << kAxisFailedReducedBucket;
+  failed.outputs = std::uint64_t{1} << kAxisFailedOutputsBucket;
+  db::AxisBucketResult r;
+  r.device = axis_device();
+  r.problem = failed.problem();
+  r.measurements.push_back(measurement(failed, "rows:block=2048", 0, db::MeasurementStatus::launch_failed));
+  r.tool_version = "0.3.0";
+  r.created_at = at;
+  database.store_axis_bucket(r);
 }
 
 inline std::filesystem::path fixture_path() {

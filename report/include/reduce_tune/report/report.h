@@ -9,10 +9,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "reduce_tune/db/records.h"
 #include "reduce_tune/device_key.h"
+#include "reduce_tune/tensor.h"
 #include "reduce_tune/types.h"
 
 namespace reduce_tune::report {
@@ -64,6 +66,28 @@ struct ProblemReport {
   std::vector<BucketReport> buckets;  // ascending
 };
 
+// A stored axis winner (issue 12) with the measurement that chose it (absent when that
+// measurement is not in this file).
+struct ReportAxisWinner {
+  db::AxisWinner winner;
+  std::optional<db::AxisMeasurement> measurement;
+};
+
+// The tuned axis classes of one (op, input type, output type, layout): what the report
+// draws as one heat map, rows the reduced extent's bucket (R in [2^a, 2^(a+1))), columns
+// the output count's bucket (outputs in [2^b, 2^(b+1))).
+struct AxisReport {
+  Op op = Op::sum;
+  DType dtype = DType::f32;
+  DType out_dtype = DType::f32;
+  AxisLayout layout = AxisLayout::rows;  // rows or columns
+  // Ordered by (reduced bucket, outputs bucket).
+  std::vector<ReportAxisWinner> winners;
+  // Classes the tuner finished without a winner (no candidate passed), as (reduced bucket,
+  // outputs bucket), ascending.
+  std::vector<std::pair<int, int>> without_winner;
+};
+
 struct DeviceReport {
   std::size_t index = 0;  // the position `reduce-tune db info` lists the device at
   DeviceKey key;
@@ -72,6 +96,9 @@ struct DeviceReport {
   // oldest first, after the filter's ops and dtypes. Every renderer shows speedups when
   // rows are present.
   std::vector<BenchRow> bench;
+  // Tuned axis reductions: one entry per (op, dtype, out dtype, layout) with axis winners
+  // or finished axis classes, in that order, after the filter's ops and dtypes.
+  std::vector<AxisReport> axis;
 };
 
 struct ReportData {
@@ -132,6 +159,24 @@ std::vector<BenchRow> bench_rows(const DeviceReport& device, const db::ProblemCl
 
 // gbps as a percentage of DeviceKey::peak_bandwidth_gbps(); NaN when the peak is unknown.
 double percent_of_peak(const DeviceKey& device, double gbps);
+
+// An axis winner's GB/s (input bytes / time): the stored value, else its measurement's,
+// else computed from the measurement's shape and the winner's time; NaN when unknown.
+double axis_gbps(const ReportAxisWinner& winner);
+
+// The winner of one cell of a heat map, if that class has one.
+const ReportAxisWinner* find_axis_winner(const AxisReport& report, int reduced_bucket, int outputs_bucket);
+
+// Whether the tuner finished that class without a winner.
+bool axis_class_without_winner(const AxisReport& report, int reduced_bucket, int outputs_bucket);
+
+// The rows and columns of a heat map: every bucket from the lowest to the highest that
+// holds a winner or a finished class, so untuned buckets in between show as gaps.
+struct AxisGridRange {
+  std::vector<int> reduced_buckets;  // ascending
+  std::vector<int> outputs_buckets;  // ascending
+};
+AxisGridRange axis_grid_range(const AxisReport& report);
 
 // The winner of a determinism class, if the bucket has one.
 const ReportWinner* find_winner(const BucketReport& bucket, db::Determinism determinism);

@@ -57,6 +57,21 @@ std::vector<std::string> bench_cub_calls(const DeviceReport& device, const db::P
 // The sentence above the bench table: what the columns mean and which CUB call ran.
 std::string bench_note(const DeviceReport& device, const db::ProblemClass& problem);
 
+// An axis heat map as a grid (rows: R buckets; columns: outputs buckets, both over
+// axis_grid_range): the winner's GB/s with one decimal, "none" for a class finished
+// without a winner, "-" for a class not tuned.
+Table axis_heat_table(const AxisReport& axis);
+// The text of one heat map cell, as axis_heat_table writes it.
+std::string axis_heat_cell_text(const AxisReport& axis, int reduced_bucket, int outputs_bucket);
+
+// The axis winners of one heat map, one row per class (by R bucket, then outputs bucket):
+// its config, the shape it was measured at (R, outputs and, for columns, inner), time,
+// GB/s and % of peak; a class finished without a winner says so.
+Table axis_winners_table(const DeviceReport& device, const AxisReport& axis);
+
+// The sentence above a heat map: what rows, columns and cells mean.
+std::string axis_heat_note(const AxisReport& axis);
+
 // Whether any bench row belongs to the problem class.
 bool has_bench_rows(const DeviceReport& device, const db::ProblemClass& problem);
 

@@ -9,6 +9,8 @@
 
 #include "reduce_tune/db/records.h"
 #include "reduce_tune/device_key.h"
+#include "reduce_tune/tensor.h"
+#include "reduce_tune/types.h"
 
 namespace reduce_tune::report {
 
@@ -45,6 +47,10 @@ std::string first_line(std::string_view text, std::size_t max_chars);
 
 // "sum f32 → f64" (the layout added when it is not flat).
 std::string problem_title(const db::ProblemClass& problem);
+// "sum f32 → f32, rows" (an axis heat map's op, types and layout).
+std::string axis_title(Op op, DType dtype, DType out_dtype, AxisLayout layout);
+// "[outputs, R], R contiguous" / "[outputs / inner, R, inner], inner contiguous".
+std::string axis_layout_shape(AxisLayout layout);
 // "sm_90".
 std::string arch_label(const DeviceKey& device);
 // 12080 -> "12.8".
