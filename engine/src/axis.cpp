@@ -26,16 +26,16 @@ std::string config_text(const AxisKernelSpec& s) {
   os << "rt::AxisConfig<" << op_type(s.op) << ", " << cuda_type_name(s.types.in) << ", "
      << cuda_type_name(s.types.acc) << ", " << cuda_type_name(s.types.out) << ", rt::axis_" << to_string(s.family)
      << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << static_cast<int>(s.split) << ", "
-     << s.rows_per_pass << ">";
+     << s.rows_per_pass << ", " << s.unroll << ">";
   return os.str();
 }
 
-// Blocks per output along R so that a few long outputs still fill the GPU: about four
-// blocks per SM in all, each reading at least kMinSplitElements.
+// Blocks per output along R so that a few long outputs still fill the GPU: about
+// blocks_per_sm blocks per SM in all, each reading at least kMinSplitElements.
 constexpr std::uint64_t kMinSplitElements = 4096;
 std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t outputs_per_block, std::uint64_t reduced,
-                          int sm_count) {
-  const std::uint64_t want = 4 * static_cast<std::uint64_t>(std::max(sm_count, 1));
+                          int sm_count, std::uint32_t blocks_per_sm) {
+  const std::uint64_t want = blocks_per_sm * static_cast<std::uint64_t>(std::max(sm_count, 1));
   if (output_blocks >= want / 2) return 1;
   const std::uint64_t min_rows = ceil_div(kMinSplitElements, std::max<std::uint64_t>(outputs_per_block, 1));
   return std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), reduced / min_rows));
@@ -71,6 +71,8 @@ std::string to_string(const AxisKernelSpec& s) {
      << ":block=" << s.block << "," << (s.family == AxisFamily::columns ? "by=" : "group=") << s.group
      << ",vec=" << s.vec << ",split=" << to_string(s.split);
   if (s.rows_per_pass != 1) os << ",rows=" << s.rows_per_pass;
+  if (s.unroll != 4) os << ",unroll=" << s.unroll;
+  if (s.blocks_per_sm != 4) os << ",sm=" << s.blocks_per_sm;
   return os.str();
 }
 
@@ -89,6 +91,9 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
   if (s.family != AxisFamily::rows && s.vec != 1) return "only rows load vectors";
+  if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
+  if (s.blocks_per_sm != 4 && s.blocks_per_sm != 8 && s.blocks_per_sm != 16) return "sm is 4, 8 or 16";
+  if (s.split == AxisSplit::none && s.blocks_per_sm != 4) return "sm applies to split plans only";
   if (s.rows_per_pass != 1 &&
       (s.rows_per_pass != 4 || s.group > 32 || (s.family == AxisFamily::columns && s.group != 1) ||
        s.family == AxisFamily::columns_dense || s.family == AxisFamily::rows_dense))
@@ -167,7 +172,8 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
 std::string axis_config_text(const AxisKernelSpec& s) {
   std::ostringstream os;
   os << to_string(s.family) << ":block=" << s.block << "," << (s.family == AxisFamily::columns ? "by=" : "group=")
-     << s.group << ",vec=" << s.vec << ",split=" << to_string(s.split) << ",rows=" << s.rows_per_pass;
+     << s.group << ",vec=" << s.vec << ",split=" << to_string(s.split) << ",rows=" << s.rows_per_pass
+     << ",unroll=" << s.unroll << ",sm=" << s.blocks_per_sm;
   return os.str();
 }
 
@@ -212,8 +218,9 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
     return ec == std::errc() && end == v.data() + v.size();
   };
   if (!number("block", &s.block, true) || !number("group", &s.group, true) || !number("vec", &s.vec, true) ||
-      !number("rows", &s.rows_per_pass, false))
-    return fail("block, group (by), vec and rows take a number; block, group and vec are required");
+      !number("rows", &s.rows_per_pass, false) || !number("unroll", &s.unroll, false) ||
+      !number("sm", &s.blocks_per_sm, false))
+    return fail("block, group (by), vec, rows, unroll and sm take a number; block, group and vec are required");
   auto split = fields.find("split");
   if (split == fields.end()) return fail("split is required");
   bool split_found = false;
@@ -264,28 +271,44 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
     if (!axis_spec_problem(s).empty() || !axis_spec_mismatch(s, shape).empty()) return;
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   };
-  // The split variants of a spec where its plan splits R for this shape, else unsplit.
+  // A spec unsplit, or, where its plan splits R for this shape, split at 4, 8 and 16
+  // blocks per SM, the last block folding for few outputs, a second kernel otherwise.
   auto add_splits = [&](AxisKernelSpec s) {
-    s.split = AxisSplit::two_pass;
     s.op = op;
     s.types = types;
-    const bool splits = plan_axis_launch(s, shape, sm_count).splits > 1;
-    if (!splits) {
+    s.split = AxisSplit::two_pass;
+    s.blocks_per_sm = 4;
+    if (plan_axis_launch(s, shape, sm_count).splits <= 1) {
       s.split = AxisSplit::none;
       add(s);
       return;
     }
-    add(s);
-    if (shape.outputs <= 4 * kTicketOutputs) {
-      s.split = AxisSplit::ticket;
+    s.split = shape.outputs <= 4 * kTicketOutputs ? AxisSplit::ticket : AxisSplit::two_pass;
+    for (std::uint32_t per_sm : {4u, 8u, 16u}) {
+      s.blocks_per_sm = per_sm;
       add(s);
     }
-    s.split = AxisSplit::none;  // one block per output, however long
-    add(s);
+  };
+  // Whether a spec of this family and block splits R here (rows per pass are for many
+  // outputs, never split).
+  auto splits_here = [&](AxisFamily family, std::uint32_t block, std::uint32_t group) {
+    AxisKernelSpec s;
+    s.op = op;
+    s.types = types;
+    s.family = family;
+    s.block = block;
+    s.group = group;
+    s.split = AxisSplit::two_pass;
+    return plan_axis_launch(s, shape, sm_count).splits > 1;
   };
   add(builtin_axis_spec(op, types, shape, sm_count));
   const std::uint64_t r = std::max<std::uint64_t>(shape.reduced, 1);
   const std::uint32_t max_vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+  // Eight loads in flight only where R gives each thread that many, and blocks of at
+  // most 256 threads (registers).
+  auto unrolls = [&](std::uint32_t block) {
+    return r >= 256 && block <= 256 ? std::vector<std::uint32_t>{4, 8} : std::vector<std::uint32_t>{4};
+  };
   if (shape.layout == AxisLayout::rows) {
     for (std::uint32_t block : {128u, 256u, 512u}) {
       for (std::uint32_t vec : {max_vec, 1u}) {
@@ -293,28 +316,33 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
         if (vec == 1 && max_vec > 1 && r >= 64) continue;  // long rows always load vectors
         const std::uint64_t lanes = ceil_div(r, vec);
         const std::uint32_t top = std::min<std::uint32_t>(32, pow2_ceil(lanes));
-        // Groups from an eighth of the lanes a row needs (a quarter for long rows, where
-        // narrow groups only add passes) up to a warp; several rows per pass only where
-        // a pass is short.
-        for (std::uint32_t group = std::max<std::uint32_t>(1, top / (r >= 256 ? 4 : 8)); group <= top; group *= 2)
+        // Short rows: groups from an eighth of the lanes a row needs up to a warp, and
+        // several rows per pass where a pass is short. Long rows: a warp or the block.
+        const std::uint32_t lowest = r >= 4096 ? 32 : std::max<std::uint32_t>(1, top / (r >= 256 ? 4 : 8));
+        for (std::uint32_t group = lowest; group <= top; group *= 2)
           for (std::uint32_t rows : {1u, 4u}) {
-            if (rows > 1 && r > 16ull * group * vec) continue;
+            if (rows > 1 && (r > 16ull * group * vec || splits_here(AxisFamily::rows, block, group))) continue;
+            for (std::uint32_t unroll : unrolls(block)) {
+              AxisKernelSpec s;
+              s.family = AxisFamily::rows;
+              s.block = block;
+              s.group = group;
+              s.vec = vec;
+              s.rows_per_pass = rows;
+              s.unroll = unroll;
+              add_splits(s);
+            }
+          }
+        if (r >= 1024)
+          for (std::uint32_t unroll : unrolls(block)) {
             AxisKernelSpec s;
             s.family = AxisFamily::rows;
             s.block = block;
-            s.group = group;
+            s.group = block;
             s.vec = vec;
-            s.rows_per_pass = rows;
+            s.unroll = unroll;
             add_splits(s);
           }
-        if (r >= 1024) {
-          AxisKernelSpec s;
-          s.family = AxisFamily::rows;
-          s.block = block;
-          s.group = block;
-          s.vec = vec;
-          add_splits(s);
-        }
       }
       AxisKernelSpec dense;
       dense.family = AxisFamily::rows_dense;
@@ -327,20 +355,26 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       for (std::uint32_t by = 1; by <= block / 32 && by <= 32; by *= 2) {
         if (by > 1 && r < 4ull * by) break;
         for (std::uint32_t rows : {1u, 4u}) {
-          if (rows > 1 && by > 1) continue;
-          AxisKernelSpec s;
-          s.family = AxisFamily::columns;
-          s.block = block;
-          s.group = by;
-          s.rows_per_pass = rows;
-          add_splits(s);
+          if (rows > 1 && (by > 1 || splits_here(AxisFamily::columns, block, by))) continue;
+          for (std::uint32_t unroll : unrolls(block)) {
+            AxisKernelSpec s;
+            s.family = AxisFamily::columns;
+            s.block = block;
+            s.group = by;
+            s.rows_per_pass = rows;
+            s.unroll = unroll;
+            add_splits(s);
+          }
         }
       }
-      AxisKernelSpec dense;
-      dense.family = AxisFamily::columns_dense;
-      dense.block = block;
-      dense.group = 1;
-      add_splits(dense);
+      for (std::uint32_t unroll : unrolls(block)) {
+        AxisKernelSpec dense;
+        dense.family = AxisFamily::columns_dense;
+        dense.block = block;
+        dense.group = 1;
+        dense.unroll = unroll;
+        add_splits(dense);
+      }
     }
   }
   return out;
@@ -357,7 +391,7 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   if (s.family == AxisFamily::rows_dense)  // a tile of whole rows, as axis_rows_dense_kernel stages it
     per_block = static_cast<std::uint64_t>(s.block) * ((128 / size_of(s.types.in)) / std::max<std::uint64_t>(shape.reduced, 1));
   const std::uint64_t output_blocks = std::max<std::uint64_t>(1, ceil_div(shape.outputs, per_block));
-  std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count);
+  std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count, s.blocks_per_sm);
   if (s.split == AxisSplit::none) splits = 1;
   // Grid-stride over outputs beyond 32 blocks per SM of work.
   const std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGridBlocks / splits);

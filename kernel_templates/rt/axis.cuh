@@ -22,6 +22,9 @@
 //                           folds an output's partials in order and writes it. SPLIT 1
 //                           runs this as a second kernel; SPLIT 2 (few outputs) lets the
 //                           last block to finish (by a ticket) do it, in one launch.
+//                           A split program whose plan has one split for a shape (a
+//                           class's winner on a shape with more outputs) writes its
+//                           outputs directly, as an unsplit one does.
 #pragma once
 #include "rt/common.cuh"
 #include "rt/ops.cuh"
@@ -40,7 +43,7 @@ template <class T> __device__ __forceinline__ T shfl_xor(T v, int offset) {
 }
 
 template <class OpT, class InT, class AccT, class OutT, int FAMILY, int BLOCK, int GROUP, int VEC, int SPLIT,
-          int ROWS>
+          int ROWS, int UNROLL>
 struct AxisConfig {
   typedef OpT Op;
   typedef InT In;
@@ -55,6 +58,9 @@ struct AxisConfig {
   static constexpr bool kTicket = SPLIT == 2;
   // rows, general: outputs a group takes per pass (their loads issued together).
   static constexpr int kRows = ROWS;
+  // Independent loads in flight per thread along R (4 or 8).
+  static constexpr int kUnroll = UNROLL;
+  static_assert(UNROLL == 4 || UNROLL == 8, "4 or 8 loads in flight");
   static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || GROUP == 1) &&
                               FAMILY != axis_columns_dense),
                 "several outputs per pass: rows and general with groups within a warp, columns with BY = 1");
@@ -156,7 +162,9 @@ __device__ __forceinline__ void finish_outputs(const AxisParams& p, u64 warp, u6
 // SPLIT 2: after a block's partials are written, the last block to finish folds them all.
 template <class C>
 __device__ __forceinline__ void ticket_finish(const AxisParams& p) {
-  if (!C::kTicket) return;
+  // A split program whose plan did not split (one block per output for this shape)
+  // wrote the outputs itself.
+  if (!C::kTicket || p.splits <= 1) return;
   __shared__ bool is_last;
   __threadfence();
   __syncthreads();
@@ -178,12 +186,15 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   typedef typename C::In T;
   typedef typename C::Op Op;
   A v = Op::template identity<A>();
+  constexpr int U = C::kUnroll;
   if (C::kVec == 1) {
     u64 k = lo + lane;
-    for (; k + 3 * C::kGroup < hi; k += 4 * C::kGroup) {
-      const A a0 = (A)__ldg(row + k), a1 = (A)__ldg(row + k + C::kGroup);
-      const A a2 = (A)__ldg(row + k + 2 * C::kGroup), a3 = (A)__ldg(row + k + 3 * C::kGroup);
-      v = Op::template apply<A>(v, Op::template apply<A>(Op::template apply<A>(a0, a1), Op::template apply<A>(a2, a3)));
+    for (; k + (U - 1) * C::kGroup < hi; k += U * C::kGroup) {
+      A a[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) a[u] = (A)__ldg(row + k + u * C::kGroup);
+#pragma unroll
+      for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
     }
     for (; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(row + k));
     return v;
@@ -201,13 +212,13 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   const u64 vectors = (hi - start) / C::kVec;
   const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + start);
   u64 i = lane;
-  // Four vectors in flight per lane, folded in a fixed order.
-  for (; i + 3 * C::kGroup < vectors; i += 4 * C::kGroup) {
-    AxisVec<T, C::kVec> x[4];
+  // kUnroll vectors in flight per lane, folded in a fixed order.
+  for (; i + (U - 1) * C::kGroup < vectors; i += U * C::kGroup) {
+    AxisVec<T, C::kVec> x[U];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) x[u] = body[i + u * C::kGroup];
+    for (int u = 0; u < U; ++u) x[u] = body[i + u * C::kGroup];
 #pragma unroll
-    for (int u = 0; u < 4; ++u)
+    for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
   }
@@ -265,7 +276,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
       const u64 j = base + u * kGroups + group;
       const A r = group_reduce<C>(v[u], smem);
       if (lane == 0 && j < p.outputs) {
-        if (C::kSplit)
+        if (C::kSplit && splits > 1)
           static_cast<A*>(p.partials)[j * splits + split] = r;
         else
           static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(r, p.reduced);
@@ -307,19 +318,33 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         const u64 jj = j < p.outputs ? j : 0;
         column[u] = in + (long long)(jj / p.inner) * p.outer_stride + (long long)(jj % p.inner);
       }
-      for (u64 k = lo; k < hi; ++k) {
-        A a[kRows];
+      // kUnroll loads in flight: kRows outputs x (kUnroll / kRows) steps along R.
+      constexpr unsigned kSteps = C::kUnroll / kRows > 0 ? C::kUnroll / kRows : 1;
+      bool live[kRows];
+#pragma unroll
+      for (unsigned u = 0; u < kRows; ++u) live[u] = base + u * kBx + tx < p.outputs;
+      u64 k = lo;
+      for (; k + kSteps <= hi; k += kSteps) {
+        A a[kSteps][kRows];
+#pragma unroll
+        for (unsigned s = 0; s < kSteps; ++s)
+#pragma unroll
+          for (unsigned u = 0; u < kRows; ++u)
+            a[s][u] = live[u] ? (A)__ldg(column[u] + (long long)(k + s) * p.reduced_stride) : Op::template identity<A>();
+#pragma unroll
+        for (unsigned s = 0; s < kSteps; ++s)
+#pragma unroll
+          for (unsigned u = 0; u < kRows; ++u) v[u] = Op::template apply<A>(v[u], a[s][u]);
+      }
+      for (; k < hi; ++k)
 #pragma unroll
         for (unsigned u = 0; u < kRows; ++u)
-          a[u] = base + u * kBx + tx < p.outputs ? (A)__ldg(column[u] + (long long)k * p.reduced_stride) : v[u];
-#pragma unroll
-        for (unsigned u = 0; u < kRows; ++u) v[u] = Op::template apply<A>(v[u], a[u]);
-      }
+          if (live[u]) v[u] = Op::template apply<A>(v[u], (A)__ldg(column[u] + (long long)k * p.reduced_stride));
 #pragma unroll
       for (unsigned u = 0; u < kRows; ++u) {
         const u64 j = base + u * kBx + tx;
         if (j >= p.outputs) continue;
-        if (C::kSplit)
+        if (C::kSplit && splits > 1)
           static_cast<A*>(p.partials)[j * splits + split] = v[u];
         else
           static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v[u], p.reduced);
@@ -335,13 +360,14 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
       const u64 o = j / p.inner, i = j % p.inner;
       const T* column = in + (long long)o * p.outer_stride + (long long)i;
       u64 k = lo + ty;
-      // Four independent loads in flight per thread.
-      for (; k + 3 * kBy < hi; k += 4 * kBy) {
-        const A a0 = (A)__ldg(column + (long long)k * p.reduced_stride);
-        const A a1 = (A)__ldg(column + (long long)(k + kBy) * p.reduced_stride);
-        const A a2 = (A)__ldg(column + (long long)(k + 2 * kBy) * p.reduced_stride);
-        const A a3 = (A)__ldg(column + (long long)(k + 3 * kBy) * p.reduced_stride);
-        v = Op::template apply<A>(v, Op::template apply<A>(Op::template apply<A>(a0, a1), Op::template apply<A>(a2, a3)));
+      // kUnroll independent loads in flight per thread.
+      constexpr int U = C::kUnroll;
+      for (; k + (U - 1) * kBy < hi; k += U * kBy) {
+        A a[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) a[u] = (A)__ldg(column + (long long)(k + u * kBy) * p.reduced_stride);
+#pragma unroll
+        for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
       }
       for (; k < hi; k += kBy) v = Op::template apply<A>(v, (A)__ldg(column + (long long)k * p.reduced_stride));
     }
@@ -353,7 +379,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         for (int y = 1; y < kBy; ++y) v = Op::template apply<A>(v, smem[y * kBx + tx]);
     }
     if (ty == 0 && j < p.outputs) {
-      if (C::kSplit)
+      if (C::kSplit && splits > 1)
         static_cast<A*>(p.partials)[j * splits + split] = v;
       else
         static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
@@ -384,10 +410,13 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
     A v = Op::template identity<A>();
     if (t < lanes) {
       u64 q = lo * inner + t;
-      for (; q + 3 * lanes < end; q += 4 * lanes) {
-        const A a0 = (A)__ldg(slice + q), a1 = (A)__ldg(slice + q + lanes);
-        const A a2 = (A)__ldg(slice + q + 2 * lanes), a3 = (A)__ldg(slice + q + 3 * lanes);
-        v = Op::template apply<A>(v, Op::template apply<A>(Op::template apply<A>(a0, a1), Op::template apply<A>(a2, a3)));
+      constexpr int U = C::kUnroll;
+      for (; q + (U - 1) * lanes < end; q += U * lanes) {
+        A a[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) a[u] = (A)__ldg(slice + q + u * lanes);
+#pragma unroll
+        for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
       }
       for (; q < end; q += lanes) v = Op::template apply<A>(v, (A)__ldg(slice + q));
     }
@@ -397,7 +426,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
     if (t < inner) {
       for (u64 k = t + inner; k < lanes; k += inner) v = Op::template apply<A>(v, smem[k]);
       const u64 j = o * inner + t;
-      if (C::kSplit)
+      if (C::kSplit && splits > 1)
         static_cast<A*>(p.partials)[j * splits + split] = v;
       else
         static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);

@@ -210,6 +210,8 @@ std::uint64_t axis_key(const AxisKernelSpec& s) {
   k = k << 5 | s.vec;
   k = k << 2 | static_cast<std::uint64_t>(s.split);
   k = k << 3 | s.rows_per_pass;
+  k = k << 1 | (s.unroll == 8 ? 1u : 0u);
+  k = k << 2 | (s.blocks_per_sm == 16 ? 2u : s.blocks_per_sm == 8 ? 1u : 0u);
   return k;
 }
 

@@ -110,6 +110,26 @@ TEST(AxisSpec, TheChoiceComesWithThePlanOfItsSpec) {
   }
 }
 
+// A class's winner may split R at the class's corner and not at a shape with more
+// outputs: its plan then has one split, no partials and no finalize kernel.
+TEST(AxisSpec, ASplitSpecOnAShapeThatNeedsNoSplitPlansNone) {
+  for (AxisFamily family : {AxisFamily::rows, AxisFamily::columns}) {
+    AxisKernelSpec s;
+    s.family = family;
+    s.group = family == AxisFamily::rows ? 256 : 8;
+    for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket}) {
+      s.split = split;
+      const CanonicalAxes few = family == AxisFamily::rows ? shape_of({7, 1 << 20}, {1}) : shape_of({1 << 20, 7}, {0});
+      const CanonicalAxes many = family == AxisFamily::rows ? shape_of({1 << 20, 1024}, {1}) : shape_of({1024, 1 << 20}, {0});
+      EXPECT_GT(plan_axis_launch(s, few, 132).splits, 1u) << to_string(s);
+      const AxisLaunchPlan plan = plan_axis_launch(s, many, 132);
+      EXPECT_EQ(plan.splits, 1u) << to_string(s);
+      EXPECT_EQ(plan.partial_count, 0u) << to_string(s);
+      EXPECT_EQ(plan.finalize_grid, 0u) << to_string(s);
+    }
+  }
+}
+
 TEST(AxisSpec, InvalidSpecsAreNamed) {
   AxisKernelSpec s;
   s.block = 48;
@@ -184,7 +204,13 @@ TEST(AxisConfig, CanonicalTextRoundTripsForEveryCandidate) {
   EXPECT_EQ(columns->group, 8u);
   EXPECT_EQ(columns->split, AxisSplit::ticket);
   EXPECT_EQ(columns->rows_per_pass, 1u);
-  EXPECT_EQ(axis_config_text(*columns), "columns:block=256,by=8,vec=1,split=ticket,rows=1");
+  EXPECT_EQ(columns->unroll, 4u);
+  EXPECT_EQ(columns->blocks_per_sm, 4u);
+  EXPECT_EQ(axis_config_text(*columns), "columns:block=256,by=8,vec=1,split=ticket,rows=1,unroll=4,sm=4");
+  const auto deep = parse_axis_config("rows:block=256,group=256,vec=4,split=two_pass,unroll=8,sm=16", Op::sum, kF32);
+  ASSERT_TRUE(deep);
+  EXPECT_EQ(deep->unroll, 8u);
+  EXPECT_EQ(deep->blocks_per_sm, 16u);
 }
 
 TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
@@ -201,6 +227,10 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"rows:block=256,group=4,vec=8,split=none", "vec"},  // 32 bytes of f32
       {"rows:block=48,group=4,vec=4,split=none", "block"},
       {"rows_dense:block=256,group=1,vec=1,split=two_pass", "never split"},
+      {"rows_dense:block=512,group=1,vec=1,split=none", "at most 256"},
+      {"rows:block=256,group=4,vec=4,split=none,unroll=6", "unroll is 4 or 8"},
+      {"rows:block=256,group=256,vec=4,split=two_pass,sm=5", "sm is 4, 8 or 16"},
+      {"rows:block=256,group=4,vec=4,split=none,sm=8", "split plans only"},
   };
   for (const auto& [text, why] : bad) {
     std::string error;

@@ -443,6 +443,30 @@ TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
     }
   std::printf("[ counts   ] axis mutation test: %d of %d broken kernels rejected\n", rejected, cases);
 
+  // Split programs on shapes where their plan does not split (a class's winner chosen at
+  // a corner that splits, serving a shape of the class with more outputs): right, with
+  // no partials and no finalize kernel.
+  for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket}) {
+    AxisKernelSpec rows_spec;
+    rows_spec.op = Op::sum;
+    rows_spec.types = rule(Op::sum, DType::f32);
+    rows_spec.family = AxisFamily::rows;
+    rows_spec.group = 32;
+    rows_spec.vec = 4;
+    rows_spec.split = split;
+    AxisKernelSpec columns_spec = rows_spec;
+    columns_spec.family = AxisFamily::columns;
+    columns_spec.group = 8;
+    columns_spec.vec = 1;
+    const std::pair<AxisKernelSpec, tuner::AxisShape> unsplit[] = {
+        {rows_spec, {AxisLayout::rows, 769, 12289}}, {columns_spec, {AxisLayout::columns, 769, 12289}}};
+    for (const auto& [spec, shape] : unsplit) {
+      const CanonicalAxes canonical = tuner::canonical_axis_shape(shape);
+      ASSERT_EQ(plan_axis_launch(spec, canonical, device.sm_count).splits, 1u) << to_string(spec);
+      EXPECT_EQ(checker.check(spec, shape), "") << to_string(spec) << " unsplit at R=" << shape.reduced;
+    }
+  }
+
   // A wrong answer fed to the comparison: the right one with one output off by one,
   // then all zeros.
   const tuner::AxisShape shape{AxisLayout::rows, 1000, 5000};

@@ -183,8 +183,8 @@ CanonicalAxes columns_shape(std::int64_t r, std::int64_t outputs) {
   return canonicalize(TensorDesc::contiguous({r, outputs}), {0}).axes;
 }
 
-const char* const kRowsConfig = "rows:block=128,group=8,vec=4,split=none,rows=4";
-const char* const kColumnsConfig = "columns:block=512,by=4,vec=1,split=none,rows=1";
+const char* const kRowsConfig = "rows:block=128,group=8,vec=4,split=none,rows=4,unroll=4,sm=4";
+const char* const kColumnsConfig = "columns:block=512,by=4,vec=1,split=none,rows=1,unroll=8,sm=4";
 
 TEST(AxisSelector, TheShapesClassWinnerServesEveryShapeInIt) {
   auto database = db::Database::open_in_memory();

@@ -221,7 +221,7 @@ TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
 }
 
 TEST(AxisWinner, AFloatSumWinnerAlsoServesTheMean) {
-  const std::string config = "rows:block=256,group=32,vec=4,split=none,rows=1";
+  const std::string config = "rows:block=256,group=32,vec=4,split=none,rows=1,unroll=8,sm=4";
   const auto specs = axis_runtime_specs(rows_class(10, 14), config);
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[0].op, Op::sum);

@@ -39,6 +39,8 @@ class AxisCheckState {
   // Runs `spec` on the data set at `shape` into `out` and waits.
   void run(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape, verify::FillKind kind,
            std::uint64_t seed, void* out);
+  // Times `spec` at `shape` with the axis screening policy (fewer samples than the flat
+  // tuner's: a class ranks dozens of candidates at two shapes).
   TimingResult time(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape);
   // The binary-cache keys of the reference programs compiled so far.
   const std::set<std::string>& binary_keys() const { return binary_keys_; }

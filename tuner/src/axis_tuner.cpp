@@ -352,12 +352,18 @@ TimingResult AxisCheckState::time(const AxisKernelSpec& spec, const KernelHandle
   const std::uint64_t stride = (bytes + 255) / 256 * 256;
   const int rotations = rotation_count(stride, device_.key().l2_bytes, data_.size());
   CudaLauncher launcher;
+  TimingPolicy policy;
+  policy.warmup_calls = 1;
+  policy.min_samples = 3;
+  policy.max_samples = 9;
+  policy.target_spread = 0.02;
+  policy.min_sample_ms = 0.1;
   return time_reduction(
       [&](int slice) {
         enqueue_axis_reduction(launcher, kernels, spec, plan, canonical, in + static_cast<std::uint64_t>(slice) * stride,
                                out_.get(), plan.partial_count > 0 ? &ws : nullptr, device_.stream());
       },
-      rotations, device_.stream());
+      rotations, device_.stream(), policy);
 }
 
 namespace {

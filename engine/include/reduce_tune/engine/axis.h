@@ -37,6 +37,10 @@ struct AxisKernelSpec {
   // Outputs a group (rows, general with group <= 32) or a thread (columns with by = 1)
   // takes per pass: 1 or 4.
   std::uint32_t rows_per_pass = 1;
+  // Independent loads in flight per thread along R: 4 or 8.
+  std::uint32_t unroll = 4;
+  // Split plans: blocks per SM the split of R aims at in all (4, 8 or 16).
+  std::uint32_t blocks_per_sm = 4;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
 std::string to_string(const AxisKernelSpec& spec);
@@ -45,7 +49,8 @@ std::string to_string(const AxisKernelSpec& spec);
 std::string axis_spec_problem(const AxisKernelSpec& spec);
 
 // The tunables of a spec (not its op and types) as one canonical line, what the
-// database stores: "rows:block=256,group=4,vec=4,split=none,rows=4".
+// database stores: "rows:block=256,group=4,vec=4,split=none,rows=4,unroll=4,sm=4".
+// unroll and sm may be left out (4 each).
 std::string axis_config_text(const AxisKernelSpec& spec);
 // Parses axis_config_text's form into a spec of `op` and `types`; empty (with `error`
 // set when given) for text that is not one, or names an invalid instantiation.
