@@ -110,8 +110,9 @@ AxisSelector::AxisSelector(DeviceKey device, std::vector<db::AxisWinner> own, st
 
 namespace {
 
-// The nearest usable axis winner for `problem` within `reach` buckets in each dimension
-// (0: the class itself), with its parsed spec.
+// The nearest usable axis winner for `problem` at most `reach` buckets away in R and
+// outputs together (0: the class itself; 1: one bucket in one dimension), with its
+// parsed spec.
 const db::AxisWinner* pick_axis(const std::vector<db::AxisWinner>& winners, const db::AxisProblemClass& problem,
                                 int reach, Op op, const TypeRule& types, const CanonicalAxes& shape,
                                 AxisKernelSpec* spec) {
@@ -124,8 +125,8 @@ const db::AxisWinner* pick_axis(const std::vector<db::AxisWinner>& winners, cons
       continue;
     const int dr = std::abs(c.reduced_bucket - problem.reduced_bucket);
     const int dout = std::abs(c.outputs_bucket - problem.outputs_bucket);
-    if (dr > reach || dout > reach) continue;
     const int distance = dr + dout;
+    if (distance > reach) continue;
     const bool better = !best || distance < best_distance ||
                         (distance == best_distance && std::tie(c.reduced_bucket, c.outputs_bucket) <
                                                           std::tie(best->problem.reduced_bucket,

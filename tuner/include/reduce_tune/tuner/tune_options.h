@@ -50,8 +50,9 @@ struct TuneOptions {
 
 std::vector<std::uint64_t> default_sizes();
 // The default axis grid: R = 2^a and outputs = 2^b for odd a, b in 1..23 with
-// 2^16 <= R * outputs <= 2^28 (every class of the plane is then a tuned class or one
-// bucket from one in each dimension).
+// 2^16 <= R * outputs <= 2^28 (a class with an odd bucket is then tuned or one bucket
+// in one dimension from a tuned class; one with both buckets even takes the built-in
+// choice).
 std::vector<std::pair<std::uint64_t, std::uint64_t>> default_axis_shapes();
 
 }  // namespace reduce_tune::tuner
