@@ -302,11 +302,17 @@ std::vector<Winner> Database::winners_for_device(RowId device_id) const {
                                 [&](Statement& s) { s.bind(1, device_id); });
 }
 
+namespace {
+// Winners (w) of the other devices with `device`'s compute capability.
+constexpr const char* kSameArchWinners =
+    "JOIN devices d ON d.id = w.device_id WHERE d.cc_major = ?1 AND d.cc_minor = ?2 AND d.uuid <> ?3";
+auto same_arch_binder(const DeviceKey& device) {
+  return [&device](Statement& s) { s.bind(1, device.cc_major).bind(2, device.cc_minor).bind(3, device.uuid); };
+}
+}  // namespace
+
 std::vector<Winner> Database::winners_for_same_arch(const DeviceKey& device) const {
-  return detail::select_winners(
-      *connection_,
-      "JOIN devices d ON d.id = w.device_id WHERE d.cc_major = ?1 AND d.cc_minor = ?2 AND d.uuid <> ?3",
-      [&](Statement& s) { s.bind(1, device.cc_major).bind(2, device.cc_minor).bind(3, device.uuid); });
+  return detail::select_winners(*connection_, kSameArchWinners, same_arch_binder(device));
 }
 
 std::vector<Measurement> Database::measurements(RowId device_id, const ProblemClass& problem,
@@ -366,10 +372,7 @@ std::vector<AxisWinner> Database::axis_winners_for_device(RowId device_id) const
 }
 
 std::vector<AxisWinner> Database::axis_winners_for_same_arch(const DeviceKey& device) const {
-  return detail::select_axis_winners(
-      *connection_,
-      "JOIN devices d ON d.id = w.device_id WHERE d.cc_major = ?1 AND d.cc_minor = ?2 AND d.uuid <> ?3",
-      [&](Statement& s) { s.bind(1, device.cc_major).bind(2, device.cc_minor).bind(3, device.uuid); });
+  return detail::select_axis_winners(*connection_, kSameArchWinners, same_arch_binder(device));
 }
 
 std::vector<AxisMeasurement> Database::axis_measurements(RowId device_id,

@@ -309,6 +309,20 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
   auto unrolls = [&](std::uint32_t block) {
     return r >= 256 && block <= 256 ? std::vector<std::uint32_t>{4, 8} : std::vector<std::uint32_t>{4};
   };
+  // One spec at each unroll its block allows, split or not as add_splits says.
+  auto add_unrolled = [&](AxisFamily family, std::uint32_t block, std::uint32_t group, std::uint32_t vec,
+                          std::uint32_t rows) {
+    for (std::uint32_t unroll : unrolls(block)) {
+      AxisKernelSpec s;
+      s.family = family;
+      s.block = block;
+      s.group = group;
+      s.vec = vec;
+      s.rows_per_pass = rows;
+      s.unroll = unroll;
+      add_splits(s);
+    }
+  };
   if (shape.layout == AxisLayout::rows) {
     for (std::uint32_t block : {128u, 256u, 512u}) {
       for (std::uint32_t vec : {max_vec, 1u}) {
@@ -322,27 +336,9 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
         for (std::uint32_t group = lowest; group <= top; group *= 2)
           for (std::uint32_t rows : {1u, 4u}) {
             if (rows > 1 && (r > 16ull * group * vec || splits_here(AxisFamily::rows, block, group))) continue;
-            for (std::uint32_t unroll : unrolls(block)) {
-              AxisKernelSpec s;
-              s.family = AxisFamily::rows;
-              s.block = block;
-              s.group = group;
-              s.vec = vec;
-              s.rows_per_pass = rows;
-              s.unroll = unroll;
-              add_splits(s);
-            }
+            add_unrolled(AxisFamily::rows, block, group, vec, rows);
           }
-        if (r >= 1024)
-          for (std::uint32_t unroll : unrolls(block)) {
-            AxisKernelSpec s;
-            s.family = AxisFamily::rows;
-            s.block = block;
-            s.group = block;
-            s.vec = vec;
-            s.unroll = unroll;
-            add_splits(s);
-          }
+        if (r >= 1024) add_unrolled(AxisFamily::rows, block, block, vec, 1);
       }
       AxisKernelSpec dense;
       dense.family = AxisFamily::rows_dense;
@@ -356,25 +352,10 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
         if (by > 1 && r < 4ull * by) break;
         for (std::uint32_t rows : {1u, 4u}) {
           if (rows > 1 && (by > 1 || splits_here(AxisFamily::columns, block, by))) continue;
-          for (std::uint32_t unroll : unrolls(block)) {
-            AxisKernelSpec s;
-            s.family = AxisFamily::columns;
-            s.block = block;
-            s.group = by;
-            s.rows_per_pass = rows;
-            s.unroll = unroll;
-            add_splits(s);
-          }
+          add_unrolled(AxisFamily::columns, block, by, 1, rows);
         }
       }
-      for (std::uint32_t unroll : unrolls(block)) {
-        AxisKernelSpec dense;
-        dense.family = AxisFamily::columns_dense;
-        dense.block = block;
-        dense.group = 1;
-        dense.unroll = unroll;
-        add_splits(dense);
-      }
+      add_unrolled(AxisFamily::columns_dense, block, 1, 1, 1);
     }
   }
   return out;
