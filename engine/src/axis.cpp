@@ -237,7 +237,7 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   return s;
 }
 
-std::string axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes& shape) {
+std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes& shape) {
   switch (s.family) {
     case AxisFamily::general:
       return {};  // decomposes any kept and reduced dimensions

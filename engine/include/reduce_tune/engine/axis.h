@@ -59,7 +59,8 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
 
 // Why `spec` cannot reduce `shape` (a family of another layout, a dense kernel past its
 // limits), or empty when it can. Every config of a tuned class fits every shape of it.
-std::string axis_spec_mismatch(const AxisKernelSpec& spec, const CanonicalAxes& shape);
+// Static text, no allocation: a call checks its config with it every time.
+std::string_view axis_spec_mismatch(const AxisKernelSpec& spec, const CanonicalAxes& shape);
 
 // The tuner's candidates for a rows or columns shape on a GPU of `sm_count` SMs: the
 // families of its layout across block size, threads per output (or across R), vector
