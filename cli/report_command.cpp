@@ -130,7 +130,7 @@ int run_report_command(const std::vector<std::string>& args, std::ostream& out, 
       ("device", optional_string(options.device), "only this device: its UUID, or its index in `reduce-tune db info`")
       ("op", po::value(&options.ops)->composing(), "only these ops: sum, prod, min, max, mean (comma-separated)")   //
       ("dtype", po::value(&options.dtypes)->composing(),
-       "only these input types: i32, i64, u32, f32, f64 (comma-separated)")  //
+       "only these input types: i32, i64, u32, f32, f64, f16, bf16 (comma-separated)")  //
       ("db", optional_string(options.db),
        "the database (default: $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db, else "
        "~/.local/share/reduce-tune/tuning.db)")  //

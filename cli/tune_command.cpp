@@ -175,7 +175,7 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
            "  --device N|all      GPU index (default 0), a list such as 0,1, or all (one worker per GPU)\n"
            "  --ops LIST          sum,prod,min,max,mean or all (default sum,prod,min,max; mean is\n"
            "                      served by the sum's winners; axis classes tune sum, min, max)\n"
-           "  --dtypes LIST       i32,i64,u32,f32,f64 or all (default all)\n"
+           "  --dtypes LIST       i32,i64,u32,f32,f64,f16,bf16 or all (default all)\n"
            "  --sizes LIST        e.g. 2^10..2^30 (default), 1000,4096,1e8, 64k,16M\n"
            "  --layouts LIST      flat,rows,columns (default all three): flat sizes, and axis\n"
            "                      reductions of rows ([outputs, R]) and columns ([R, outputs]),\n"

@@ -185,7 +185,7 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
   }
   if (!dtypes.empty()) {
     auto v = parse_list<DType>(dtypes, {kAllDTypes, kAllDTypes + std::size(kAllDTypes)}, parse_dtype,
-                               "--dtypes", "i32, i64, u32, f32, f64", &error);
+                               "--dtypes", "i32, i64, u32, f32, f64, f16, bf16", &error);
     if (!v) return fail(error);
     o.dtypes = *v;
   }

@@ -23,6 +23,8 @@ std::string_view to_string(DType dtype) {
     case DType::u32: return "u32";
     case DType::f32: return "f32";
     case DType::f64: return "f64";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
   }
   return "?";
 }
@@ -42,6 +44,8 @@ std::optional<DType> parse_dtype(std::string_view text) {
   if (text == "uint32") return DType::u32;
   if (text == "float" || text == "float32") return DType::f32;
   if (text == "double" || text == "float64") return DType::f64;
+  if (text == "half" || text == "float16") return DType::f16;
+  if (text == "bfloat16") return DType::bf16;
   return std::nullopt;
 }
 
@@ -55,11 +59,14 @@ std::size_t size_of(DType dtype) {
     case DType::f32: return 4;
     case DType::i64:
     case DType::f64: return 8;
+    case DType::f16:
+    case DType::bf16: return 2;
   }
   return 0;
 }
 
-bool is_floating(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
+bool is_floating(DType dtype) { return dtype == DType::f32 || dtype == DType::f64 || is_16bit_float(dtype); }
+bool is_16bit_float(DType dtype) { return dtype == DType::f16 || dtype == DType::bf16; }
 bool is_signed_integer(DType dtype) { return dtype == DType::i32 || dtype == DType::i64; }
 
 std::string_view cuda_type_name(DType dtype) {
@@ -69,6 +76,8 @@ std::string_view cuda_type_name(DType dtype) {
     case DType::u32: return "unsigned int";
     case DType::f32: return "float";
     case DType::f64: return "double";
+    case DType::f16: return "rt::half_t";
+    case DType::bf16: return "rt::bfloat16_t";
   }
   return "?";
 }
@@ -81,6 +90,13 @@ DType default_out_dtype(Op op, DType in) {
 TypeRuleResult resolve_types(Op op, DType in, DType out) {
   // Called on every runtime call: the supported pairs return without building a message.
   auto ok = [&](DType acc) { return TypeRuleResult{TypeRule{in, out, acc}, {}}; };
+  if (is_16bit_float(in)) {
+    if (out == in || out == DType::f32) return ok(DType::f32);
+    std::string why = std::string(to_string(op)) + "<" + std::string(to_string(in)) + ", " +
+                      std::string(to_string(out)) + "> is not supported: " + std::string(to_string(in)) +
+                      " accumulates in f32 and writes " + std::string(to_string(in)) + " or f32";
+    return TypeRuleResult{std::nullopt, why};
+  }
   const bool widening = (in == DType::i32 && out == DType::i64) || (in == DType::u32 && out == DType::i64) ||
                         (in == DType::f32 && out == DType::f64);
   switch (op) {

@@ -32,6 +32,11 @@ std::uint64_t identity_bits(Op op, DType acc) {
   return visit_dtype(acc, [&](auto tag) { return value_bits(identity_value<decltype(tag)>(op)); });
 }
 
-int accumulator_slot(Op op, DType acc) { return static_cast<int>(op) * 5 + static_cast<int>(acc); }
+int accumulator_slot(Op op, DType acc) {
+  const int a = static_cast<int>(acc);
+  if (a >= static_cast<int>(std::size(kAccumulatorDTypes)) || kAccumulatorDTypes[a] != acc)
+    throw InvalidArgument("no accumulator slot for " + std::string(to_string(acc)) + " (it accumulates in f32)");
+  return static_cast<int>(op) * 5 + a;
+}
 
 }  // namespace reduce_tune

@@ -74,7 +74,7 @@ WorkspaceView workspace_view(void* base, std::size_t total_bytes) {
 void make_workspace_header_image(unsigned char (&image)[kWorkspaceHeaderBytes]) {
   std::memset(image, 0, sizeof(image));
   for (Op op : kAllOps)
-    for (DType acc : kAllDTypes) {
+    for (DType acc : kAccumulatorDTypes) {
       const std::uint64_t bits = identity_bits(op, acc);
       std::memcpy(image + 16 + accumulator_slot(op, acc) * 8, &bits, 8);
     }

@@ -74,7 +74,7 @@ const std::vector<StrategyRow>& strategy_table() {
         // One block (grid 1) and 16 loads per thread: a small input read by one block in
         // one round of loads needs no second launch and no hand-off between blocks.
         {Strategy::vectorized, Strategy::vectorized, false,
-         ParameterValues{blocks, {1, 2, 4, 8, 16}, {2, 4}, with_single_block(kMachineGrids),
+         ParameterValues{blocks, {1, 2, 4, 8, 16}, {2, 4, 8}, with_single_block(kMachineGrids),
                          {WarpReduce::shuffle, WarpReduce::redux}, passes, {LoadHint::ldg, LoadHint::ldcs}, {1, 2, 4}}},
     };
   }();
@@ -117,7 +117,7 @@ std::optional<std::string> check_config(const KernelSpec& spec, const DeviceLimi
   if (static_shared_bytes(spec) > limits.max_static_shared_bytes)
     return "shared memory exceeds the device limit";
 
-  if (c.vec_width != 1 && c.vec_width != 2 && c.vec_width != 4) return "vec must be 1, 2 or 4";
+  if (c.vec_width != 1 && c.vec_width != 2 && c.vec_width != 4 && c.vec_width != 8) return "vec must be 1, 2, 4 or 8";
   if (c.vec_width * size_of(spec.types.in) > 16) {
     why << "vec=" << c.vec_width << " of " << to_string(spec.types.in)
         << " is wider than a 16-byte load";
@@ -217,7 +217,8 @@ std::vector<ReduceConfig> portfolio_seeds(Op op, const TypeRule& types, int arch
   limits.arch = arch;
   for (const char* text : texts) {
     ReduceConfig c = *parse_config(text).config;
-    while (c.vec_width > 2 && c.vec_width * size_of(types.in) > 16) c.vec_width /= 2;
+    // The same bytes per load as for f32: 16-byte loads stay 16 bytes for every type.
+    c.vec_width = std::max<std::uint32_t>(2, c.vec_width * 4 / static_cast<std::uint32_t>(size_of(types.in)));
     if (!check_config(KernelSpec{op, types, c}, limits)) seeds.push_back(c);
   }
   return seeds;
@@ -225,7 +226,8 @@ std::vector<ReduceConfig> portfolio_seeds(Op op, const TypeRule& types, int arch
 
 ReduceConfig default_config_for(Strategy s, Op op, const TypeRule& types, int arch) {
   ReduceConfig c = default_config(s);
-  while (c.vec_width > 1 && c.vec_width * size_of(types.in) > 16) c.vec_width /= 2;
+  // The default's bytes per load for f32, for every type (16-bit floats load 8 at a time).
+  if (c.vec_width > 1) c.vec_width = std::max<std::uint32_t>(1, c.vec_width * 4 / static_cast<std::uint32_t>(size_of(types.in)));
   if (s == Strategy::vectorized && c.vec_width == 1) c.vec_width = 2;
   DeviceLimits limits;
   limits.arch = arch;

@@ -27,6 +27,7 @@
 //                           outputs directly, as an unsplit one does.
 #pragma once
 #include "rt/common.cuh"
+#include "rt/load.cuh"
 #include "rt/ops.cuh"
 #include "rt/warp_reduce.cuh"
 
@@ -192,11 +193,11 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
     for (; k + (U - 1) * C::kGroup < hi; k += U * C::kGroup) {
       A a[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) a[u] = (A)__ldg(row + k + u * C::kGroup);
+      for (int u = 0; u < U; ++u) a[u] = (A)ldg(row + k + u * C::kGroup);
 #pragma unroll
       for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
     }
-    for (; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(row + k));
+    for (; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
     return v;
   }
   // Scalar head up to the first 16-byte boundary, vector body, scalar tail.
@@ -207,7 +208,7 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   if (head > hi - lo) head = hi - lo;
   // The head has up to kVec - 1 elements: lanes stride over it (a group may be narrower).
   if (RT_MUTATION != 3)
-    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(row + lo + k));
+    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + lo + k));
   const u64 start = lo + head;
   const u64 vectors = (hi - start) / C::kVec;
   const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + start);
@@ -227,7 +228,7 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
 #pragma unroll
     for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
   }
-  for (u64 k = start + vectors * C::kVec + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)__ldg(row + k));
+  for (u64 k = start + vectors * C::kVec + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
   return v;
 }
 
@@ -267,7 +268,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
           v[u] = fold_row<C>(start, lo, hi, lane);
         } else {
           for (u64 k = lo + lane; k < hi; k += C::kGroup)
-            v[u] = Op::template apply<A>(v[u], (A)__ldg(start + reduced_offset(p, k)));
+            v[u] = Op::template apply<A>(v[u], (A)ldg(start + reduced_offset(p, k)));
         }
       }
     }
@@ -330,7 +331,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         for (unsigned s = 0; s < kSteps; ++s)
 #pragma unroll
           for (unsigned u = 0; u < kRows; ++u)
-            a[s][u] = live[u] ? (A)__ldg(column[u] + (long long)(k + s) * p.reduced_stride) : Op::template identity<A>();
+            a[s][u] = live[u] ? (A)ldg(column[u] + (long long)(k + s) * p.reduced_stride) : Op::template identity<A>();
 #pragma unroll
         for (unsigned s = 0; s < kSteps; ++s)
 #pragma unroll
@@ -339,7 +340,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
       for (; k < hi; ++k)
 #pragma unroll
         for (unsigned u = 0; u < kRows; ++u)
-          if (live[u]) v[u] = Op::template apply<A>(v[u], (A)__ldg(column[u] + (long long)k * p.reduced_stride));
+          if (live[u]) v[u] = Op::template apply<A>(v[u], (A)ldg(column[u] + (long long)k * p.reduced_stride));
 #pragma unroll
       for (unsigned u = 0; u < kRows; ++u) {
         const u64 j = base + u * kBx + tx;
@@ -365,11 +366,11 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
       for (; k + (U - 1) * kBy < hi; k += U * kBy) {
         A a[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) a[u] = (A)__ldg(column + (long long)(k + u * kBy) * p.reduced_stride);
+        for (int u = 0; u < U; ++u) a[u] = (A)ldg(column + (long long)(k + u * kBy) * p.reduced_stride);
 #pragma unroll
         for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
       }
-      for (; k < hi; k += kBy) v = Op::template apply<A>(v, (A)__ldg(column + (long long)k * p.reduced_stride));
+      for (; k < hi; k += kBy) v = Op::template apply<A>(v, (A)ldg(column + (long long)k * p.reduced_stride));
     }
     if (kBy > 1) {
       __syncthreads();
@@ -414,11 +415,11 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
       for (; q + (U - 1) * lanes < end; q += U * lanes) {
         A a[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) a[u] = (A)__ldg(slice + q + u * lanes);
+        for (int u = 0; u < U; ++u) a[u] = (A)ldg(slice + q + u * lanes);
 #pragma unroll
         for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
       }
-      for (; q < end; q += lanes) v = Op::template apply<A>(v, (A)__ldg(slice + q));
+      for (; q < end; q += lanes) v = Op::template apply<A>(v, (A)ldg(slice + q));
     }
     __syncthreads();
     smem[t] = v;
@@ -456,7 +457,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
     const T* base = in + first * r;
     __syncthreads();
 #pragma unroll 8
-    for (unsigned q = t; q < count; q += C::kBlock) tile[q + (q >> 5)] = __ldg(base + q);
+    for (unsigned q = t; q < count; q += C::kBlock) tile[q + (q >> 5)] = ldg(base + q);
     __syncthreads();
     for (unsigned row = t; row < rows; row += C::kBlock) {
       A v = Op::template identity<A>();

@@ -39,9 +39,61 @@ template <class T, class F> struct Conditional<false, T, F> { typedef F type; };
 template <class A, class B> struct IsSame { static constexpr bool value = false; };
 template <class A> struct IsSame<A, A> { static constexpr bool value = true; };
 
+// The 16-bit floats, as storage: IEEE binary16 (half_t) and bfloat16 (bfloat16_t). They
+// are read into float and reduced there; a result is rounded to them once, to nearest
+// even (from double through "round to odd" float, so that a double rounds once too).
+// No cuda_fp16.h: NVRTC does not ship it, and these need only conversions.
+__device__ __forceinline__ float f16_to_float(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ unsigned short float_to_f16(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float bf16_to_float(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+__device__ __forceinline__ unsigned short float_to_bf16(float f) {
+  const unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // quiet NaN
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+// `d` toward zero to float, its last bit set when that dropped anything: rounding this
+// to 16 bits gives the once-rounded result of `d` (float keeps over two extra bits).
+__device__ __forceinline__ float round_to_odd_float(double d) {
+  const float f = __double2float_rz(d);
+  return (double)f == d || d != d ? f : __uint_as_float(__float_as_uint(f) | 1u);
+}
+
+struct half_t {
+  unsigned short bits;
+  half_t() = default;
+  __device__ __forceinline__ explicit half_t(float f) : bits(float_to_f16(f)) {}
+  __device__ __forceinline__ explicit half_t(double d) : bits(float_to_f16(round_to_odd_float(d))) {}
+  __device__ __forceinline__ explicit half_t(int i) : bits(float_to_f16((float)i)) {}
+  __device__ __forceinline__ explicit half_t(unsigned i) : bits(float_to_f16((float)i)) {}
+  __device__ __forceinline__ explicit half_t(long long i) : half_t((double)i) {}
+  __device__ __forceinline__ explicit half_t(unsigned long long i) : half_t((double)i) {}
+  __device__ __forceinline__ operator float() const { return f16_to_float(bits); }
+};
+struct bfloat16_t {
+  unsigned short bits;
+  bfloat16_t() = default;
+  __device__ __forceinline__ explicit bfloat16_t(float f) : bits(float_to_bf16(f)) {}
+  __device__ __forceinline__ explicit bfloat16_t(double d) : bits(float_to_bf16(round_to_odd_float(d))) {}
+  __device__ __forceinline__ explicit bfloat16_t(int i) : bits(float_to_bf16((float)i)) {}
+  __device__ __forceinline__ explicit bfloat16_t(unsigned i) : bits(float_to_bf16((float)i)) {}
+  __device__ __forceinline__ explicit bfloat16_t(long long i) : bfloat16_t((double)i) {}
+  __device__ __forceinline__ explicit bfloat16_t(unsigned long long i) : bfloat16_t((double)i) {}
+  __device__ __forceinline__ operator float() const { return bf16_to_float(bits); }
+};
+
 template <class T> struct IsFloating { static constexpr bool value = false; };
 template <> struct IsFloating<float> { static constexpr bool value = true; };
 template <> struct IsFloating<double> { static constexpr bool value = true; };
+template <> struct IsFloating<half_t> { static constexpr bool value = true; };
+template <> struct IsFloating<bfloat16_t> { static constexpr bool value = true; };
 
 // Largest and smallest values, the identities of min and max for integers.
 template <class T> struct Limits;

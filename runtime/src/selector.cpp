@@ -19,7 +19,10 @@ ReduceConfig builtin_default_config(Op op, const TypeRule& types, int arch) {
 }
 
 db::ProblemClass tuning_problem(Op op, const TypeRule& types) {
-  if (op == Op::mean) return db::ProblemClass{Op::sum, types.in, types.acc, {}};
+  // A mean runs the sum's kernel with another epilogue: the sum into the accumulator type
+  // (f32 -> f32, i32 -> i64, ...), or for a 16-bit float into the mean's own output type.
+  if (op == Op::mean)
+    return db::ProblemClass{Op::sum, types.in, is_16bit_float(types.in) ? types.out : types.acc, {}};
   return db::ProblemClass{op, types.in, types.out, {}};
 }
 

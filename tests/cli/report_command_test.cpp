@@ -124,9 +124,9 @@ TEST(Report, RejectsAnUnknownOpNamingTheAllowedOnes) {
 }
 
 TEST(Report, RejectsAnUnknownDtypeNamingTheAllowedOnes) {
-  const auto r = run_report(with_db({"--dtype", "f16"}));
+  const auto r = run_report(with_db({"--dtype", "f8"}));
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_NE(r.err.find("--dtype 'f16': expected one of i32, i64, u32, f32, f64"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--dtype 'f8': expected one of i32, i64, u32, f32, f64, f16, bf16"), std::string::npos) << r.err;
 }
 
 TEST(Report, RejectsAnUnknownDevice) {

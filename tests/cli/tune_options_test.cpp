@@ -15,7 +15,7 @@ TEST(TuneOptions, DefaultsCoverTheDefaultScope) {
   ASSERT_TRUE(r.options) << r.error;
   EXPECT_EQ(r.options->devices, std::vector<int>{0});
   EXPECT_EQ(r.options->ops.size(), 4u);
-  EXPECT_EQ(r.options->dtypes.size(), 5u);
+  EXPECT_EQ(r.options->dtypes.size(), 7u);  // the 16-bit floats included
   EXPECT_EQ(r.options->search, SearchKind::local);
   EXPECT_EQ(default_sizes().size(), 21u);
   EXPECT_EQ(default_sizes().front(), 1024u);
@@ -65,7 +65,8 @@ TEST(TuneOptions, LayoutsAndAxisShapesNarrowTheAxisScope) {
 
 TEST(TuneOptions, ErrorsNameTheOptionAndTheAllowedValues) {
   EXPECT_EQ(parse({"--ops", "avg"}).error, "--ops: unknown value 'avg' (allowed: sum, prod, min, max, mean, all)");
-  EXPECT_EQ(parse({"--dtypes", "f16"}).error, "--dtypes: unknown value 'f16' (allowed: i32, i64, u32, f32, f64, all)");
+  EXPECT_EQ(parse({"--dtypes", "f8"}).error,
+            "--dtypes: unknown value 'f8' (allowed: i32, i64, u32, f32, f64, f16, bf16, all)");
   EXPECT_EQ(parse({"--strategy", "genetic"}).error, "--strategy: unknown value 'genetic' (allowed: exhaustive, random, local)");
   EXPECT_NE(parse({"--sizes", "3000..2^12"}).error.find("--sizes: bad range"), std::string::npos);
   EXPECT_NE(parse({"--sizes", "2^12..2^10"}).error.find("--sizes: bad range"), std::string::npos);

@@ -37,8 +37,12 @@ T generate(Op op, Pattern pattern, std::mt19937_64& rng) {
   if constexpr (std::is_integral_v<T>) {
     return op == Op::prod ? static_cast<T>(r | 1) : static_cast<T>(r);  // wraps; odd products never vanish
   } else {
-    if (op == Op::min || op == Op::max)
-      return static_cast<T>(std::ldexp(static_cast<double>(r >> 12) / 4503599627370496.0 - 0.5, static_cast<int>(r % 31) - 15));
+    if (op == Op::min || op == Op::max) {
+      const T v = static_cast<T>(std::ldexp(static_cast<double>(r >> 12) / 4503599627370496.0 - 0.5, static_cast<int>(r % 31) - 15));
+      // A value too small for a 16-bit float rounds to zero: keep it +0, since min and
+      // max of +0 and -0 depend on the order.
+      return v == T(0) ? T(0) : v;
+    }
     if (op == Op::prod) return r % 100003 == 11 ? T(2) : ((r >> 7) & 1 ? T(1) : T(-1));
     if (pattern == Pattern::real) return static_cast<T>(static_cast<double>(r >> 11) * 0x1p-52 - 1.0);
     // Small integers: the partial sums of the tests' sizes stay far inside the mantissa.
@@ -57,8 +61,8 @@ T combine(Op op, T a, T b) {
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
     switch (op) {
       case Op::sum:
-      case Op::mean: return a + b;
-      case Op::prod: return a * b;
+      case Op::mean: return static_cast<T>(a + b);
+      case Op::prod: return static_cast<T>(a * b);
       case Op::min: return std::min(a, b);
       case Op::max: return std::max(a, b);
     }
@@ -77,7 +81,12 @@ T start(Op op) {
 }
 
 long double epsilon_of(DType d) {
-  return d == DType::f32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  switch (d) {
+    case DType::f32: return std::numeric_limits<float>::epsilon();
+    case DType::f16: return std::ldexp(1.0L, -10);
+    case DType::bf16: return std::ldexp(1.0L, -7);
+    default: return std::numeric_limits<double>::epsilon();
+  }
 }
 
 }  // namespace
@@ -90,7 +99,7 @@ HostArray make_input(Op op, DType dtype, Pattern pattern, std::size_t count, std
     using T = decltype(tag);
     T* x = reinterpret_cast<T*>(a.bytes.data());
     for (std::size_t i = 0; i < count; ++i) x[i] = generate<T>(op == Op::mean ? Op::sum : op, pattern, rng);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_type_v<T>) {
       const T inf = std::numeric_limits<T>::infinity();
       auto plant = [&](T v) {
         for (int k = 0; k < 3 && count > 0; ++k) x[rng() % count] = v;
@@ -118,7 +127,7 @@ Expectation expect(Op op, const TypeRule& types, const HostArray& input, std::si
         acc = combine(op, acc, static_cast<Acc>(x[i]));
         exact += static_cast<long double>(x[i]);
         magnitude += std::fabs(static_cast<long double>(x[i]));
-        if constexpr (std::is_floating_point_v<In>) integers = integers && std::isfinite(x[i]) && x[i] == std::trunc(x[i]);
+        if constexpr (is_float_type_v<In>) integers = integers && std::isfinite(x[i]) && x[i] == std::trunc(x[i]);
       }
       visit_dtype(types.out, [&](auto out_tag) {
         using Out = decltype(out_tag);
@@ -126,7 +135,7 @@ Expectation expect(Op op, const TypeRule& types, const HostArray& input, std::si
                                        : static_cast<Out>(acc);
         e.bits = bits_of(out);
         e.value = static_cast<long double>(out);
-        if constexpr (std::is_floating_point_v<In>) {
+        if constexpr (is_float_type_v<In>) {
           // Arbitrary reals: the order of additions matters; compare with the exact sum.
           if ((op == Op::sum || op == Op::mean) && !integers && std::isfinite(static_cast<double>(magnitude))) {
             e.exact = false;
@@ -153,7 +162,7 @@ std::uint64_t addition_depth(const KernelSpec& spec, const LaunchPlan& plan, std
 }
 
 std::string mismatch(const TypeRule& types, std::uint64_t got, const Expectation& e, std::uint64_t depth) {
-  const std::uint64_t mask = size_of(types.out) == 4 ? 0xffffffffull : ~0ull;
+  const std::uint64_t mask = size_of(types.out) >= 8 ? ~0ull : (1ull << (8 * size_of(types.out))) - 1;
   const long double value = visit_dtype(types.out, [&](auto tag) {
     decltype(tag) v;
     std::memcpy(&v, &got, sizeof v);

@@ -11,7 +11,35 @@ TEST(Types, OpAndDTypeNamesRoundTrip) {
   EXPECT_EQ(parse_dtype("float"), DType::f32);
   EXPECT_EQ(parse_dtype("int64"), DType::i64);
   EXPECT_FALSE(parse_op("average"));
-  EXPECT_FALSE(parse_dtype("f16"));
+  EXPECT_FALSE(parse_dtype("f8"));
+  EXPECT_EQ(parse_dtype("half"), DType::f16);
+  EXPECT_EQ(parse_dtype("bfloat16"), DType::bf16);
+  EXPECT_EQ(to_string(DType::bf16), "bf16");
+  EXPECT_EQ(size_of(DType::f16), 2u);
+  EXPECT_TRUE(is_floating(DType::bf16));
+  EXPECT_TRUE(is_16bit_float(DType::f16));
+  EXPECT_FALSE(is_16bit_float(DType::f32));
+}
+
+TEST(Types, SixteenBitFloatsAccumulateInF32AndWriteTheirTypeOrF32) {
+  for (DType in : {DType::f16, DType::bf16})
+    for (Op op : kAllOps) {
+      EXPECT_EQ(default_out_dtype(op, in), in);
+      for (DType out : kAllDTypes) {
+        const auto r = resolve_types(op, in, out);
+        if (out == in || out == DType::f32) {
+          ASSERT_TRUE(r.rule) << r.error;
+          EXPECT_EQ(r.rule->acc, DType::f32);
+        } else {
+          EXPECT_FALSE(r.rule);
+          EXPECT_NE(r.error.find("accumulates in f32 and writes"), std::string::npos) << r.error;
+        }
+      }
+    }
+  // Nothing else widens into or narrows to a 16-bit float.
+  EXPECT_FALSE(resolve_types(Op::sum, DType::f32, DType::f16).rule);
+  EXPECT_FALSE(resolve_types(Op::max, DType::f32, DType::bf16).rule);
+  EXPECT_FALSE(resolve_types(Op::sum, DType::f16, DType::bf16).rule);
 }
 
 TEST(Types, SumAccumulatesInTheOutputType) {

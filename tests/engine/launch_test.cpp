@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -164,6 +166,19 @@ TEST(Workspace, HeaderStartsWithTicketZeroAndIdentitiesInEverySlot) {
   std::int64_t l;
   std::memcpy(&l, slot(Op::prod, DType::i64), 8);
   EXPECT_EQ(l, 1);
+  // Every slot holds its own identity, and no two (op, accumulator) pairs share one.
+  std::set<int> seen;
+  for (Op op : kAllOps)
+    for (DType acc : kAccumulatorDTypes) {
+      EXPECT_TRUE(seen.insert(accumulator_slot(op, acc)).second);
+      EXPECT_LT(accumulator_slot(op, acc), kAccumulatorSlots);
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, slot(op, acc), size_of(acc));
+      EXPECT_EQ(bits, identity_bits(op, acc)) << to_string(op) << " " << to_string(acc);
+    }
+  // The 16-bit floats accumulate in f32 and have no slot of their own.
+  EXPECT_THROW(accumulator_slot(Op::sum, DType::f16), InvalidArgument);
+  EXPECT_THROW(accumulator_slot(Op::max, DType::bf16), InvalidArgument);
 }
 
 TEST(KernelSpec, OnlyFloatAtomicsAreNondeterministic) {

@@ -120,12 +120,12 @@ TEST(AxisTuning, WorkPlanFollowsLayoutsOpsAndDtypes) {
   TuneOptions o;
   o.axis_shapes = {{1024, 4096}, {1 << 20, 16}};
   auto plan = plan_axis_work(o, database, 1, ~0ull, progress);
-  // sum, min, max (not prod) x f32, f64 x rows, columns x 2 shapes; sums first.
-  EXPECT_EQ(plan.items.size(), 3u * 2 * 2 * 2);
-  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(plan.items[i].op, Op::sum);
+  // sum, min, max (not prod) x f32, f64, f16, bf16 x rows, columns x 2 shapes; sums first.
+  EXPECT_EQ(plan.items.size(), 3u * 4 * 2 * 2);
+  for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(plan.items[i].op, Op::sum);
   o.layouts = {AxisLayout::flat, AxisLayout::columns};
   plan = plan_axis_work(o, database, 1, ~0ull, progress);
-  EXPECT_EQ(plan.items.size(), 3u * 2 * 2);
+  EXPECT_EQ(plan.items.size(), 3u * 4 * 2);
   for (const auto& w : plan.items) EXPECT_EQ(w.problem.layout, AxisLayout::columns);
   o.layouts = {AxisLayout::flat};
   EXPECT_TRUE(plan_axis_work(o, database, 1, ~0ull, progress).items.empty());

@@ -52,8 +52,8 @@ std::uint64_t result_over(Op op, const TypeRule& t, const std::vector<std::uint6
           if (op == Op::sum || op == Op::mean) acc = static_cast<Acc>(static_cast<U>(acc) + static_cast<U>(v));
           if (op == Op::prod) acc = static_cast<Acc>(static_cast<U>(acc) * static_cast<U>(v));
         } else {
-          if (op == Op::sum || op == Op::mean) acc += v;
-          if (op == Op::prod) acc *= v;
+          if (op == Op::sum || op == Op::mean) acc = static_cast<Acc>(acc + v);
+          if (op == Op::prod) acc = static_cast<Acc>(acc * v);
         }
         if (op == Op::min) acc = std::min(acc, v);
         if (op == Op::max) acc = std::max(acc, v);
@@ -124,7 +124,7 @@ TEST(Verification, SeveralRangesInOnePassMatchOneAtATime) {
 }
 
 TEST(Verification, FloatSumDataHasNoZerosAndRoundingDataIsInOneToTwo) {
-  for (DType dtype : {DType::f32, DType::f64})
+  for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16})
     for (std::uint64_t i = 0; i < 200000; ++i) {
       EXPECT_NE(bits_to_double(dtype, hashed_bits(FillKind::sum, dtype, kSeed, i)), 0.0);
       const double r = bits_to_double(dtype, hashed_bits(FillKind::rounding, dtype, kSeed, i));
@@ -138,11 +138,12 @@ TEST(Verification, EveryMutationIsRejectedByTheCheckOrTheCoverageTwin) {
   const KernelSpec any{Op::sum, {DType::f32, DType::f32, DType::f32}, ReduceConfig{}};
   const std::uint64_t chain = longest_chain(any, plan_launch(any, n, 132), n);
   for (DType dtype : kAllDTypes) {
-    const TypeRule sum_types = *resolve_types(Op::sum, dtype, dtype).rule;
     const auto twin_data = materialise(FillKind::sum, dtype, n);
-    const Expected twin_expected = reference_hashed(Op::sum, sum_types, FillKind::sum, kSeed, 0, n, 3);
     for (Op op : kAllOps) {
       const TypeRule t = *resolve_types(op, dtype, default_out_dtype(op, dtype)).rule;
+      const std::optional<TypeRule> twin_types = coverage_twin(op, t);
+      const TypeRule sum_types = twin_types ? *twin_types : t;
+      const Expected twin_expected = reference_hashed(Op::sum, sum_types, FillKind::sum, kSeed, 0, n, 3);
       const auto data = materialise(exact_fill(op), dtype, n);
       const Expected expected = reference_hashed(op, t, exact_fill(op), kSeed, 0, n, 3);
       for (const auto& m : mutations()) {
@@ -151,7 +152,8 @@ TEST(Verification, EveryMutationIsRejectedByTheCheckOrTheCoverageTwin) {
         const bool twin =
             !compare_result(sum_types, result_over(Op::sum, sum_types, twin_data, keep, m.identity), twin_expected, chain)
                  .empty();
-        const bool has_twin = op != Op::sum && op != Op::mean;
+        const bool has_twin = twin_types.has_value();
+        EXPECT_EQ(has_twin, op == Op::min || op == Op::max || op == Op::prod || size_of(t.out) == 2);
         EXPECT_TRUE(own || (has_twin && twin)) << to_string(op) << "<" << to_string(dtype) << "> " << m.name;
         // A float product of +-1 is 1 half the time, so a kernel returning the identity is
         // right there; the twin (built with the same fault) still shows it is broken.
@@ -192,6 +194,48 @@ TEST(Verification, RoundingBoundIsHonestAndTight) {
       // One 4096-element tile short: about 1/1024 of the sum.
       EXPECT_NE(compare_result(t, bits(e.value * (1 - 1.0 / 1024)), e, chain), "") << label;
     }
+}
+
+// The 16-bit floats accumulate in f32: the same bound with f32's roundoff, one rounding
+// to the output, and an f16 total past 65504 is Inf, which is then the right answer.
+TEST(Verification, SixteenBitRoundingSetIsCheckedInF32AndOverflowsToInf) {
+  const std::uint64_t n = std::uint64_t{1} << 22;
+  for (DType dtype : {DType::f16, DType::bf16})
+    for (DType out : {dtype, DType::f32})
+      for (Op op : {Op::sum, Op::mean}) {
+        const TypeRule t = *resolve_types(op, dtype, out).rule;
+        ASSERT_EQ(t.acc, DType::f32);
+        const KernelSpec spec{op, t, ReduceConfig{}};
+        const std::uint64_t chain = longest_chain(spec, plan_launch(spec, n, 132), n);
+        const Expected e = reference_hashed(op, t, FillKind::rounding, kSeed, 0, n, 3);
+        ASSERT_FALSE(e.exact);
+        auto bits = [&](double v) {
+          return visit_dtype(t.out, [&](auto tag) {
+            const decltype(tag) x = static_cast<decltype(tag)>(v);
+            std::uint64_t b = 0;
+            std::memcpy(&b, &x, sizeof x);
+            return b;
+          });
+        };
+        const std::string label = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + ", " +
+                                  std::string(to_string(out)) + ">";
+        EXPECT_EQ(compare_result(t, bits(e.value), e, chain), "") << label;
+        EXPECT_NE(compare_result(t, bits(0.0), e, chain), "") << label;
+        EXPECT_NE(compare_result(t, bits(-e.value), e, chain), "") << label;
+        const bool overflows = dtype == DType::f16 && out == DType::f16 && op == Op::sum;
+        if (overflows) {
+          // About 1.5 * 2^22: past f16's range, so Inf (and only +Inf) is right.
+          EXPECT_TRUE(std::isinf(bits_to_double(t.out, bits(e.value)))) << label;
+          EXPECT_NE(compare_result(t, bits(65504.0), e, chain), "") << label;
+        } else {
+          // A share short that the output can show: one 4096-element tile; for bf16's
+          // 8 significant bits, a sixteenth (its rounding hides less than that; the coverage
+          // twin, a sum into f32, sees a single element).
+          const double share = out == DType::bf16 ? 1.0 / 16 : 1.0 / 1024;
+          EXPECT_NE(compare_result(t, bits(e.value * (1 - share)), e, chain), "") << label;
+          EXPECT_NE(compare_result(t, bits(std::numeric_limits<double>::infinity()), e, chain), "") << label;
+        }
+      }
 }
 
 TEST(Verification, LongestChainCoversEveryLevel) {

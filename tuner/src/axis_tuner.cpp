@@ -526,10 +526,11 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     if (std::find(finalists.begin(), finalists.end(), builtin) == finalists.end() &&
         std::any_of(timed.begin(), timed.end(), [&](const auto& e) { return e.second == builtin; }))
       finalists.push_back(builtin);
-    // min, max and products cannot see a dropped element themselves: each finalist
-    // also reduces the exact sum data as a sum of the same dtype (the same traversal).
-    if (w.op != Op::sum && w.op != Op::mean) {
-      const TypeRule sum_types = *resolve_types(Op::sum, w.types.in, w.types.in).rule;
+    // min, max and products cannot see a dropped element themselves, nor can a 16-bit
+    // result: each finalist also reduces the exact sum data as a sum (the same
+    // traversal) into a type that shows every element (verify::coverage_twin).
+    if (const auto twin_types = verify::coverage_twin(w.op, w.types)) {
+      const TypeRule sum_types = *twin_types;
       for (const auto& c : finalists) {
         AxisKernelSpec twin = c;
         twin.op = Op::sum;

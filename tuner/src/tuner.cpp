@@ -256,13 +256,15 @@ class BucketRunner final : public Evaluator {
   }
 
   // Checks that `config` reads every element exactly once, as a sum of the same dtype on
-  // the exact sum data: min, max and products cannot see a dropped tile themselves. A
-  // failure (or a config the sum cannot take) fails the config's measurement at n.
+  // the exact sum data (verify::coverage_twin): min, max and products cannot see a
+  // dropped tile themselves, nor can a 16-bit result. A failure (or a config the sum
+  // cannot take) fails the config's measurement at n.
   void check_coverage(const ReduceConfig& config) {
-    if (op_ == Op::sum || op_ == Op::mean) return;
+    const auto twin_types = verify::coverage_twin(op_, types_);
+    if (!twin_types) return;
     const auto at_n = measurement_at(config, n_);
     if (!at_n) return;
-    const TypeRule sum_types = *resolve_types(Op::sum, types_.in, types_.in).rule;
+    const TypeRule sum_types = *twin_types;
     const KernelSpec twin{Op::sum, sum_types, config};
     if (const auto why = check_config(twin, device_.limits())) {
       fail_measurement(*at_n, "coverage: the sum twin of this config is invalid (" + *why + ")");
@@ -555,9 +557,8 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
       references.prepare(w.op, w.types, kind, kExactSeed, exact_ranges);
       if (verify::has_rounding_set(w.op, w.types))
         references.prepare(w.op, w.types, verify::FillKind::rounding, kSecondSeed, {{0, w.n}});
-      if (w.op != Op::sum && w.op != Op::mean)  // the coverage twins' sums
-        references.prepare(Op::sum, *resolve_types(Op::sum, dtype, dtype).rule, verify::FillKind::sum, kSecondSeed,
-                           second_ranges);
+      if (const auto twin = verify::coverage_twin(w.op, w.types))  // the coverage twins' sums
+        references.prepare(Op::sum, *twin, verify::FillKind::sum, kSecondSeed, second_ranges);
 
       auto& space = spaces[{w.op, dtype}];
       if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());

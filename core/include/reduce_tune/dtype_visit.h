@@ -1,4 +1,4 @@
-// Calls f with a value of the C++ type a DType names (int32_t for i32, ...), so generic
+// Calls f with a value of the C++ type a DType names (int32_t for i32, ..., Half for f16), so generic
 // code runs once per element type: visit_dtype(d, [&](auto tag) { using T = decltype(tag); ... }).
 // value_bits / from_value_bits carry such a value in a type-erased 64-bit slot.
 #pragma once
@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "reduce_tune/float16.h"
 #include "reduce_tune/types.h"
 
 namespace reduce_tune {
@@ -17,6 +18,8 @@ auto visit_dtype(DType d, F&& f) {
     case DType::i64: return f(std::int64_t{});
     case DType::u32: return f(std::uint32_t{});
     case DType::f32: return f(float{});
+    case DType::f16: return f(Half{});
+    case DType::bf16: return f(BFloat16{});
     case DType::f64: break;
   }
   return f(double{});

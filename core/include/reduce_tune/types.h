@@ -16,11 +16,12 @@ namespace reduce_tune {
 enum class Op : std::uint8_t { sum, prod, min, max, mean };
 inline constexpr Op kAllOps[] = {Op::sum, Op::prod, Op::min, Op::max, Op::mean};
 
-// New element types go at the end (f16, bf16 later). The database stores the names
-// (to_string), so the numbering may change; the NVRTC sources use the C++ spellings.
-enum class DType : std::uint8_t { i32, i64, u32, f32, f64 };
+// New element types go at the end. The database stores the names (to_string), so the
+// numbering may change; the NVRTC sources use the C++ spellings. f16 is IEEE binary16 and
+// bf16 is bfloat16 (host values: reduce_tune/float16.h); both accumulate in f32.
+enum class DType : std::uint8_t { i32, i64, u32, f32, f64, f16, bf16 };
 inline constexpr DType kAllDTypes[] = {DType::i32, DType::i64, DType::u32, DType::f32,
-                                       DType::f64};
+                                       DType::f64, DType::f16, DType::bf16};
 
 std::string_view to_string(Op op);
 std::string_view to_string(DType dtype);
@@ -30,7 +31,8 @@ std::ostream& operator<<(std::ostream& os, Op op);
 std::ostream& operator<<(std::ostream& os, DType dtype);
 
 std::size_t size_of(DType dtype);
-bool is_floating(DType dtype);
+bool is_floating(DType dtype);  // f32, f64, f16, bf16
+bool is_16bit_float(DType dtype);
 bool is_signed_integer(DType dtype);
 // The C++ spelling NVRTC sees for the type ("int", "long long", ...).
 std::string_view cuda_type_name(DType dtype);
@@ -47,13 +49,14 @@ inline bool operator==(const TypeRule& a, const TypeRule& b) {
 inline bool operator!=(const TypeRule& a, const TypeRule& b) { return !(a == b); }
 
 // The output type a call gets when it names none: the input type, except mean of an
-// integer type, which is f64.
+// integer type, which is f64. (A 16-bit float's mean is its own type, rounded once.)
 DType default_out_dtype(Op op, DType in);
 
 // Resolves (op, in, out) to the accumulator type, or says why the pair is unsupported.
 // Supported: min/max out == in; sum/prod out == in, or widening (i32->i64, u32->i64,
 // f32->f64) which then accumulates in the wider type; mean out is floating: f32->f32,
-// f32->f64, f64->f64, and integers -> f64 accumulating in i64.
+// f32->f64, f64->f64, and integers -> f64 accumulating in i64. f16 and bf16 accumulate
+// in f32 for every op and write their own type (rounded once, at the end) or f32.
 struct TypeRuleResult {
   std::optional<TypeRule> rule;
   std::string error;  // set when rule is empty

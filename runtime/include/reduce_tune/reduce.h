@@ -5,7 +5,8 @@
 //   reduce_tune::sum(d_ints, n, d_wide_out);             // int32 in, int64 out (widening)
 //   double m = reduce_tune::mean_value(d_ints, n);       // synchronous
 //
-// Semantics (README, "Semantics"): float sums accumulate in float, double in double;
+// Semantics (README, "Semantics"): float sums accumulate in float, double in double,
+// the 16-bit floats (reduce_tune::Half, BFloat16) in float;
 // integer sums accumulate in the output type and wrap; NaN propagates through sum, prod,
 // min and max; empty input gives the identity (mean of nothing is NaN).
 #pragma once
@@ -14,24 +15,36 @@
 #include <type_traits>
 
 #include "reduce_tune/context.h"
+#include "reduce_tune/float16.h"
 
 namespace reduce_tune {
 
 template <typename T>
 struct DTypeOf {
-  static_assert(sizeof(T) == 0, "reduce_tune supports int32_t, int64_t, uint32_t, float and double");
+  static_assert(sizeof(T) == 0,
+                "reduce_tune supports int32_t, int64_t, uint32_t, float, double, reduce_tune::Half and "
+                "reduce_tune::BFloat16 (and __half, __nv_bfloat16 through <reduce_tune/reduce_fp16.h>)");
 };
 template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::i32; };
 template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType::i64; };
 template <> struct DTypeOf<std::uint32_t> { static constexpr DType value = DType::u32; };
 template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
 template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; };
+template <> struct DTypeOf<Half> { static constexpr DType value = DType::f16; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::bf16; };
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<std::remove_cv_t<T>>::value;
 
-// mean writes float for float input, double otherwise.
+// mean writes float for float input, the input type for a 16-bit float (rounded once),
+// double otherwise.
 template <typename T>
-using mean_t = std::conditional_t<std::is_same_v<std::remove_cv_t<T>, float>, float, double>;
+struct MeanOf {
+  using type = std::conditional_t<std::is_same_v<T, float>, float, double>;
+};
+template <> struct MeanOf<Half> { using type = Half; };
+template <> struct MeanOf<BFloat16> { using type = BFloat16; };
+template <typename T>
+using mean_t = typename MeanOf<std::remove_cv_t<T>>::type;
 
 template <typename T, typename Out = T>
 void sum(const T* in, std::uint64_t n, Out* out, cudaStream_t stream = nullptr) {

@@ -21,8 +21,11 @@ __device__ __forceinline__ T hashed_value(u64 seed, u64 i) {
     return (T)(((h >> 8) & 1) ? -k : k);
   }
   if (KIND == fill_prod) return ((h >> 1) & ((1u << 26) - 1)) == 5 ? T(2) : ((h & 1) ? T(1) : T(-1));
-  if (KIND == fill_rounding)
+  if (KIND == fill_rounding) {
+    if (IsSame<T, half_t>::value) return (T)(1.0f + (float)(h >> 54) * 0x1p-10f);
+    if (IsSame<T, bfloat16_t>::value) return (T)(1.0f + (float)(h >> 57) * 0x1p-7f);
     return sizeof(T) == 4 ? (T)(1.0f + (float)(h >> 41) * 0x1p-23f) : (T)(1.0 + (double)(h >> 12) * 0x1p-52);
+  }
   return (T)((double)((int)(h >> 40) - (1 << 23)) * 0x1p-10);
 }
 

@@ -48,8 +48,12 @@ T identity_value(Op op) {
 // (little-endian; 4-byte types use the low half). Used to initialise atomic accumulators.
 std::uint64_t identity_bits(Op op, DType acc);
 
+// The types anything accumulates in (the 16-bit floats accumulate in f32).
+inline constexpr DType kAccumulatorDTypes[] = {DType::i32, DType::i64, DType::u32, DType::f32, DType::f64};
+
 // Index of the (op, accumulator type) slot in a workspace's accumulator array, so one
 // workspace serves every op: single-pass atomic kernels leave their slot at the identity.
+// Throws InvalidArgument for a type that is not an accumulator type.
 constexpr int kAccumulatorSlots = 5 * 5;
 int accumulator_slot(Op op, DType acc);
 

@@ -20,8 +20,12 @@
 // Coverage: min, max and products cannot see a dropped tile (the extreme or the product
 // is usually elsewhere), so a config that may win such a bucket is also checked as a
 // sum of the same dtype on the exact set (the "coverage twin"): the traversal of the
-// input is the same code for every op.
+// input is the same code for every op. A 16-bit float result cannot show a dropped
+// element either (its rounding swallows it), so every op of f16 and bf16 written in
+// its own type has a twin too, which sums into f32: exact for this data.
 #pragma once
+
+#include <optional>
 
 #include <cstdint>
 #include <string>
@@ -41,6 +45,10 @@ enum class FillKind : int { sum = 0, prod = 1, minmax = 2, rounding = 3 };
 FillKind exact_fill(Op op);
 // Whether the rounding set applies (float sum and mean).
 bool has_rounding_set(Op op, const TypeRule& types);
+
+// The types of the coverage twin of (op, types), or none where the result itself shows a
+// dropped element (sum and mean into a 32- or 64-bit type).
+std::optional<TypeRule> coverage_twin(Op op, const TypeRule& types);
 
 std::uint64_t hashed_bits(FillKind kind, DType dtype, std::uint64_t seed, std::uint64_t i);
 

@@ -26,7 +26,7 @@ struct TuneOptions {
   std::vector<int> devices = {0};
   bool all_devices = false;
   std::vector<Op> ops = {Op::sum, Op::prod, Op::min, Op::max};
-  std::vector<DType> dtypes = {DType::i32, DType::i64, DType::u32, DType::f32, DType::f64};
+  std::vector<DType> dtypes = {DType::i32, DType::i64, DType::u32, DType::f32, DType::f64, DType::f16, DType::bf16};
   std::vector<std::uint64_t> sizes;  // empty: 2^10 .. 2^30, powers of two
   // What to tune: flat sizes, and axis classes of the rows and columns layouts
   // (--layouts). Axis classes are tuned for the float dtypes among `dtypes` and sum, min
