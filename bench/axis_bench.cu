@@ -9,6 +9,8 @@
 // With --db, the tuned call (the database's axis winners) and the built-in choice (no
 // database) are both timed, in the same run. Prints one line per (layout, op, R,
 // outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel".
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
@@ -39,6 +41,16 @@ __global__ void row_offsets(int* offsets, std::uint64_t rows, std::uint64_t r) {
     offsets[i] = static_cast<int>(i * r);
 }
 
+__global__ void narrow_to_16(const float* in, unsigned short* out, std::uint64_t n, int brain) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    // The values are small integers: exact in both 16-bit formats.
+    const __half h = __float2half(in[i]);
+    const __nv_bfloat16 b = __float2bfloat16(in[i]);
+    out[i] = brain ? __bfloat16_as_ushort(b) : __half_as_ushort(h);
+  }
+}
+
 struct Max {
   __device__ float operator()(float a, float b) const { return a > b ? a : b; }
 };
@@ -61,6 +73,7 @@ int main(int argc, char** argv) {
   int device = 0;
   std::uint64_t max_elements = 1ull << 28;
   std::vector<rt::Op> ops = {rt::Op::sum, rt::Op::max};
+  rt::DType dtype = rt::DType::f32;
   std::string db;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -68,6 +81,13 @@ int main(int argc, char** argv) {
       db = argv[++i];
     } else if (a == "--device" && i + 1 < argc) {
       device = std::atoi(argv[++i]);
+    } else if (a == "--dtype" && i + 1 < argc) {
+      const auto d = rt::parse_dtype(argv[++i]);
+      if (!d || (*d != rt::DType::f32 && !rt::is_16bit_float(*d))) {
+        std::fprintf(stderr, "reduce_tune_axis_bench: --dtype takes f32, f16 or bf16\n");
+        return 2;
+      }
+      dtype = *d;
     } else if (a == "--max-elements" && i + 1 < argc) {
       max_elements = std::strtoull(argv[++i], nullptr, 0);
     } else if (a == "--ops" && i + 1 < argc) {
@@ -85,7 +105,8 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--db PATH]\n");
+                   "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16] "
+                   "[--db PATH]\n");
       return 2;
     }
   }
@@ -98,9 +119,17 @@ int main(int argc, char** argv) {
     // Room for the largest shape, and for 4x L2 of rotating slices of the others.
     const std::uint64_t l2_elements = static_cast<std::uint64_t>(key.l2_bytes) / 4;
     const std::uint64_t buffer_elements = std::max(max_elements, 8 * l2_elements) + 1024;
+    const std::size_t es = rt::size_of(dtype);
     rt::DeviceBuffer buffer(buffer_elements * 4);
     fill<<<key.sm_count * 8, 256>>>(buffer.as<float>(), buffer_elements);
+    if (es == 2) {  // the same values as 16-bit floats, at the front of the buffer
+      rt::DeviceBuffer narrow(buffer_elements * 2);
+      narrow_to_16<<<key.sm_count * 8, 256>>>(buffer.as<float>(), narrow.as<unsigned short>(), buffer_elements,
+                                              dtype == rt::DType::bf16);
+      RT_CUDA_CHECK(cudaMemcpy(buffer.get(), narrow.get(), buffer_elements * 2, cudaMemcpyDeviceToDevice));
+    }
     RT_CUDA_CHECK(cudaDeviceSynchronize());
+    std::printf("dtype: %s\n", std::string(rt::to_string(dtype)).c_str());
     rt::DeviceBuffer out((1ull << 24) * 4 + 64);
     rt::Stream stream;
     rt::ContextOptions builtin_options;
@@ -120,17 +149,19 @@ int main(int argc, char** argv) {
         for (auto [r, outputs] : shape_grid(max_elements)) {
           const std::uint64_t elements = r * outputs;
           const std::uint64_t stride = (elements + 63) / 64 * 64;
-          const int rotations = rt::tuner::rotation_count(elements * 4, key.l2_bytes, buffer_elements * 4);
-          const auto slice = [&](int s) { return buffer.as<float>() + static_cast<std::uint64_t>(s) * stride; };
+          const int rotations = rt::tuner::rotation_count(elements * es, key.l2_bytes, buffer_elements * es);
+          const auto slice = [&](int s) {
+            return static_cast<const unsigned char*>(buffer.get()) + static_cast<std::uint64_t>(s) * stride * es;
+          };
           const rt::TensorDesc view = rows ? rt::TensorDesc::contiguous({static_cast<std::int64_t>(outputs), static_cast<std::int64_t>(r)})
                                            : rt::TensorDesc::contiguous({static_cast<std::int64_t>(r), static_cast<std::int64_t>(outputs)});
           const rt::AxisList axes{rows ? 1 : 0};
-          auto ours = [&](int s) { ctx.reduce_axes(op, rt::DType::f32, rt::DType::f32, slice(s), view, axes, out.get(), stream.get()); };
+          auto ours = [&](int s) { ctx.reduce_axes(op, dtype, dtype, slice(s), view, axes, out.get(), stream.get()); };
           const double ours_ms = rt::tuner::time_reduction(ours, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
-          const auto explained = ctx.explain_axes(op, rt::DType::f32, rt::DType::f32, view, axes);
+          const auto explained = ctx.explain_axes(op, dtype, dtype, view, axes);
           double builtin_ms = 0, builtin_spread = 0;
           auto plain = [&](int s) {
-            builtin.reduce_axes(op, rt::DType::f32, rt::DType::f32, slice(s), view, axes, out.get(), stream.get());
+            builtin.reduce_axes(op, dtype, dtype, slice(s), view, axes, out.get(), stream.get());
           };
           if (!db.empty()) {
             const auto t = rt::tuner::time_reduction(plain, rotations, stream.get(), rt::tuner::bench_policy());
@@ -159,7 +190,7 @@ int main(int argc, char** argv) {
             verdict = text;
           }
           double cub_ms = 0;
-          if (rows && outputs <= (1ull << 24)) {
+          if (rows && outputs <= (1ull << 24) && dtype == rt::DType::f32) {
             rt::DeviceBuffer offsets((outputs + 1) * sizeof(int));
             row_offsets<<<256, 256, 0, stream.get()>>>(offsets.as<int>(), outputs, r);
             std::size_t bytes = 0;
@@ -167,7 +198,8 @@ int main(int argc, char** argv) {
             const int* end = offsets.as<int>() + 1;
             const int segments = static_cast<int>(outputs);
             float* o = out.as<float>();
-            auto run = [&](void* temp, std::size_t& b, const float* in) {
+            auto run = [&](void* temp, std::size_t& b, const void* raw) {
+              const auto* in = static_cast<const float*>(raw);
               return op == rt::Op::sum
                          ? cub::DeviceSegmentedReduce::Sum(temp, b, in, o, segments, begin, end, stream.get())
                          : cub::DeviceSegmentedReduce::Reduce(temp, b, in, o, segments, begin, end, Max{},
@@ -181,7 +213,7 @@ int main(int argc, char** argv) {
             };
             cub_ms = rt::tuner::time_reduction(cub_call, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
           }
-          const double bytes = static_cast<double>(elements) * 4.0;
+          const double bytes = static_cast<double>(elements) * static_cast<double>(es);
           std::printf("%-7s %-4s %9llu %9llu | %10.2f %8.1f %5.1f%% | ", layout, std::string(rt::to_string(op)).c_str(),
                       static_cast<unsigned long long>(r), static_cast<unsigned long long>(outputs), ours_ms * 1e3,
                       bytes / (ours_ms * 1e6), 100 * bytes / (ours_ms * 1e6) / peak);

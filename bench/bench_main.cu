@@ -20,6 +20,7 @@
 #include "reduce_tune/engine/launch.h"
 #include "reduce_tune/context.h"
 #include "reduce_tune/reduce.h"
+#include "reduce_tune/reduce_fp16.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/db/paths.h"
 #include "reduce_tune/error.h"
@@ -39,7 +40,7 @@ struct Options {
   int device = 0;
   std::optional<std::string> db;
   std::vector<Op> ops = {Op::sum, Op::min, Op::max, Op::prod};
-  std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::u32};
+  std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::u32, DType::f16, DType::bf16};
   std::vector<std::uint64_t> sizes;
   bool store = true;
   bool check = false;  // exit 4 when a size breaks the guarantee
@@ -125,26 +126,37 @@ struct Prod {
   template <typename T>
   __host__ __device__ T operator()(const T& a, const T& b) const { return a * b; }
 };
+// + and * in Out (CUB's accumulator type follows the operator's result): for a 16-bit
+// input with a float output, the values are widened to float before the operator.
+template <typename Out>
+struct AddIn {
+  __host__ __device__ Out operator()(Out a, Out b) const { return a + b; }
+};
+template <typename Out>
+struct MulIn {
+  __host__ __device__ Out operator()(Out a, Out b) const { return a * b; }
+};
 
-// cub::DeviceReduce for (op, T): temp storage is sized once for the largest n and
-// reused, so the timed call is what a CUB user pays per reduction.
-template <typename T>
+// cub::DeviceReduce for (op, T -> Out): temp storage is sized once for the largest n and
+// reused, so the timed call is what a CUB user pays per reduction. CUB accumulates in the
+// output type: __half into __half in half precision, __half into float in float.
+template <typename T, typename Out = T>
 class CubReducer {
  public:
   CubReducer(Op op, std::uint64_t max_n) : op_(op) {
-    T* null = nullptr;
     std::size_t bytes = 0;
-    run(nullptr, bytes, null, null, max_n, nullptr);
+    run(nullptr, bytes, static_cast<const T*>(nullptr), static_cast<Out*>(nullptr), max_n, nullptr);
     temp_ = rt::DeviceBuffer(std::max<std::size_t>(bytes, 16));
     temp_bytes_ = temp_.size();
   }
-  void operator()(const T* in, std::uint64_t n, T* out, cudaStream_t stream) {
+  void operator()(const T* in, std::uint64_t n, Out* out, cudaStream_t stream) {
     std::size_t bytes = temp_bytes_;
     RT_CUDA_CHECK(run(temp_.get(), bytes, in, out, n, stream));
   }
   std::string name() const {
     switch (op_) {
-      case Op::sum: return "cub::DeviceReduce::Sum";
+      case Op::sum:
+        return std::is_same_v<T, Out> ? "cub::DeviceReduce::Sum" : "cub::DeviceReduce::Reduce(plus in the output type)";
       case Op::min: return "cub::DeviceReduce::Min";
       case Op::max: return "cub::DeviceReduce::Max";
       default: return "cub::DeviceReduce::Reduce(multiplies)";
@@ -152,13 +164,21 @@ class CubReducer {
   }
 
  private:
-  cudaError_t run(void* temp, std::size_t& bytes, const T* in, T* out, std::uint64_t n, cudaStream_t stream) {
+  cudaError_t run(void* temp, std::size_t& bytes, const T* in, Out* out, std::uint64_t n, cudaStream_t stream) {
     const auto items = static_cast<std::int64_t>(n);
     switch (op_) {
-      case Op::sum: return cub::DeviceReduce::Sum(temp, bytes, in, out, items, stream);
+      case Op::sum:
+        if constexpr (std::is_same_v<T, Out>)
+          return cub::DeviceReduce::Sum(temp, bytes, in, out, items, stream);
+        else
+          return cub::DeviceReduce::Reduce(temp, bytes, in, out, items, AddIn<Out>{}, Out(0), stream);
       case Op::min: return cub::DeviceReduce::Min(temp, bytes, in, out, items, stream);
       case Op::max: return cub::DeviceReduce::Max(temp, bytes, in, out, items, stream);
-      default: return cub::DeviceReduce::Reduce(temp, bytes, in, out, items, Prod{}, T(1), stream);
+      default:
+        if constexpr (std::is_same_v<T, Out>)
+          return cub::DeviceReduce::Reduce(temp, bytes, in, out, items, Prod{}, Out(1), stream);
+        else
+          return cub::DeviceReduce::Reduce(temp, bytes, in, out, items, MulIn<Out>{}, Out(1), stream);
     }
   }
   Op op_;
@@ -184,11 +204,13 @@ struct Verdicts {
   double worst_small = 0;
 };
 
-template <typename T>
+template <typename T, typename Out = T>
 void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tuned, rt::Context& fallback,
                  rt::db::Database* database, std::optional<rt::db::RowId> device_id, const std::string& run_id,
                  double empty_us, Verdicts& verdicts, std::vector<Row>& rows) {
-  const DType dtype = rt::dtype_of<T>;
+  const DType dtype = rt::dtype_of<T>, out_dtype = rt::dtype_of<Out>;
+  const std::string type_label =
+      std::string(rt::to_string(dtype)) + (out_dtype == dtype ? "" : ">" + std::string(rt::to_string(out_dtype)));
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
   const std::uint64_t l2 = static_cast<std::uint64_t>(device.l2_bytes);
   const std::uint64_t elements = std::max<std::uint64_t>(max_n, 8 * l2 / sizeof(T)) + 64;
@@ -200,9 +222,9 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
   const double peak = device.peak_bandwidth_gbps();
 
   for (Op op : o.ops) {
-    CubReducer<T> cub(op, max_n);
-    const rt::TypeRule types = *rt::resolve_types(op, dtype, dtype).rule;
-    const rt::db::ProblemClass problem{op, dtype, dtype, {}};
+    CubReducer<T, Out> cub(op, max_n);
+    const rt::TypeRule types = *rt::resolve_types(op, dtype, out_dtype).rule;
+    const rt::db::ProblemClass problem{op, dtype, out_dtype, {}};
     std::vector<rt::db::Measurement> measured;
     if (database && device_id) measured = database->measurements(*device_id, problem);
     rt::NvrtcCompiler compiler;
@@ -238,11 +260,11 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
         std::function<void(int)> enqueue;
       };
       const std::vector<Impl> impls = {
-          {"tuned", rt::to_string(tuned.explain(op, dtype, dtype, n).config),
-           [&](int s) { tuned.reduce(op, dtype, dtype, slice(s), n, out.get(), stream.get()); }},
-          {"default", rt::to_string(fallback.explain(op, dtype, dtype, n).config),
-           [&](int s) { fallback.reduce(op, dtype, dtype, slice(s), n, out.get(), stream.get()); }},
-          {"cub", cub.name(), [&](int s) { cub(slice(s), n, out.as<T>(), stream.get()); }},
+          {"tuned", rt::to_string(tuned.explain(op, dtype, out_dtype, n).config),
+           [&](int s) { tuned.reduce(op, dtype, out_dtype, slice(s), n, out.get(), stream.get()); }},
+          {"default", rt::to_string(fallback.explain(op, dtype, out_dtype, n).config),
+           [&](int s) { fallback.reduce(op, dtype, out_dtype, slice(s), n, out.get(), stream.get()); }},
+          {"cub", cub.name(), [&](int s) { cub(slice(s), n, out.as<Out>(), stream.get()); }},
           {"classic_best", rt::to_string(classic),
            [&](int s) {
              rt::enqueue_reduction(launcher, set->handles(0), classic_spec, plan, view, slice(s), n, out.get(),
@@ -253,10 +275,13 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       std::vector<double> results;
       for (const auto& impl : impls) {
         impl.enqueue(0);
-        T value{};
-        RT_CUDA_CHECK(cudaMemcpyAsync(&value, out.get(), sizeof(T), cudaMemcpyDeviceToHost, stream.get()));
+        Out value{};
+        RT_CUDA_CHECK(cudaMemcpyAsync(&value, out.get(), sizeof(Out), cudaMemcpyDeviceToHost, stream.get()));
         RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-        results.push_back(static_cast<double>(value));
+        if constexpr (std::is_arithmetic_v<Out>)
+          results.push_back(static_cast<double>(value));
+        else
+          results.push_back(static_cast<double>(static_cast<float>(value)));
       }
       for (std::size_t i = 1; i < results.size(); ++i) {
         const double a = results[0], b = results[i];
@@ -264,7 +289,7 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
                           std::fabs(a - b) <= 1e-3 * std::max(std::fabs(a), 1.0);
         if (!same)
           std::fprintf(stderr, "warning: %s<%s> n=%llu: %s gives %.17g, tuned gives %.17g\n",
-                       std::string(rt::to_string(op)).c_str(), std::string(rt::to_string(dtype)).c_str(),
+                       std::string(rt::to_string(op)).c_str(), type_label.c_str(),
                        static_cast<unsigned long long>(n), impls[i].name.c_str(), b, a);
       }
       // Three rounds, the order rotated each round, so no implementation always runs
@@ -290,7 +315,7 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
         const Impl& impl = impls[i];
         Row row;
         auto& r = row.result;
-        r.problem = rt::ProblemKey{op, dtype, dtype, {}, n};
+        r.problem = rt::ProblemKey{op, dtype, out_dtype, {}, n};
         r.implementation = impl.name;
         r.config = impl.config;
         r.median_ms = t.median_ms;
@@ -307,7 +332,7 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       // Print this size's line: time (us), GB/s and % of peak for each, ratio to CUB.
       const auto* last = &rows[rows.size() - 4];
       const double cub_ms = last[2].result.median_ms;
-      std::printf("%-5s %-4s %11llu", std::string(rt::to_string(op)).c_str(), std::string(rt::to_string(dtype)).c_str(),
+      std::printf("%-5s %-8s %11llu", std::string(rt::to_string(op)).c_str(), type_label.c_str(),
                   static_cast<unsigned long long>(n));
       for (int i = 0; i < 4; ++i)
         std::printf(" | %9.2f %7.1f %5.1f%%", last[i].result.median_ms * 1e3, last[i].result.gbps,
@@ -318,7 +343,7 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       std::printf("\n");
       std::fflush(stdout);
       ++verdicts.sizes;
-      const std::string where = std::string(rt::to_string(op)) + "<" + std::string(rt::to_string(dtype)) + "> n=" +
+      const std::string where = std::string(rt::to_string(op)) + "<" + type_label + "> n=" +
                                 std::to_string(n);
       // A break seen in the table is timed again before it counts: the tuned call and the
       // other one alternate for kConfirmRounds rounds and the medians are compared. Below
@@ -435,7 +460,7 @@ int main(int argc, char** argv) {
     rt::Stream launch_stream;
     const double empty_us = empty_launch_us(launch_stream.get());
     std::printf("empty kernel launch, back to back: %.2f us\n", empty_us);
-    std::printf("%-5s %-4s %11s | %-23s | %-23s | %-23s | %-23s | %s\n", "op", "type", "n", "tuned us GB/s %peak",
+    std::printf("%-5s %-8s %11s | %-23s | %-23s | %-23s | %-23s | %s\n", "op", "type", "n", "tuned us GB/s %peak",
                 "default us GB/s %peak", "cub us GB/s %peak", "multi_element us GB/s",
                 "cub/tuned cub/default default/tuned | tuned/empty");
     std::vector<Row> rows;
@@ -449,6 +474,23 @@ int main(int argc, char** argv) {
         case DType::i32: bench_dtype<std::int32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
         case DType::i64: bench_dtype<std::int64_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
         case DType::u32: bench_dtype<std::uint32_t>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows); break;
+        case DType::f16:
+        case DType::bf16: {
+          // Into the 16-bit type (CUB then accumulates in it), then the sum into f32 (CUB
+          // accumulates in f32 too).
+          if (d == DType::f16)
+            bench_dtype<__half>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows);
+          else
+            bench_dtype<__nv_bfloat16>(o, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows);
+          if (std::find(o.ops.begin(), o.ops.end(), Op::sum) == o.ops.end()) break;
+          Options sums = o;
+          sums.ops = {Op::sum};
+          if (d == DType::f16)
+            bench_dtype<__half, float>(sums, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows);
+          else
+            bench_dtype<__nv_bfloat16, float>(sums, device, tuned, fallback, db_ptr, device_id, run_id, empty_us, verdicts, rows);
+          break;
+        }
       }
     }
     std::printf("guarantee: %zu of %d sizes break it (tuned >= 0.97x default and >= 1.00x CUB, beyond noise)\n",

@@ -4,7 +4,7 @@ shape grid of reduce_tune_axis_bench, timed the same way (tuner/measure.h, bench
 CUDA events around batches of back-to-back calls, the median of 5 to 25 samples; inputs
 past a quarter of L2 rotate through slices that together exceed 4x L2).
 
-Usage: torch_axes.py [--max-elements N] [--ops sum,max]
+Usage: torch_axes.py [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16]
 Prints "layout op R outputs | torch us GB/s", the keys of reduce_tune_axis_bench's lines.
 """
 import argparse
@@ -31,12 +31,15 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-elements", type=int, default=1 << 28)
     parser.add_argument("--ops", default="sum,max")
+    parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
     args = parser.parse_args()
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    es = torch.tensor([], dtype=dtype).element_size()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     buffer_elements = max(args.max_elements, 8 * l2 // 4) + 1024
-    data = (torch.arange(buffer_elements, device="cuda", dtype=torch.int64) % 7 - 3).to(torch.float32)
+    data = (torch.arange(buffer_elements, device="cuda", dtype=torch.int64) % 7 - 3).to(dtype)
     ops = {"sum": lambda x, d: torch.sum(x, dim=d), "max": lambda x, d: torch.amax(x, dim=d)}
-    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, dtype {args.dtype}")
     print("layout  op       R   outputs | torch us     GB/s")
     for layout in ("rows", "columns"):
         for op_name in args.ops.split(","):
@@ -47,13 +50,13 @@ def main():
                     if elements < 1024 or elements > args.max_elements:
                         continue
                     stride = (elements + 63) // 64 * 64
-                    rotations = rotation_count(elements * 4, l2, buffer_elements * 4)
+                    rotations = rotation_count(elements * es, l2, buffer_elements * es)
                     shape = (outputs, r) if layout == "rows" else (r, outputs)
                     dim = 1 if layout == "rows" else 0
                     views = [data[s * stride:s * stride + elements].view(shape) for s in range(rotations)]
                     ms = time_call(lambda s: op(views[s], dim), rotations)
                     print(f"{layout:7s} {op_name:4s} {r:9d} {outputs:9d} | {ms * 1e3:10.2f} "
-                          f"{elements * 4 / (ms * 1e6):8.1f}", flush=True)
+                          f"{elements * es / (ms * 1e6):8.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ back-to-back calls (a sample lasts at least 0.5 ms), 5 to 25 samples until the r
 interquartile range is under 1% or 0.3 s passed, the median; three rounds, their median.
 Inputs past a quarter of L2 rotate through slices that together exceed 4x L2.
 
-Usage: torch_flat.py [--ops sum,max] [--dtypes f32,i32] [--sizes N,N,...]
+Usage: torch_flat.py [--ops sum,max] [--dtypes f32,i32,f16,f16>f32] [--sizes N,N,...]
+(torch accumulates 16-bit sums in float32 and rounds to the input type once; "f16>f32"
+asks for the float32 total itself, for sums only.)
 Prints one line per (op, dtype, n): microseconds and GB/s, for docs/BENCHMARKS.md.
 """
 import argparse
@@ -15,7 +17,9 @@ import time
 import torch
 
 TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
-                "u32": torch.uint32}
+                "u32": torch.uint32, "f16": torch.float16, "bf16": torch.bfloat16,
+                # The sum of a 16-bit tensor into float32 (torch.sum(x, dtype=torch.float32)).
+                "f16>f32": torch.float16, "bf16>f32": torch.bfloat16}
 TORCH_OPS = {"sum": torch.sum, "prod": torch.prod, "min": torch.amin, "max": torch.amax}
 
 
@@ -74,13 +78,13 @@ def time_call(call, rotations):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", default="sum,min,max,prod")
-    parser.add_argument("--dtypes", default="f32,f64,i32,i64,u32")
+    parser.add_argument("--dtypes", default="f32,f64,i32,i64,u32,f16,bf16,f16>f32,bf16>f32")
     parser.add_argument("--sizes", default="")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else default_sizes()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
-    print("op    type            n |   torch us     GB/s")
+    print("op    type                n |   torch us     GB/s")
     for dtype_name in args.dtypes.split(","):
         dtype = TORCH_DTYPES[dtype_name]
         size = torch.tensor([], dtype=dtype).element_size()
@@ -93,6 +97,10 @@ def main():
             continue
         for op_name in args.ops.split(","):
             op = TORCH_OPS[op_name]
+            if ">" in dtype_name:
+                if op_name != "sum":
+                    continue
+                op = lambda x: torch.sum(x, dtype=torch.float32)  # noqa: E731
             for n in sizes:
                 stride = (n + 31) // 32 * 32
                 rotations = 1 if n * size * 4 < l2 else max(1, min(64, (4 * l2 + n * size - 1) // (n * size) + 1,
@@ -101,10 +109,10 @@ def main():
                     op(data[:n])
                     rounds = [time_call(lambda s: op(data[s * stride:s * stride + n]), rotations) for _ in range(3)]
                 except (RuntimeError, NotImplementedError) as error:
-                    print(f"{op_name:5s} {dtype_name:4s} {n:12d} | not supported ({str(error).splitlines()[0][:60]})")
+                    print(f"{op_name:5s} {dtype_name:8s} {n:12d} | not supported ({str(error).splitlines()[0][:60]})")
                     break
                 ms = statistics.median(rounds)
-                print(f"{op_name:5s} {dtype_name:4s} {n:12d} | {ms * 1e3:10.2f} {n * size / (ms * 1e6):8.1f}",
+                print(f"{op_name:5s} {dtype_name:8s} {n:12d} | {ms * 1e3:10.2f} {n * size / (ms * 1e6):8.1f}",
                       flush=True)
 
 

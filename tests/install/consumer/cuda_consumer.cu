@@ -4,10 +4,14 @@
 
 #include <cuda_runtime.h>
 
+#include <reduce_tune/reduce_fp16.h>
 #include <reduce_tune/reduce_tune.h>
 
 __global__ void fill_ones(float* out, unsigned long long n) {
   for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += 256ull * gridDim.x) out[i] = 1.0f;
+}
+__global__ void fill_half_ones(__half* out, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += 256ull * gridDim.x) out[i] = __float2half(1.0f);
 }
 
 int main() {
@@ -49,6 +53,17 @@ int main() {
                 reduce_tune::explain<float>(reduce_tune::Op::sum, reduce_tune::TensorDesc::contiguous({1000, 1001}), {1})
                     .kernel.c_str());
     cudaFree(d_rows);
+    // __half through <reduce_tune/reduce_fp16.h>: accumulated in float, written as float.
+    __half* d_half = nullptr;
+    if (cudaMalloc(&d_half, n * sizeof(__half)) != cudaSuccess) return 1;
+    fill_half_ones<<<256, 256, 0, stream>>>(d_half, n);
+    const float half_total = reduce_tune::sum_value<__half, float>(d_half, n, stream);
+    if (half_total != static_cast<float>(n)) {
+      std::printf("cuda consumer: the __half sum is %f, not %llu\n", half_total, n);
+      return 1;
+    }
+    std::printf("cuda consumer: sum of %llu __half ones = %.0f (f32 output)\n", n, half_total);
+    cudaFree(d_half);
   } catch (const reduce_tune::Error& e) {
     std::printf("cuda consumer: %s\n", e.what());
     return 1;

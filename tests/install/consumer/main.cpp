@@ -28,6 +28,21 @@ int main() {
   } catch (const reduce_tune::InvalidArgument& e) {
     std::printf("consumer: %s\n", e.what());
   }
+  // The host 16-bit floats: one rounding to nearest even, exact widening.
+  const reduce_tune::Half h(1.0 + 0x1p-11 + 0x1p-40);
+  const reduce_tune::BFloat16 b(257.0f);
+  if (h.bits != 0x3c01 || static_cast<float>(b) != 256.0f) {
+    std::printf("consumer: 16-bit float rounding is wrong (%04x, %f)\n", h.bits, static_cast<float>(b));
+    return 1;
+  }
+  try {
+    reduce_tune::Half out;
+    reduce_tune::sum(&h, 1, &out);  // a host pointer: refused (or no device)
+    std::printf("consumer: a host pointer was accepted\n");
+    return 1;
+  } catch (const reduce_tune::Error& e) {
+    std::printf("consumer: %s\n", e.what());
+  }
   try {
     const auto e = reduce_tune::explain<float>(reduce_tune::Op::sum, 1 << 20);
     std::printf("%s\n", e.to_string().c_str());

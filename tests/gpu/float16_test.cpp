@@ -1,0 +1,250 @@
+// f16 and bf16 on the GPU: every op into the 16-bit type and into f32, at odd sizes and
+// offsets that leave the 16-byte loads misaligned, with NaN, Inf, subnormals, totals
+// past f16's range, round-to-nearest-even of the final result, along axes, and through
+// CUDA's own __half / __nv_bfloat16 with <reduce_tune/reduce_fp16.h>. References are the
+// tests' own (host_reference.h) and the host conversions of reduce_tune/float16.h, which
+// core_tests check against a nearest-value search.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gpu_env.h"
+#include "host_reference.h"
+#include "reduce_tune/float16.h"
+#include "reduce_tune/reduce_fp16.h"
+
+namespace reduce_tune {
+namespace {
+
+using testing::no_database;
+
+constexpr DType k16[] = {DType::f16, DType::bf16};
+
+// Runs op<in, out> over `count` elements starting `offset` elements into a device copy of
+// `bytes`; returns the output's bytes.
+std::uint64_t reduce_bytes(Context& ctx, Op op, DType in, DType out, const std::vector<unsigned char>& bytes,
+                           std::size_t offset, std::uint64_t count) {
+  DeviceBuffer d(bytes.size() + 16), o(8);
+  RT_CUDA_CHECK(cudaMemcpy(d.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  const std::uint64_t poison = 0xa5a5a5a5a5a5a5a5ull;
+  RT_CUDA_CHECK(cudaMemcpy(o.get(), &poison, 8, cudaMemcpyHostToDevice));
+  ctx.reduce(op, in, out, static_cast<const unsigned char*>(d.get()) + offset * size_of(in), count, o.get(), nullptr);
+  RT_CUDA_CHECK(cudaDeviceSynchronize());
+  std::uint64_t got = 0;
+  RT_CUDA_CHECK(cudaMemcpy(&got, o.get(), size_of(out), cudaMemcpyDeviceToHost));
+  return got;
+}
+
+// Bytes of `count` copies of the 16-bit pattern `bits`.
+std::vector<unsigned char> repeated(std::uint16_t bits, std::size_t count) {
+  std::vector<unsigned char> b(count * 2);
+  for (std::size_t i = 0; i < count; ++i) std::memcpy(b.data() + 2 * i, &bits, 2);
+  return b;
+}
+
+float as_float(DType out, std::uint64_t got) {
+  if (out == DType::f32) {
+    float f;
+    std::memcpy(&f, &got, 4);
+    return f;
+  }
+  const auto bits = static_cast<std::uint16_t>(got & 0xffff);
+  return out == DType::f16 ? f16_bits_to_float(bits) : bf16_bits_to_float(bits);
+}
+
+TEST(Float16, EveryOpPatternSizeAndOffsetMatchesTheReference) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::vector<std::uint64_t> sizes = testing::quick_mode() ? std::vector<std::uint64_t>{1, 4099}
+                                                                 : std::vector<std::uint64_t>{1, 7, 9, 4099, 1000003};
+  const testing::Pattern patterns[] = {testing::Pattern::exact, testing::Pattern::real, testing::Pattern::nan,
+                                       testing::Pattern::inf, testing::Pattern::mixed_inf};
+  int runs = 0;
+  for (DType in : k16)
+    for (Op op : kAllOps)
+      for (testing::Pattern pattern : patterns) {
+        const auto host = testing::make_input(op, in, pattern, sizes.back() + 8, 11);
+        DeviceBuffer d(host.bytes.size()), o(8);
+        RT_CUDA_CHECK(cudaMemcpy(d.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
+        for (DType out : {in, DType::f32}) {
+          const TypeRule t = *resolve_types(op, in, out).rule;
+          for (std::uint64_t n : sizes)
+            for (std::size_t offset : {0, 1, 3, 7}) {
+              const std::uint64_t poison = 0xa5a5a5a5a5a5a5a5ull;
+              RT_CUDA_CHECK(cudaMemcpy(o.get(), &poison, 8, cudaMemcpyHostToDevice));
+              ctx.reduce(op, in, out, static_cast<const unsigned char*>(d.get()) + offset * 2, n, o.get(), nullptr);
+              std::uint64_t got = 0;
+              RT_CUDA_CHECK(cudaMemcpy(&got, o.get(), size_of(out), cudaMemcpyDeviceToHost));
+              const auto expected = testing::expect(op, t, host, offset, n);
+              ++runs;
+              EXPECT_EQ(testing::mismatch(t, got, expected, 1 << 20), "")
+                  << to_string(op) << "<" << to_string(in) << "," << to_string(out) << "> "
+                  << testing::pattern_name(pattern) << " n=" << n << " offset=" << offset;
+            }
+        }
+      }
+  std::printf("[ counts   ] 16-bit floats: %d runs\n", runs);
+}
+
+TEST(Float16, ATotalPastF16sRangeIsInfInF16AndExactInF32) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::size_t n = 1000;
+  const auto bytes = repeated(Half(60000.0f).bits, n + 3);
+  // 60000 * 1000 = 6e7: every partial sum is exact in f32.
+  EXPECT_EQ(as_float(DType::f32, reduce_bytes(ctx, Op::sum, DType::f16, DType::f32, bytes, 3, n)), 6e7f);
+  EXPECT_EQ(reduce_bytes(ctx, Op::sum, DType::f16, DType::f16, bytes, 3, n), 0x7c00u);  // +Inf
+  // The mean divides the f32 total: 60000 again, exactly, in f16.
+  EXPECT_EQ(as_float(DType::f16, reduce_bytes(ctx, Op::mean, DType::f16, DType::f16, bytes, 1, n)), 60000.0f);
+  EXPECT_EQ(as_float(DType::f16, reduce_bytes(ctx, Op::max, DType::f16, DType::f16, bytes, 0, n)), 60000.0f);
+  // A product that overflows f16 but not f32.
+  const auto twos = repeated(Half(2.0f).bits, 40);
+  EXPECT_EQ(as_float(DType::f32, reduce_bytes(ctx, Op::prod, DType::f16, DType::f32, twos, 0, 20)), 1048576.0f);
+  EXPECT_EQ(reduce_bytes(ctx, Op::prod, DType::f16, DType::f16, twos, 0, 20), 0x7c00u);
+  // bf16 has f32's range: the same total is finite there (6e7 rounded once to bf16).
+  const auto bbytes = repeated(BFloat16(60000.0f).bits, n);
+  const float b = static_cast<float>(BFloat16(60000.0f));
+  EXPECT_EQ(reduce_bytes(ctx, Op::sum, DType::bf16, DType::bf16, bbytes, 0, n), BFloat16(b * 1000.0f).bits);
+}
+
+TEST(Float16, SubnormalsAddExactly) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  // 1000 times f16's smallest subnormal (2^-24) is the subnormal 1000 * 2^-24.
+  const auto tiny = repeated(0x0001, 1001);
+  EXPECT_EQ(reduce_bytes(ctx, Op::sum, DType::f16, DType::f16, tiny, 1, 1000), 1000u);
+  EXPECT_EQ(as_float(DType::f32, reduce_bytes(ctx, Op::sum, DType::f16, DType::f32, tiny, 0, 1000)), 1000 * 0x1p-24f);
+  // bf16 subnormals are f32 subnormals: 2^-133 and friends.
+  std::vector<unsigned char> mixed = repeated(0x0003, 999);  // 3 * 2^-133
+  const std::uint16_t smallest = 0x0001, negative = 0x8002;
+  std::memcpy(mixed.data() + 2 * 500, &smallest, 2);
+  std::memcpy(mixed.data() + 2 * 998, &negative, 2);
+  EXPECT_EQ(reduce_bytes(ctx, Op::min, DType::bf16, DType::bf16, mixed, 0, 999), 0x8002u);
+  EXPECT_EQ(reduce_bytes(ctx, Op::min, DType::bf16, DType::bf16, mixed, 0, 998), 0x0001u);
+  EXPECT_EQ(reduce_bytes(ctx, Op::max, DType::bf16, DType::bf16, mixed, 0, 999), 0x0003u);
+  // 997 * 3 + 1 - 2 = 2990 units of 2^-133: exact in f32, and rounded once in bf16 (to
+  // 2992 units: 2990 needs 12 significant bits, bf16 keeps 8).
+  const float total = 2990 * 0x1p-133f;
+  EXPECT_EQ(as_float(DType::f32, reduce_bytes(ctx, Op::sum, DType::bf16, DType::f32, mixed, 0, 999)), total);
+  EXPECT_EQ(reduce_bytes(ctx, Op::sum, DType::bf16, DType::bf16, mixed, 0, 999), float_to_bf16_bits(total));
+}
+
+// The total is exact in f32; its one rounding to bf16 goes to the nearest value, and a
+// tie to the even significand.
+TEST(Float16, Bf16ResultRoundsToNearestEven) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    float total;
+    std::uint16_t want;
+  };
+  // Between 256 and 512 bf16's step is 2: 257 ties down to 256 (even), 259 up to 260,
+  // 258.5 rounds to 258; from 2^16 on the step is 512: 65792 ties down, 66304 up.
+  const Case cases[] = {{257.0f, 0x4380}, {259.0f, 0x4382}, {258.5f, 0x4381}, {65792.0f, 0x4780},
+                        {66304.0f, 0x4782}, {-257.0f, 0xc380}};
+  for (const Case& c : cases) {
+    // total = 256 (or the sign's) + the rest in halves, as bf16 values that are exact.
+    const float sign = c.total < 0 ? -1.0f : 1.0f;
+    const float big = c.total * sign >= 65536.0f ? 65536.0f : 256.0f;
+    float rest = c.total * sign - big;
+    std::vector<float> values = {big * sign};
+    while (rest > 0) {
+      const float piece = rest >= 128.0f ? 128.0f : rest >= 1.0f ? 1.0f : 0.5f;
+      values.push_back(piece * sign);
+      rest -= piece;
+    }
+    std::vector<unsigned char> bytes(values.size() * 2);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const BFloat16 b(values[i]);
+      ASSERT_EQ(static_cast<float>(b), values[i]);
+      std::memcpy(bytes.data() + 2 * i, &b.bits, 2);
+    }
+    EXPECT_EQ(float_to_bf16_bits(c.total), c.want) << c.total;  // the host agrees with the table
+    EXPECT_EQ(reduce_bytes(ctx, Op::sum, DType::bf16, DType::bf16, bytes, 0, values.size()), c.want) << c.total;
+    EXPECT_EQ(as_float(DType::f32, reduce_bytes(ctx, Op::sum, DType::bf16, DType::f32, bytes, 0, values.size())),
+              c.total);
+  }
+}
+
+TEST(Float16, AlongAxesWithOddExtentsAndAViewOfColumns) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  for (DType in : k16)
+    for (Op op : {Op::sum, Op::max, Op::min, Op::mean}) {
+      // [37, 1031] reduced along each axis, from an element offset of 1.
+      const std::int64_t rows = 37, cols = 1031;
+      const auto host = testing::make_input(op, in, testing::Pattern::exact, rows * cols + 1, 5);
+      DeviceBuffer d(host.bytes.size()), o(cols * 4);
+      RT_CUDA_CHECK(cudaMemcpy(d.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
+      const auto* base = static_cast<const unsigned char*>(d.get()) + 2;
+      for (DType out : {in, DType::f32})
+        for (int axis : {0, 1}) {
+          const TypeRule t = *resolve_types(op, in, out).rule;
+          ctx.reduce_axes(op, in, out, base, TensorDesc::contiguous({rows, cols}), AxisList{axis}, o.get(), nullptr);
+          const std::int64_t outputs = axis == 0 ? cols : rows, r = axis == 0 ? rows : cols;
+          std::vector<unsigned char> got(static_cast<std::size_t>(outputs) * size_of(out));
+          RT_CUDA_CHECK(cudaMemcpy(got.data(), o.get(), got.size(), cudaMemcpyDeviceToHost));
+          for (std::int64_t j = 0; j < outputs; ++j) {
+            // Gather output j's elements into a row of their own for the host reference.
+            testing::HostArray line{in, std::vector<unsigned char>(static_cast<std::size_t>(r) * 2)};
+            for (std::int64_t k = 0; k < r; ++k) {
+              const std::int64_t e = 1 + (axis == 0 ? k * cols + j : j * cols + k);
+              std::memcpy(line.bytes.data() + 2 * k, host.bytes.data() + 2 * e, 2);
+            }
+            const auto expected = testing::expect(op, t, line, 0, static_cast<std::uint64_t>(r));
+            std::uint64_t g = 0;
+            std::memcpy(&g, got.data() + j * size_of(out), size_of(out));
+            ASSERT_EQ(testing::mismatch(t, g, expected, 1 << 12), "")
+                << to_string(op) << "<" << to_string(in) << "," << to_string(out) << "> axis " << axis << " output " << j;
+          }
+        }
+    }
+}
+
+TEST(Float16, CudaHalfAndBfloat16GoThroughTheTypedApi) {
+  RT_REQUIRE_GPU();
+  const std::size_t n = 4097;
+  std::vector<__half> h(n);
+  std::vector<__nv_bfloat16> b(n);
+  float sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = static_cast<float>(static_cast<int>(i % 7) - 3);
+    h[i] = __float2half(v);
+    b[i] = __float2bfloat16(v);
+    sum += v;
+  }
+  __half* dh = nullptr;
+  __nv_bfloat16* db = nullptr;
+  float* dsum = nullptr;
+  RT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dh), n * 2));
+  RT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&db), n * 2));
+  RT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dsum), 4));
+  RT_CUDA_CHECK(cudaMemcpy(dh, h.data(), n * 2, cudaMemcpyHostToDevice));
+  RT_CUDA_CHECK(cudaMemcpy(db, b.data(), n * 2, cudaMemcpyHostToDevice));
+  reduce_tune::sum(dh, n, dsum);
+  float got = 0;
+  RT_CUDA_CHECK(cudaMemcpy(&got, dsum, 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got, sum);
+  EXPECT_EQ(__half2float(reduce_tune::sum_value(dh, n)), sum);
+  EXPECT_EQ((reduce_tune::sum_value<__nv_bfloat16, float>(db, n)), sum);
+  EXPECT_EQ(__bfloat162float(reduce_tune::max_value(db, n)), 3.0f);
+  EXPECT_EQ(__half2float(reduce_tune::min_value(dh, n)), -3.0f);
+  EXPECT_EQ(__half2float(reduce_tune::mean_value(dh, n)), static_cast<float>(Half(static_cast<double>(sum) / n)));
+  // A bf16 type on an f16 array is the caller's mistake the types cannot see; a wrong
+  // output type is one they can: sum<f16, f64> is refused.
+  double* dd = nullptr;
+  RT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dd), 8));
+  EXPECT_THROW(reduce_tune::sum(dh, n, dd), InvalidArgument);
+  cudaFree(dh);
+  cudaFree(db);
+  cudaFree(dsum);
+  cudaFree(dd);
+}
+
+}  // namespace
+}  // namespace reduce_tune
