@@ -129,6 +129,17 @@ TEST(AxisTuning, WorkPlanFollowsLayoutsOpsAndDtypes) {
   for (const auto& w : plan.items) EXPECT_EQ(w.problem.layout, AxisLayout::columns);
   o.layouts = {AxisLayout::flat};
   EXPECT_TRUE(plan_axis_work(o, database, 1, ~0ull, progress).items.empty());
+  // f16's sums come before bf16's, whatever the order asked: bf16 starts from f16's best.
+  o.layouts = {AxisLayout::rows};
+  o.dtypes = {DType::bf16, DType::f16};
+  o.ops = {Op::sum};
+  plan = plan_axis_work(o, database, 1, ~0ull, progress);
+  ASSERT_EQ(plan.items.size(), 4u);
+  EXPECT_EQ(plan.items[0].types.in, DType::f16);
+  EXPECT_EQ(plan.items[1].types.in, DType::f16);
+  EXPECT_EQ(plan.items[2].types.in, DType::bf16);
+  EXPECT_EQ(plan.items[3].types.in, DType::bf16);
+  EXPECT_EQ(plan.items[2].types.acc, DType::f32);
   // Integer dtypes and products are not tuned along axes; mean is the sum's class.
   o.layouts = {AxisLayout::rows};
   o.dtypes = {DType::i32, DType::f64};

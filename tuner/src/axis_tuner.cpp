@@ -87,15 +87,18 @@ AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& data
   for (AxisLayout l : {AxisLayout::rows, AxisLayout::columns})
     if (std::find(options.layouts.begin(), options.layouts.end(), l) != options.layouts.end()) layouts.push_back(l);
   if (layouts.empty()) return plan;
-  // Sums first: the other ops of a dtype start from the sum's best configs.
+  // Sums first: the other ops of a dtype start from the sum's best configs (and bf16's
+  // sums from f16's).
   std::vector<Op> ops;
   for (Op want : {Op::sum, Op::min, Op::max})
     for (Op op : options.ops)
       if ((op == Op::mean ? Op::sum : op) == want && std::find(ops.begin(), ops.end(), want) == ops.end())
         ops.push_back(want);
+  // f16 before bf16 whatever the order given: bf16's sums start from f16's.
   std::vector<DType> dtypes;
-  for (DType d : options.dtypes)
-    if (is_floating(d)) dtypes.push_back(d);
+  for (DType d : kAllDTypes)
+    if (is_floating(d) && std::find(options.dtypes.begin(), options.dtypes.end(), d) != options.dtypes.end())
+      dtypes.push_back(d);
   const auto shapes = options.axis_shapes.empty() ? default_axis_shapes() : options.axis_shapes;
   const auto done = database.axis_tuned_buckets(device_id);
   std::set<db::AxisProblemClass> seen;
@@ -416,10 +419,12 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
 
     // The sum searches the whole space; another op starts from the sum's best configs of
     // the same class (the traversal is the op-independent part), where they are stored.
+    // So does bf16's sum from f16's: the same bytes through the same code, only the
+    // conversion to float differs.
     std::vector<AxisKernelSpec> candidates;
-    if (w.op != Op::sum) {
-      const TypeRule sum_types = *resolve_types(Op::sum, w.types.in, w.types.in).rule;
-      const db::AxisProblemClass sum_class{Op::sum, sum_types.in, sum_types.out, w.problem.layout,
+    if (w.op != Op::sum || w.types.in == DType::bf16) {
+      const DType lead_dtype = w.op == Op::sum ? DType::f16 : w.types.in;
+      const db::AxisProblemClass sum_class{Op::sum, lead_dtype, lead_dtype, w.problem.layout,
                                            w.problem.reduced_bucket, w.problem.outputs_bucket};
       const auto ranked = rank_axis_configs(database.axis_measurements(device_id, sum_class), shapes);
       candidates.push_back(builtin);
