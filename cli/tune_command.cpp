@@ -131,9 +131,12 @@ void print_dry_run(const TuneOptions& o, int arch, std::ostream& out) {
     out << '\n';
   }
   const auto sizes = o.sizes.empty() ? default_sizes() : o.sizes;
+  std::size_t flat_problems = 0;
+  for (Op op : o.ops)
+    for (DType d : o.dtypes) flat_problems += in_flat_scope(o, op, d) ? 1 : 0;
   const bool flat = std::find(o.layouts.begin(), o.layouts.end(), AxisLayout::flat) != o.layouts.end();
   out << "sizes: " << sizes.size() << " (" << size_label(sizes.front()) << " .. " << size_label(sizes.back())
-      << "), buckets to tune: " << (flat ? sizes.size() * o.ops.size() * o.dtypes.size() : 0)
+      << "), buckets to tune: " << (flat ? sizes.size() * flat_problems : 0)
       << ", search: " << to_string(o.search);
   if (o.budget.evaluations_per_bucket) out << ", at most " << o.budget.evaluations_per_bucket << " candidates per bucket";
   if (o.budget.seconds > 0) out << ", at most " << o.budget.seconds << " s";
@@ -175,7 +178,9 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
            "  --device N|all      GPU index (default 0), a list such as 0,1, or all (one worker per GPU)\n"
            "  --ops LIST          sum,prod,min,max,mean or all (default sum,prod,min,max; mean is\n"
            "                      served by the sum's winners; axis classes tune sum, min, max)\n"
-           "  --dtypes LIST       i32,i64,u32,f32,f64,f16,bf16 or all (default all)\n"
+           "  --dtypes LIST       i32,i64,u32,f32,f64,f16,bf16 or all (default all; with neither\n"
+           "                      --ops nor --dtypes, f16 and bf16 tune sum, min and max of flat\n"
+           "                      sizes only: name them to tune their products and axis classes)\n"
            "  --sizes LIST        e.g. 2^10..2^30 (default), 1000,4096,1e8, 64k,16M\n"
            "  --layouts LIST      flat,rows,columns (default all three): flat sizes, and axis\n"
            "                      reductions of rows ([outputs, R]) and columns ([R, outputs]),\n"

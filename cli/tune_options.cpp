@@ -177,6 +177,7 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
     }
     if (o.devices.empty()) return fail("--device: bad value '' (a device index such as 0, a list 0,1, or all)");
   }
+  o.default_scope = ops.empty() && dtypes.empty();
   if (!ops.empty()) {
     auto v = parse_list<Op>(ops, {kAllOps, kAllOps + std::size(kAllOps)}, parse_op, "--ops",
                             "sum, prod, min, max, mean", &error);

@@ -16,6 +16,10 @@ TEST(TuneOptions, DefaultsCoverTheDefaultScope) {
   EXPECT_EQ(r.options->devices, std::vector<int>{0});
   EXPECT_EQ(r.options->ops.size(), 4u);
   EXPECT_EQ(r.options->dtypes.size(), 7u);  // the 16-bit floats included
+  EXPECT_TRUE(r.options->default_scope);
+  EXPECT_FALSE(parse({"--dtypes", "f16"}).options->default_scope);
+  EXPECT_FALSE(parse({"--ops", "sum"}).options->default_scope);
+  EXPECT_TRUE(parse({"--sizes", "2^20"}).options->default_scope);
   EXPECT_EQ(r.options->search, SearchKind::local);
   EXPECT_EQ(default_sizes().size(), 21u);
   EXPECT_EQ(default_sizes().front(), 1024u);

@@ -120,9 +120,20 @@ TEST(AxisTuning, WorkPlanFollowsLayoutsOpsAndDtypes) {
   TuneOptions o;
   o.axis_shapes = {{1024, 4096}, {1 << 20, 16}};
   auto plan = plan_axis_work(o, database, 1, ~0ull, progress);
-  // sum, min, max (not prod) x f32, f64, f16, bf16 x rows, columns x 2 shapes; sums first.
+  // The default scope: sum, min, max (not prod) x f32, f64 x rows, columns x 2 shapes;
+  // sums first. The 16-bit floats' axis classes are tuned when named.
+  EXPECT_EQ(plan.items.size(), 3u * 2 * 2 * 2);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(plan.items[i].op, Op::sum);
+  EXPECT_FALSE(in_axis_scope(o, DType::f16));
+  EXPECT_FALSE(in_flat_scope(o, Op::prod, DType::bf16));
+  EXPECT_TRUE(in_flat_scope(o, Op::prod, DType::f32));
+  EXPECT_TRUE(in_flat_scope(o, Op::max, DType::f16));
+  o.default_scope = false;  // as after --dtypes or --ops
+  EXPECT_TRUE(in_axis_scope(o, DType::bf16));
+  EXPECT_TRUE(in_flat_scope(o, Op::prod, DType::f16));
+  EXPECT_FALSE(in_axis_scope(o, DType::i32));
+  plan = plan_axis_work(o, database, 1, ~0ull, progress);
   EXPECT_EQ(plan.items.size(), 3u * 4 * 2 * 2);
-  for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(plan.items[i].op, Op::sum);
   o.layouts = {AxisLayout::flat, AxisLayout::columns};
   plan = plan_axis_work(o, database, 1, ~0ull, progress);
   EXPECT_EQ(plan.items.size(), 3u * 4 * 2);

@@ -97,7 +97,7 @@ AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& data
   // f16 before bf16 whatever the order given: bf16's sums start from f16's.
   std::vector<DType> dtypes;
   for (DType d : kAllDTypes)
-    if (is_floating(d) && std::find(options.dtypes.begin(), options.dtypes.end(), d) != options.dtypes.end())
+    if (in_axis_scope(options, d) && std::find(options.dtypes.begin(), options.dtypes.end(), d) != options.dtypes.end())
       dtypes.push_back(d);
   const auto shapes = options.axis_shapes.empty() ? default_axis_shapes() : options.axis_shapes;
   const auto done = database.axis_tuned_buckets(device_id);

@@ -419,6 +419,14 @@ std::set<std::string> winner_binary_keys(const db::Database& database, const Com
   return keys;
 }
 
+bool in_flat_scope(const TuneOptions& options, Op op, DType dtype) {
+  return !(options.default_scope && op == Op::prod && is_16bit_float(dtype));
+}
+
+bool in_axis_scope(const TuneOptions& options, DType dtype) {
+  return is_floating(dtype) && !(options.default_scope && is_16bit_float(dtype));
+}
+
 WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                           std::uint64_t input_capacity, Progress& progress) {
   WorkPlan plan;
@@ -428,6 +436,7 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
   std::sort(sizes.rbegin(), sizes.rend());
   for (Op op : options.ops)
     for (DType dtype : options.dtypes) {
+      if (!in_flat_scope(options, op, dtype)) continue;
       const TypeRule types = *resolve_types(op, dtype, default_out_dtype(op, dtype)).rule;
       const db::ProblemClass problem{op, types.in, types.out, {}};
       const auto done = database.tuned_buckets(device_id, problem);

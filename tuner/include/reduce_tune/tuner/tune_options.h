@@ -46,7 +46,18 @@ struct TuneOptions {
   bool quiet = false;
   bool verbose = false;
   bool help = false;
+  // Neither --ops nor --dtypes given: the default scope, which leaves out what would push
+  // the default run past 12 minutes on an H200 (in_flat_scope, in_axis_scope). Named ops
+  // and dtypes are tuned in full.
+  bool default_scope = true;
 };
+
+// Whether (op, dtype) flat sizes and axis classes of dtype are tuned. Everything asked
+// for is, except in the default scope: the 16-bit floats' products (f16 overflows past
+// 65504 after a few dozen factors of 2) and their axis classes, which `--dtypes
+// f16,bf16` (with --layouts rows,columns) tunes.
+bool in_flat_scope(const TuneOptions& options, Op op, DType dtype);
+bool in_axis_scope(const TuneOptions& options, DType dtype);
 
 std::vector<std::uint64_t> default_sizes();
 // The default axis grid: R = 2^a and outputs = 2^b for odd a, b in 1..23 with
