@@ -90,9 +90,7 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
-  if (s.family != AxisFamily::rows && s.vec != 1 &&
-      !(s.family == AxisFamily::columns && s.group == 1 && s.rows_per_pass == 1))
-    return "only rows and columns with by=1 and rows=1 load vectors";
+  if (s.family != AxisFamily::rows && s.vec != 1) return "only rows load vectors";
   if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
   if (s.blocks_per_sm != 4 && s.blocks_per_sm != 8 && s.blocks_per_sm != 16) return "sm is 4, 8 or 16";
   if (s.split == AxisSplit::none && s.blocks_per_sm != 4) return "sm applies to split plans only";
@@ -357,10 +355,6 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           add_unrolled(AxisFamily::columns, block, by, 1, rows);
         }
       }
-      // A thread per 16-byte vector of adjacent outputs, where the inner extent holds
-      // whole vectors (elsewhere the kernel reads them one by one: no faster).
-      if (max_vec > 1 && shape.inner % max_vec == 0 && shape.outputs >= 32ull * max_vec)
-        add_unrolled(AxisFamily::columns, block, 1, max_vec, 1);
       add_unrolled(AxisFamily::columns_dense, block, 1, 1, 1);
     }
   }
@@ -373,9 +367,8 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   // Outputs one block reduces per pass: one per group (rows, general), one per thread
   // column (columns: block / threads across R), one outer slice (columns_dense).
   const bool dense = s.family == AxisFamily::columns_dense;
-  // Columns with vectors: kVec adjacent outputs per thread.
-  std::uint64_t per_block = dense ? std::max<std::uint64_t>(shape.inner, 1)
-                                  : s.block / s.group * s.rows_per_pass * (s.family == AxisFamily::columns ? s.vec : 1);
+  std::uint64_t per_block =
+      dense ? std::max<std::uint64_t>(shape.inner, 1) : s.block / s.group * s.rows_per_pass;
   if (s.family == AxisFamily::rows_dense)  // a tile of whole rows, as axis_rows_dense_kernel stages it
     per_block = static_cast<std::uint64_t>(s.block) * ((128 / size_of(s.types.in)) / std::max<std::uint64_t>(shape.reduced, 1));
   const std::uint64_t output_blocks = std::max<std::uint64_t>(1, ceil_div(shape.outputs, per_block));

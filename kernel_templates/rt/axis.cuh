@@ -305,62 +305,6 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
   const u64 chunk = (p.reduced + splits - 1) / splits;
   const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
   const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
-  if (C::kVec > 1) {
-    // One thread per kVec adjacent outputs (BY = 1), read as one vector per step along R
-    // where they lie in one outer slice and every step is a whole, aligned vector;
-    // otherwise (a ragged inner extent, an odd stride, the last group) one by one.
-    constexpr int V = C::kVec;
-    constexpr int U = C::kUnroll;
-    typedef AxisVec<T, V> Vec;
-    const u64 groups = (p.outputs + V - 1) / V;
-    for (u64 base = first_block * C::kBlock; base < groups; base += block_stride * C::kBlock) {
-      const u64 g = base + threadIdx.x;
-      if (g >= groups) continue;
-      const u64 j0 = g * V;
-      const u64 o = j0 / p.inner, i = j0 % p.inner;
-      const T* column = in + (long long)o * p.outer_stride + (long long)i;
-      A v[V];
-#pragma unroll
-      for (int e = 0; e < V; ++e) v[e] = Op::template identity<A>();
-      const bool whole = i + V <= p.inner && j0 + V <= p.outputs && p.reduced_stride % V == 0 &&
-                         (u64)(size_t)column % sizeof(Vec) == 0;
-      if (whole) {
-        u64 k = lo;
-        for (; k + U <= hi; k += U) {
-          Vec x[U];
-#pragma unroll
-          for (int u = 0; u < U; ++u) x[u] = *reinterpret_cast<const Vec*>(column + (long long)(k + u) * p.reduced_stride);
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)x[u].v[e]);
-        }
-        for (; k < hi; ++k) {
-          const Vec x = *reinterpret_cast<const Vec*>(column + (long long)k * p.reduced_stride);
-#pragma unroll
-          for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)x.v[e]);
-        }
-      } else {
-        for (int e = 0; e < V; ++e) {
-          const u64 j = j0 + e;
-          if (j >= p.outputs) break;
-          const T* c = in + (long long)(j / p.inner) * p.outer_stride + (long long)(j % p.inner);
-          for (u64 k = lo; k < hi; ++k) v[e] = Op::template apply<A>(v[e], (A)ldg(c + (long long)k * p.reduced_stride));
-        }
-      }
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const u64 j = j0 + e;
-        if (j >= p.outputs) break;
-        if (C::kSplit && splits > 1)
-          static_cast<A*>(p.partials)[j * splits + split] = v[e];
-        else
-          static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v[e], p.reduced);
-      }
-    }
-    ticket_finish<C>(p);
-    return;
-  }
   if (C::kRows > 1) {
     // One thread per output (BY = 1), kRows outputs per pass with their loads
     // interleaved: short columns keep several loads in flight per thread.

@@ -145,13 +145,6 @@ TEST(AxisSpec, InvalidSpecsAreNamed) {
   s.vec = 4;
   EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
   s = AxisKernelSpec{};
-  s.family = AxisFamily::columns;
-  s.group = 1;
-  s.vec = 4;
-  EXPECT_EQ(axis_spec_problem(s), "");  // a thread per 4 adjacent outputs
-  s.group = 2;  // ... but not with threads across R
-  EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
-  s = AxisKernelSpec{};
   s.group = 256;
   s.rows_per_pass = 4;  // several rows per pass need groups within a warp
   EXPECT_NE(axis_spec_problem(s).find("rows per pass"), std::string::npos);
@@ -171,34 +164,6 @@ TEST(AxisSpec, PlansCoverEveryOutputOnce) {
     EXPECT_EQ(plan.grid % plan.splits, 0u);
     EXPECT_EQ(plan.block, s.block);
   }
-}
-
-// Columns with vectors: a thread per vector of adjacent outputs, so a block covers vec
-// times the outputs; candidates only where the inner extent holds whole vectors.
-TEST(AxisSpec, VectorColumnsCoverVecOutputsPerThread) {
-  const CanonicalAxes shape = shape_of({1000, 4096}, {0});
-  AxisKernelSpec s;
-  s.family = AxisFamily::columns;
-  s.block = 256;
-  s.group = 1;
-  s.split = AxisSplit::none;
-  s.vec = 4;
-  EXPECT_EQ(plan_axis_launch(s, shape, 132).grid, 4u);  // 4096 outputs / (256 threads x 4)
-  s.vec = 1;
-  EXPECT_EQ(plan_axis_launch(s, shape, 132).grid, 16u);
-  auto has_vector_columns = [](const std::vector<AxisKernelSpec>& specs) {
-    return std::any_of(specs.begin(), specs.end(),
-                       [](const AxisKernelSpec& c) { return c.family == AxisFamily::columns && c.vec > 1; });
-  };
-  EXPECT_TRUE(has_vector_columns(axis_candidates(Op::sum, kF32, shape, 132)));
-  EXPECT_FALSE(has_vector_columns(axis_candidates(Op::sum, kF32, shape_of({1000, 4099}, {0}), 132)));
-  const TypeRule f16{DType::f16, DType::f16, DType::f32};
-  const auto half = axis_candidates(Op::sum, f16, shape_of({64, 4096}, {0}), 132);
-  EXPECT_TRUE(std::any_of(half.begin(), half.end(),
-                          [](const AxisKernelSpec& c) { return c.family == AxisFamily::columns && c.vec == 8; }));
-  // Such a spec still fits a ragged shape (it reads those outputs one by one).
-  s.vec = 4;
-  EXPECT_EQ(axis_spec_mismatch(s, shape_of({1000, 4099}, {0})), "");
 }
 
 // Shapes of every layout and size regime the tuner's candidates are drawn for.
@@ -343,9 +308,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::rows, 32, 4, AxisSplit::ticket},      {AxisFamily::general, 32, 1, AxisSplit::none},
                         {AxisFamily::columns, 8, 1, AxisSplit::two_pass},  {AxisFamily::columns, 8, 1, AxisSplit::ticket},
                         {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none},
-                        {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none},
-                        {AxisFamily::columns, 1, 4, AxisSplit::none}, {AxisFamily::columns, 1, 4, AxisSplit::ticket},
-                        {AxisFamily::columns, 1, 2, AxisSplit::two_pass}};
+                        {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;
