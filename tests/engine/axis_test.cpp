@@ -71,6 +71,11 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::max, kF32, shape_of({64, 1 << 20}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.rows_per_pass, 1u);
+  // Very short columns over many outputs: four outputs per thread and pass.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({3, 1 << 22}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.group, 1u);
   EXPECT_EQ(s.rows_per_pass, 4u);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 16, 1000}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
