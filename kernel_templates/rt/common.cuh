@@ -66,28 +66,21 @@ __device__ __forceinline__ float round_to_odd_float(double d) {
   return (double)f == d || d != d ? f : __uint_as_float(__float_as_uint(f) | 1u);
 }
 
-struct half_t {
+// The storage type of one 16-bit format: BRAIN selects bfloat16 over IEEE half.
+template <bool BRAIN> struct Float16Storage {
   unsigned short bits;
-  half_t() = default;
-  __device__ __forceinline__ explicit half_t(float f) : bits(float_to_f16(f)) {}
-  __device__ __forceinline__ explicit half_t(double d) : bits(float_to_f16(round_to_odd_float(d))) {}
-  __device__ __forceinline__ explicit half_t(int i) : bits(float_to_f16((float)i)) {}
-  __device__ __forceinline__ explicit half_t(unsigned i) : bits(float_to_f16((float)i)) {}
-  __device__ __forceinline__ explicit half_t(long long i) : half_t((double)i) {}
-  __device__ __forceinline__ explicit half_t(unsigned long long i) : half_t((double)i) {}
-  __device__ __forceinline__ operator float() const { return f16_to_float(bits); }
+  Float16Storage() = default;
+  static __device__ __forceinline__ unsigned short round(float f) { return BRAIN ? float_to_bf16(f) : float_to_f16(f); }
+  __device__ __forceinline__ explicit Float16Storage(float f) : bits(round(f)) {}
+  __device__ __forceinline__ explicit Float16Storage(double d) : bits(round(round_to_odd_float(d))) {}
+  __device__ __forceinline__ explicit Float16Storage(int i) : bits(round((float)i)) {}
+  __device__ __forceinline__ explicit Float16Storage(unsigned i) : bits(round((float)i)) {}
+  __device__ __forceinline__ explicit Float16Storage(long long i) : Float16Storage((double)i) {}
+  __device__ __forceinline__ explicit Float16Storage(unsigned long long i) : Float16Storage((double)i) {}
+  __device__ __forceinline__ operator float() const { return BRAIN ? bf16_to_float(bits) : f16_to_float(bits); }
 };
-struct bfloat16_t {
-  unsigned short bits;
-  bfloat16_t() = default;
-  __device__ __forceinline__ explicit bfloat16_t(float f) : bits(float_to_bf16(f)) {}
-  __device__ __forceinline__ explicit bfloat16_t(double d) : bits(float_to_bf16(round_to_odd_float(d))) {}
-  __device__ __forceinline__ explicit bfloat16_t(int i) : bits(float_to_bf16((float)i)) {}
-  __device__ __forceinline__ explicit bfloat16_t(unsigned i) : bits(float_to_bf16((float)i)) {}
-  __device__ __forceinline__ explicit bfloat16_t(long long i) : bfloat16_t((double)i) {}
-  __device__ __forceinline__ explicit bfloat16_t(unsigned long long i) : bfloat16_t((double)i) {}
-  __device__ __forceinline__ operator float() const { return bf16_to_float(bits); }
-};
+typedef Float16Storage<false> half_t;
+typedef Float16Storage<true> bfloat16_t;
 
 template <class T> struct IsFloating { static constexpr bool value = false; };
 template <> struct IsFloating<float> { static constexpr bool value = true; };

@@ -167,6 +167,16 @@ TEST(Verification, EveryMutationIsRejectedByTheCheckOrTheCoverageTwin) {
   }
 }
 
+// `v` rounded to the output type, as the output's bytes.
+std::uint64_t out_bits(DType out, double v) {
+  return visit_dtype(out, [&](auto tag) {
+    const decltype(tag) x = static_cast<decltype(tag)>(v);
+    std::uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof x);
+    return b;
+  });
+}
+
 TEST(Verification, RoundingBoundIsHonestAndTight) {
   for (DType dtype : {DType::f32, DType::f64})
     for (Op op : {Op::sum, Op::mean}) {
@@ -178,14 +188,7 @@ TEST(Verification, RoundingBoundIsHonestAndTight) {
       ASSERT_FALSE(e.exact);
       const double u = dtype == DType::f32 ? 0x1p-24 : 0x1p-53;
       const double bound = static_cast<double>(chain) * u * e.magnitude;
-      auto bits = [&](double v) {
-        return visit_dtype(t.out, [&](auto tag) {
-          const decltype(tag) x = static_cast<decltype(tag)>(v);
-          std::uint64_t b = 0;
-          std::memcpy(&b, &x, sizeof x);
-          return b;
-        });
-      };
+      auto bits = [&](double v) { return out_bits(t.out, v); };
       const std::string label = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + ">";
       EXPECT_EQ(compare_result(t, bits(e.value), e, chain), "") << label;
       EXPECT_EQ(compare_result(t, bits(e.value + 0.5 * bound), e, chain), "") << label;
@@ -209,14 +212,7 @@ TEST(Verification, SixteenBitRoundingSetIsCheckedInF32AndOverflowsToInf) {
         const std::uint64_t chain = longest_chain(spec, plan_launch(spec, n, 132), n);
         const Expected e = reference_hashed(op, t, FillKind::rounding, kSeed, 0, n, 3);
         ASSERT_FALSE(e.exact);
-        auto bits = [&](double v) {
-          return visit_dtype(t.out, [&](auto tag) {
-            const decltype(tag) x = static_cast<decltype(tag)>(v);
-            std::uint64_t b = 0;
-            std::memcpy(&b, &x, sizeof x);
-            return b;
-          });
-        };
+        auto bits = [&](double v) { return out_bits(t.out, v); };
         const std::string label = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + ", " +
                                   std::string(to_string(out)) + ">";
         EXPECT_EQ(compare_result(t, bits(e.value), e, chain), "") << label;
