@@ -235,6 +235,48 @@ TEST(Report, FiltersTheAxisHeatMapsByOpAndDtype) {
   EXPECT_NE(none.out.find("Nothing tuned for this device matches"), std::string::npos);
 }
 
+// A database holding the 16-bit floats (sum<f16> into f16, sum<bf16> into f32): the
+// report and `show` name them, and --dtype filters them like any other type.
+TEST(Report, ShowsTheSixteenBitFloats) {
+  TempDir dir;
+  const auto path = dir / "sixteen.db";
+  {
+    auto database = db::Database::open(path);
+    for (const auto& [in, out] : {std::pair{DType::f16, DType::f16}, std::pair{DType::bf16, DType::f32}}) {
+      db::BucketResult r;
+      r.device = axis_device();
+      r.problem = {Op::sum, in, out, {}};
+      r.bucket = 20;
+      db::Measurement m;
+      m.problem = r.problem.with_size(std::uint64_t{1} << 20);
+      m.config = *parse_config("vectorized:vec=8").config;
+      m.status = db::MeasurementStatus::ok;
+      m.median_ms = 0.002;
+      m.repetitions = 10;
+      m.gbps = 1048.576;
+      m.tool_version = "test";
+      m.created_at = db::now_timestamp();
+      r.measurements = {m};
+      r.winners = {{db::Determinism::deterministic, 0}};
+      r.tool_version = m.tool_version;
+      r.created_at = m.created_at;
+      database.store_bucket(r);
+    }
+  }
+  const auto all = run_report({"--db", path.string(), "--format", "json"});
+  ASSERT_EQ(all.code, kExitOk) << all.err;
+  EXPECT_EQ(problems_of(all.out), (std::vector<std::string>{"0:sum<f16>", "0:sum<bf16>"}));
+  const auto csv = csv_rows(run_report({"--db", path.string(), "--format", "csv", "--dtype", "bf16"}).out);
+  ASSERT_EQ(csv.size(), 1u);
+  EXPECT_EQ(csv[0].at("dtype"), "bf16");
+  EXPECT_EQ(csv[0].at("out_dtype"), "f32");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_show_command({"--db", path.string()}, out, err), kExitOk) << err.str();
+  EXPECT_NE(out.str().find("f16"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("bf16"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("vec=8"), std::string::npos) << out.str();
+}
+
 TEST(Report, HelpListsTheOptions) {
   const auto r = run_report({"--help"});
   EXPECT_EQ(r.code, kExitOk);
