@@ -70,15 +70,23 @@ std::optional<LayoutKind> parse_layout_kind(std::string_view text) {
   return std::nullopt;
 }
 
-std::string to_string(const ProblemClass& problem) {
-  std::string text(to_string(problem.op));
+namespace {
+// "op<dtype>[" or "op<dtype,out_dtype>[", the start of a problem's text.
+std::string problem_head(Op op, DType dtype, DType out_dtype) {
+  std::string text(to_string(op));
   text += "<";
-  text += to_string(problem.dtype);
-  if (problem.out_dtype != problem.dtype) {
+  text += to_string(dtype);
+  if (out_dtype != dtype) {
     text += ",";
-    text += to_string(problem.out_dtype);
+    text += to_string(out_dtype);
   }
   text += ">[";
+  return text;
+}
+}  // namespace
+
+std::string to_string(const ProblemClass& problem) {
+  std::string text = problem_head(problem.op, problem.dtype, problem.out_dtype);
   text += to_string(problem.layout);
   text += "]";
   return text;
@@ -91,14 +99,7 @@ std::optional<AxisLayout> parse_axis_layout(std::string_view text) {
 }
 
 std::string to_string(const AxisProblemClass& problem) {
-  std::string text(to_string(problem.op));
-  text += "<";
-  text += to_string(problem.dtype);
-  if (problem.out_dtype != problem.dtype) {
-    text += ",";
-    text += to_string(problem.out_dtype);
-  }
-  text += ">[";
+  std::string text = problem_head(problem.op, problem.dtype, problem.out_dtype);
   text += to_string(problem.layout);
   text += " R 2^" + std::to_string(problem.reduced_bucket) + " x 2^" + std::to_string(problem.outputs_bucket) +
           " outputs]";

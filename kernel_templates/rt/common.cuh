@@ -85,8 +85,7 @@ typedef Float16Storage<true> bfloat16_t;
 template <class T> struct IsFloating { static constexpr bool value = false; };
 template <> struct IsFloating<float> { static constexpr bool value = true; };
 template <> struct IsFloating<double> { static constexpr bool value = true; };
-template <> struct IsFloating<half_t> { static constexpr bool value = true; };
-template <> struct IsFloating<bfloat16_t> { static constexpr bool value = true; };
+template <bool BRAIN> struct IsFloating<Float16Storage<BRAIN> > { static constexpr bool value = true; };
 
 // Largest and smallest values, the identities of min and max for integers.
 template <class T> struct Limits;

@@ -15,12 +15,9 @@ template <> struct VectorOf<float, 2> { typedef float2 type; };
 template <> struct VectorOf<float, 4> { typedef float4 type; };
 template <> struct VectorOf<long long, 2> { typedef longlong2 type; };
 template <> struct VectorOf<double, 2> { typedef double2 type; };
-template <> struct VectorOf<half_t, 2> { typedef unsigned int type; };
-template <> struct VectorOf<half_t, 4> { typedef uint2 type; };
-template <> struct VectorOf<half_t, 8> { typedef uint4 type; };
-template <> struct VectorOf<bfloat16_t, 2> { typedef unsigned int type; };
-template <> struct VectorOf<bfloat16_t, 4> { typedef uint2 type; };
-template <> struct VectorOf<bfloat16_t, 8> { typedef uint4 type; };
+template <bool B> struct VectorOf<Float16Storage<B>, 2> { typedef unsigned int type; };
+template <bool B> struct VectorOf<Float16Storage<B>, 4> { typedef uint2 type; };
+template <bool B> struct VectorOf<Float16Storage<B>, 8> { typedef uint4 type; };
 
 // The load intrinsics by hint, for the built-in types and, as 16-bit integers, for the
 // 16-bit float storage types.
@@ -34,15 +31,13 @@ __device__ __forceinline__ V load_builtin(const V* p) {
 template <class V> struct Loader {
   template <int LOAD> static __device__ __forceinline__ V load(const V* p) { return load_builtin<LOAD>(p); }
 };
-template <class S> struct Storage16Loader {
-  template <int LOAD> static __device__ __forceinline__ S load(const S* p) {
-    S s;
+template <bool B> struct Loader<Float16Storage<B> > {
+  template <int LOAD> static __device__ __forceinline__ Float16Storage<B> load(const Float16Storage<B>* p) {
+    Float16Storage<B> s;
     s.bits = load_builtin<LOAD>(reinterpret_cast<const unsigned short*>(p));
     return s;
   }
 };
-template <> struct Loader<half_t> : Storage16Loader<half_t> {};
-template <> struct Loader<bfloat16_t> : Storage16Loader<bfloat16_t> {};
 
 template <int LOAD, class V>
 __device__ __forceinline__ V load_hinted(const V* p) {
