@@ -8,6 +8,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   libsqlite3-dev libboost-program-options-dev libxxhash-dev nlohmann-json3-dev
   libgtest-dev zlib1g-dev
+  python3 python3-dev python3-pip  # the Python module (python/)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -20,5 +21,14 @@ fi
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x "${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc" ]; then
   echo "install-deps: the CUDA toolkit (12.0 or newer) is not at /usr/local/cuda; install it or set CUDAToolkit_ROOT" >&2
   exit 1
+fi
+# nanobind (PyPI) for the Python module's build, into .deps/python where CMake looks for it:
+# a folder of its own (pip --target), so Debian's system Python is left as it is.
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+nanobind_version=2.9.2
+if ! grep -qx "Version: ${nanobind_version}" "$repo"/.deps/python/nanobind-*.dist-info/METADATA 2>/dev/null; then
+  rm -rf "$repo/.deps/python"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$repo/.deps/python" \
+    "nanobind==${nanobind_version}"
 fi
 echo "install-deps: all dependencies present"

@@ -19,5 +19,18 @@ for t in "${targets[@]}"; do
   # The tree that travels to the GPU machine is limited to 64 MiB: no debug info.
   strip --strip-debug "gpu-stage/$t"
 done
-ls -la gpu-stage
+# The Python package: this build's extension, and those of other build folders named in
+# PYTHON_BUILDS (the GPU machine's Python may differ from this one's; each build's
+# extension carries its Python version in its name).
+if [ -d "$BUILD/python/reduce_tune" ]; then
+  cmake --build "$BUILD" -j2 --target reduce_tune_python
+  mkdir -p gpu-stage/python/reduce_tune
+  for b in "$BUILD" ${PYTHON_BUILDS:-}; do
+    cmake --build "$b" -j2 --target reduce_tune_python
+    cp "$b"/python/reduce_tune/_core*.so gpu-stage/python/reduce_tune/
+  done
+  cp python/reduce_tune/*.py gpu-stage/python/reduce_tune/
+  strip --strip-debug gpu-stage/python/reduce_tune/*.so
+fi
+ls -la gpu-stage gpu-stage/python/reduce_tune 2>/dev/null
 du -sh gpu-stage

@@ -1,0 +1,185 @@
+"""The Python package without a GPU: it imports, and every argument error is raised
+before any device access (CI runs this where there is no CUDA device; it runs the same
+on the GPU machine). Standard library only: `python3 -m unittest` or pytest."""
+import ctypes
+import sys
+import unittest
+
+import reduce_tune as rt
+from reduce_tune import _core
+
+HAS_DEVICE = _core.device_count() > 0
+
+
+class FakeCuda:
+    """An array that claims to live in device memory at a made-up address."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=0x7F0000000000, mask=None):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
+                                         "strides": strides, "version": 3, "mask": mask}
+
+
+class FakeDLPack:
+    """An array offering only DLPack, on the given DLPack device type (1 = CPU)."""
+
+    def __init__(self, device_type):
+        self.device_type = device_type
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("a CPU array's data must not be requested")
+
+
+def expected_device_error():
+    """What a well-formed call at a made-up address raises: no device here, or the
+    refusal of an address that is not device memory."""
+    return TypeError if HAS_DEVICE else rt.NoDeviceError
+
+
+class ImportTest(unittest.TestCase):
+    def test_names(self):
+        self.assertEqual(_core.OPS, ("sum", "prod", "min", "max", "mean"))
+        self.assertEqual(_core.DTYPES, ("i32", "i64", "u32", "f32", "f64", "f16", "bf16"))
+        for name in ("sum", "prod", "min", "max", "mean", "explain"):
+            self.assertTrue(callable(getattr(rt, name)))
+
+    def test_no_framework_is_imported(self):
+        # The package reads arrays of the frameworks the caller already imported.
+        for framework in ("torch", "cupy", "jax"):
+            if framework not in sys.modules:
+                self.assertNotIn(framework, sys.modules)
+
+    def test_errors_are_python_errors(self):
+        self.assertTrue(issubclass(rt.InvalidArgument, ValueError))
+        for error in (rt.NoDeviceError, rt.CudaError, rt.NvrtcError, rt.DbError):
+            self.assertTrue(issubclass(error, rt.Error))
+        self.assertTrue(issubclass(rt.Error, RuntimeError))
+
+
+class ArgumentErrorTest(unittest.TestCase):
+    def assertRaisesMessage(self, error, text, call, *args, **kwargs):
+        with self.assertRaises(error) as caught:
+            call(*args, **kwargs)
+        self.assertIn(text, str(caught.exception))
+        self.assertNotIsInstance(caught.exception, rt.NoDeviceError)
+
+    def test_dim_out_of_range(self):
+        x = FakeCuda((3, 4))
+        self.assertRaisesMessage(ValueError, "dim 2 is out of range for a tensor of 2 dimensions", rt.sum, x, dim=2)
+        self.assertRaisesMessage(ValueError, "dim -3 is out of range", rt.max, x, dim=-3)
+        self.assertRaisesMessage(ValueError, "dim 5 is out of range", rt.mean, x, dim=(0, 5))
+
+    def test_dim_repeated(self):
+        self.assertRaisesMessage(ValueError, "dim -1 is named more than once", rt.sum, FakeCuda((3, 4)), dim=(1, -1))
+
+    def test_dim_of_the_wrong_type(self):
+        x = FakeCuda((3, 4))
+        self.assertRaisesMessage(TypeError, "dim must be an int", rt.sum, x, dim=1.0)
+        self.assertRaisesMessage(TypeError, "not bool", rt.sum, x, dim=True)
+        self.assertRaisesMessage(TypeError, "dim entries must be ints", rt.sum, x, dim=(0, "1"))
+
+    def test_unsupported_dtypes(self):
+        for typestr in ("<i2", "|b1", "<c8", "|u1", ">f4"):
+            self.assertRaisesMessage(TypeError, "supported: int32", rt.sum, FakeCuda((8,), typestr))
+        self.assertRaisesMessage(TypeError, "dtype=", rt.sum, FakeCuda((8,)), dtype="int8")
+
+    def test_unsupported_type_pairs(self):
+        # An int64 sum has no float32 output; a float64 has no float32 output.
+        self.assertRaisesMessage(TypeError, "reduce_tune.sum", rt.sum, FakeCuda((8,), "<i8"), dtype="float32")
+        self.assertRaisesMessage(TypeError, "reduce_tune.prod", rt.prod, FakeCuda((8,), "<f8"), dtype="float32")
+
+    def test_bad_shapes(self):
+        self.assertRaisesMessage(ValueError, "overflows 64 bits", rt.sum, FakeCuda((1 << 40, 1 << 40)), dim=1)
+        self.assertRaisesMessage(ValueError, "at most 8", rt.sum, FakeCuda((1,) * 9))
+        self.assertRaisesMessage(ValueError, "not a multiple", rt.sum, FakeCuda((4, 4), strides=(16, 6)), dim=0)
+
+    def test_masked_arrays(self):
+        self.assertRaisesMessage(TypeError, "masked", rt.sum, FakeCuda((4,), mask=FakeCuda((4,), "|b1")))
+
+    def test_cpu_arrays(self):
+        self.assertRaisesMessage(TypeError, "not in CUDA device memory", rt.sum, FakeDLPack(1))
+        self.assertRaisesMessage(TypeError, "pass a CUDA array", rt.sum, [1.0, 2.0, 3.0])
+        self.assertRaisesMessage(TypeError, "pass a CUDA array", rt.sum, 3.0)
+        try:
+            import numpy
+        except ImportError:
+            return
+        self.assertRaisesMessage(TypeError, "not in CUDA device memory", rt.sum, numpy.ones(4, numpy.float32))
+
+    def test_out_argument(self):
+        x = FakeCuda((3, 4))
+        self.assertRaisesMessage(ValueError, "out= has shape [4], the result has shape [3]", rt.sum, x, dim=1,
+                                 out=FakeCuda((4,)))
+        self.assertRaisesMessage(ValueError, "out= has shape [3], the result has shape [3, 1]", rt.sum, x, dim=1,
+                                 keepdim=True, out=FakeCuda((3,)))
+        self.assertRaisesMessage(TypeError, "out= has dtype float64, the result is float32", rt.sum, x, dim=1,
+                                 dtype="float32", out=FakeCuda((3,), "<f8"))
+        self.assertRaisesMessage(ValueError, "C-contiguous", rt.sum, x, dim=0, out=FakeCuda((4,), strides=(8,)))
+
+    def test_explain(self):
+        self.assertRaisesMessage(ValueError, "op must be one of", rt.explain, FakeCuda((3, 4)), op="median")
+        self.assertRaisesMessage(ValueError, "out of range", rt.explain, FakeCuda((3, 4)), dim=3)
+
+    def test_well_formed_call_reaches_the_device(self):
+        # Nothing wrong with the arguments: the call gets as far as the device, which
+        # refuses the made-up address (or is absent).
+        with self.assertRaises(expected_device_error()):
+            rt.sum(FakeCuda((3, 4)), dim=1, out=FakeCuda((3,)))
+
+
+class CheckTest(unittest.TestCase):
+    """_core.check: the canonical form without the device."""
+
+    def test_layouts(self):
+        f32 = _core.DTYPES.index("f32")
+        self.assertEqual(_core.check(0, f32, f32, (6, 5), (5, 1), (1,)), ("rows", 6, 5))
+        self.assertEqual(_core.check(0, f32, f32, (6, 5), (5, 1), (0,)), ("columns", 5, 6))
+        self.assertEqual(_core.check(0, f32, f32, (6, 5), (5, 1), (0, 1)), ("flat", 1, 30))
+        self.assertEqual(_core.check(0, f32, f32, (6, 5), (1, 6), (1,)), ("columns", 6, 5))  # a transpose
+        self.assertEqual(_core.check(0, f32, f32, (4, 3, 5), (15, 5, 1), (0, 2))[0], "general")
+
+
+class DLPackTest(unittest.TestCase):
+    """_core.dlpack_view reads a 'dltensor' capsule as the DLPack ABI lays it out."""
+
+    def test_reads_a_capsule(self):
+        class DLDevice(ctypes.Structure):
+            _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+        class DLDataType(ctypes.Structure):
+            _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+        class DLTensor(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                        ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                        ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+        class DLManagedTensor(ctypes.Structure):
+            _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+        shape = (ctypes.c_int64 * 3)(2, 3, 4)
+        strides = (ctypes.c_int64 * 3)(1, 8, 2)
+        managed = DLManagedTensor()
+        managed.dl_tensor.data = 0x1000
+        managed.dl_tensor.device = DLDevice(2, 0)
+        managed.dl_tensor.ndim = 3
+        managed.dl_tensor.dtype = DLDataType(4, 16, 1)  # bfloat16
+        managed.dl_tensor.shape = shape
+        managed.dl_tensor.strides = strides
+        managed.dl_tensor.byte_offset = 64
+        new_capsule = ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype = ctypes.py_object
+        new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        capsule = new_capsule(ctypes.addressof(managed), b"dltensor", None)
+        self.assertEqual(_core.dlpack_view(capsule), (0x1040, (2, 3, 4), (1, 8, 2), 4, 16, 1))
+        managed.dl_tensor.strides = None
+        self.assertEqual(_core.dlpack_view(capsule)[2], None)
+        used = new_capsule(ctypes.addressof(managed), b"used_dltensor", None)
+        with self.assertRaises(TypeError):
+            _core.dlpack_view(used)
+
+
+if __name__ == "__main__":
+    unittest.main()

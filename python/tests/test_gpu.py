@@ -1,0 +1,352 @@
+"""The Python package on a GPU, against PyTorch (and CuPy and JAX where installed):
+every op and dtype, rows, columns, general and flat layouts, strided views, keepdim,
+out= and dtype=, empty extents, NaN, non-default streams and threads.
+
+Skips, saying why, where there is no CUDA device or no PyTorch. Runs under pytest or
+`python3 -m unittest test_gpu`."""
+import threading
+import unittest
+
+import reduce_tune as rt
+from reduce_tune import _core
+
+torch = None
+SKIP = None
+if _core.device_count() == 0:
+    SKIP = "no CUDA device"
+else:
+    try:
+        import torch
+    except ImportError:
+        SKIP = "PyTorch is not installed (the GPU tests compare against it)"
+
+
+def setUpModule():
+    if SKIP:
+        raise unittest.SkipTest(SKIP)
+
+
+DTYPES = ["int32", "int64", "uint32", "float32", "float64", "float16", "bfloat16"]
+OPS = ["sum", "prod", "min", "max", "mean"]
+SIXTEEN = ("float16", "bfloat16")
+
+
+def tdtype(name):
+    return getattr(torch, name)
+
+
+def reference(op, x, dim, keepdim=False, out_dtype=None):
+    """The expected result, computed in float64 (or int64) by PyTorch, then cast to the
+    result's dtype. The data the tests use makes every op exact in that width."""
+    wide = torch.float64 if x.dtype.is_floating_point else torch.int64
+    w = x.to(wide)
+    dims = tuple(range(x.dim())) if dim is None else dim
+    if isinstance(dims, int):
+        dims = (dims,)
+    if op == "sum":
+        r = w.sum(dim=dims, keepdim=keepdim) if dims else w.clone()
+    elif op == "prod":
+        r = w
+        for d in sorted(dims, reverse=True):
+            r = r.prod(dim=d, keepdim=keepdim)
+    elif op == "min":
+        r = w.amin(dim=dims, keepdim=keepdim) if dims else w.clone()
+    elif op == "max":
+        r = w.amax(dim=dims, keepdim=keepdim) if dims else w.clone()
+    else:
+        # sum / count, correctly rounded (torch.mean may be an ulp away from it)
+        count = 1
+        for d in dims:
+            count *= x.shape[d]
+        # (a tensor divisor: a scalar one is multiplied by its reciprocal, not divided)
+        r = w.to(torch.float64).sum(dim=dims, keepdim=keepdim) if dims else w.to(torch.float64)
+        r = r / torch.full_like(r, count)
+    if out_dtype is None:
+        out_dtype = torch.float64 if (op == "mean" and not x.dtype.is_floating_point) else x.dtype
+    return r.to(out_dtype)
+
+
+def data(shape, dtype, op, seed=0):
+    """Small integers: every sum, product, min and max of them is exact in every type
+    (products of values in {1, 2} stay far below 2^24 for the extents used here, and
+    negative values only where the type has them)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    if op == "prod":
+        v = torch.randint(1, 3, shape, generator=g, device="cuda")
+        v = torch.where(torch.rand(shape, generator=g, device="cuda") < 0.9, torch.ones_like(v), v)
+    elif dtype == "uint32":
+        v = torch.randint(0, 8, shape, generator=g, device="cuda")
+    else:
+        v = torch.randint(-4, 5, shape, generator=g, device="cuda")
+    return v.to(tdtype(dtype))
+
+
+def assert_same(test, got, want, what, ulps=0):
+    """Bit-equal (NaN equal to NaN), or within `ulps` units in the last place of the
+    result's type (a float mean's division)."""
+    test.assertEqual(got.dtype, want.dtype, what)
+    test.assertEqual(tuple(got.shape), tuple(want.shape), what)
+    if got.numel() == 0:
+        return
+    if ulps and want.dtype.is_floating_point:
+        g, w = got.double(), want.double()
+        bound = ulps * torch.finfo(want.dtype).eps * w.abs()
+        eq = ((g - w).abs() <= bound) | (torch.isnan(g) & torch.isnan(w)) | (g == w)
+        if not bool(eq.all()):
+            bad = (~eq).nonzero()[0].tolist()
+            test.fail(f"{what}: at {bad} got {g[tuple(bad)].item()}, expected {w[tuple(bad)].item()}")
+        return
+    if want.dtype == torch.uint32:  # few ops on uint32 in PyTorch
+        got, want = got.to(torch.int64), want.to(torch.int64)
+    eq = (got == want) | (torch.isnan(got) & torch.isnan(want)) if want.dtype.is_floating_point else got == want
+    if not bool(eq.all()):
+        bad = (~eq).nonzero()[0].tolist()
+        test.fail(f"{what}: at {bad} got {got[tuple(bad)].item()}, expected {want[tuple(bad)].item()}")
+
+
+# (shape, dim, how to make the view from a contiguous tensor of `base` shape)
+LAYOUTS = [
+    ("rows", (37, 1001), 1, None),
+    ("columns", (1001, 37), 0, None),
+    ("middle", (5, 333, 7), 1, None),
+    ("two dims", (6, 50, 9), (0, 2), None),
+    ("all", (3, 1027), None, None),
+    ("transposed", (64, 129), 0, lambda t: t.t()),
+    ("sliced", (40, 300), 1, lambda t: t[3:31:2, 5:293:3]),
+    ("permuted", (4, 5, 6, 7), (1, 3), lambda t: t.permute(2, 0, 3, 1)),
+    ("broadcast", (1, 300), 0, lambda t: t.expand(50, 300)),
+    ("offset", (1, 4099), 1, lambda t: t[:, 1:]),
+]
+
+
+class Semantics(unittest.TestCase):
+    def test_every_op_dtype_and_layout(self):
+        for dtype in DTYPES:
+            for op in OPS:
+                for name, shape, dim, make in LAYOUTS:
+                    with self.subTest(dtype=dtype, op=op, layout=name):
+                        base = data(shape, dtype, op, seed=len(name))
+                        x = make(base) if make else base
+                        got = getattr(rt, op)(x, dim=dim)
+                        assert_same(self, got, reference(op, x, dim), f"{op}<{dtype}> {name}",
+                                    ulps=1 if op == "mean" else 0)
+
+    def test_keepdim(self):
+        x = data((4, 5, 6), "float32", "sum")
+        for dim in (0, (0, 2), -1, None):
+            got = rt.sum(x, dim=dim, keepdim=True)
+            assert_same(self, got, reference("sum", x, dim, keepdim=True), f"keepdim dim={dim}")
+            self.assertEqual(tuple(rt.max(x, dim=dim, keepdims=True).shape), tuple(got.shape))
+
+    def test_widening_and_out(self):
+        x = data((300, 70), "int32", "sum")
+        got = rt.sum(x, dim=0, dtype=torch.int64)
+        assert_same(self, got, reference("sum", x, 0, out_dtype=torch.int64), "i32 -> i64")
+        h = data((300, 70), "float16", "sum")
+        got = rt.sum(h, dim=1, dtype=torch.float32)
+        assert_same(self, got, reference("sum", h, 1, out_dtype=torch.float32), "f16 -> f32")
+        out = torch.full((70,), 99.0, device="cuda", dtype=torch.float64)
+        r = rt.mean(x, dim=0, out=out)
+        self.assertIs(r, out)
+        assert_same(self, out, reference("mean", x, 0), "mean into out=")
+        with self.assertRaises(TypeError):
+            rt.sum(x, dim=0, out=torch.empty(70, device="cuda", dtype=torch.float32))
+
+    def test_mean_of_16bit_rounds_once(self):
+        x = torch.full((3, 1000), 1.0009765625, device="cuda", dtype=torch.float16) + \
+            torch.arange(1000, device="cuda", dtype=torch.float16)[None, :] * 0
+        got = rt.mean(x, dim=1)
+        want = x.double().mean(dim=1).to(torch.float16)
+        assert_same(self, got, want, "f16 mean")
+
+    def test_bfloat16_rounds_to_nearest_even(self):
+        # 1 + 2^-8 per element: the f32 total of 3 elements is 3 + 3*2^-8, which bf16
+        # rounds to nearest even.
+        x = torch.full((5, 3), 1.00390625, device="cuda", dtype=torch.float32).to(torch.bfloat16)
+        want = x.float().sum(dim=1).to(torch.bfloat16)
+        assert_same(self, rt.sum(x, dim=1), want, "bf16 sum")
+
+    def test_empty_extents(self):
+        x = torch.empty((0, 5), device="cuda", dtype=torch.float32)
+        assert_same(self, rt.sum(x, dim=0), torch.zeros(5, device="cuda"), "sum over an empty extent")
+        self.assertTrue(bool(torch.isnan(rt.mean(x, dim=0)).all()))
+        self.assertEqual(float(rt.max(x, dim=0)[0]), float("-inf"))
+        self.assertEqual(tuple(rt.sum(x, dim=1).shape), (0,))
+
+    def test_nan_and_inf(self):
+        x = torch.ones((4, 100), device="cuda")
+        x[1, 17] = float("nan")
+        x[2, 3] = float("inf")
+        x[3, 5] = float("-inf")
+        for op in ("sum", "min", "max"):
+            got = getattr(rt, op)(x, dim=1)
+            want = reference(op, x, 1).float()
+            assert_same(self, got, want, f"{op} with NaN and Inf")
+        self.assertTrue(bool(torch.isnan(rt.max(x, dim=1)[1])))
+
+    def test_f16_total_past_its_range(self):
+        x = torch.full((2, 40000), 2.0, device="cuda", dtype=torch.float16)
+        self.assertEqual(float(rt.sum(x, dim=1)[0]), float("inf"))
+        self.assertEqual(float(rt.sum(x, dim=1, dtype=torch.float32)[0]), 80000.0)
+
+    def test_scalar_and_0d(self):
+        x = data((1000,), "float64", "sum")
+        got = rt.sum(x)
+        self.assertEqual(got.dim(), 0)
+        self.assertEqual(float(got), float(x.sum()))
+        s = torch.tensor(3.5, device="cuda")
+        self.assertEqual(float(rt.max(s)), 3.5)
+        self.assertEqual(float(rt.sum(s, dim=0)), 3.5)
+
+
+class RepeatedCalls(unittest.TestCase):
+    def test_a_kind_of_call_checked_once_stays_right(self):
+        # The second and later calls of a kind take the cached plan: results, dims given
+        # as lists, and errors on a new kind must all be as on the first call.
+        for _ in range(3):
+            x = data((33, 65), "float32", "sum")
+            assert_same(self, rt.sum(x, dim=[1]), reference("sum", x, 1), "dim as a list")
+            assert_same(self, rt.sum(x.t(), dim=0), reference("sum", x.t(), 0), "a transposed view")
+            with self.assertRaises(ValueError):
+                rt.sum(x, dim=2)
+            # An unhashable dim that is still an index (a 0-d integer array).
+            assert_same(self, rt.max(x, dim=torch.tensor(0).numpy()), reference("max", x, 0), "a 0-d array dim")
+
+    def test_dlpack_export_of_a_result(self):
+        x = data((300, 41), "float32", "sum")
+
+        class Wrapped:
+            __cuda_array_interface__ = x.__cuda_array_interface__
+
+        got = rt.sum(Wrapped(), dim=0)
+        as_torch = torch.from_dlpack(got)  # the consumer's stream waits for the result
+        assert_same(self, as_torch, reference("sum", x, 0), "DeviceArray through DLPack")
+
+
+class Streams(unittest.TestCase):
+    def test_current_stream_is_used(self):
+        # Data made on a side stream and reduced there: correct without synchronising
+        # with the default stream first (the result is ordered on the side stream).
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                x = torch.ones((512, 4096), device="cuda")
+                x.mul_(2.0)
+                r = rt.sum(x, dim=1)
+        s.synchronize()
+        self.assertTrue(bool((r == 8192.0).all()))
+
+    def test_threads_on_their_own_streams(self):
+        errors = []
+
+        def work(seed):
+            try:
+                s = torch.cuda.Stream()
+                with torch.cuda.stream(s):
+                    for i in range(20):
+                        x = data((257, 129 + seed), "float32", "sum", seed=seed * 100 + i)
+                        got = rt.sum(x, dim=0)
+                        want = reference("sum", x, 0)
+                        s.synchronize()
+                        if not bool((got == want).all()):
+                            errors.append(f"thread {seed} call {i}")
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+
+class Errors(unittest.TestCase):
+    def test_cpu_tensor(self):
+        with self.assertRaises(TypeError):
+            rt.sum(torch.ones(4))
+
+    def test_unsupported_torch_dtype(self):
+        with self.assertRaises(TypeError):
+            rt.sum(torch.ones(4, device="cuda", dtype=torch.int8))
+
+    def test_host_pointer_is_refused_and_the_context_survives(self):
+        host = torch.ones(64).numpy()
+
+        class HostArray:
+            __cuda_array_interface__ = {"shape": (64,), "typestr": "<f4", "data": (host.ctypes.data, False),
+                                        "strides": None, "version": 3}
+
+        with self.assertRaises(TypeError):
+            rt.sum(HostArray())
+        self.assertEqual(float(rt.sum(torch.ones(100, device="cuda"))), 100.0)
+
+    def test_explain(self):
+        text = rt.explain(torch.ones((100, 1000), device="cuda"), dim=1)
+        self.assertIn("rows", text)
+
+
+class OtherProducers(unittest.TestCase):
+    def test_cuda_array_interface(self):
+        x = data((300, 41), "float32", "sum")
+
+        class Wrapped:
+            __cuda_array_interface__ = x.__cuda_array_interface__
+
+        got = rt.sum(Wrapped(), dim=0)
+        self.assertIsInstance(got, rt.DeviceArray)
+        torch.cuda.synchronize()
+        assert_same(self, torch.as_tensor(got, device="cuda"), reference("sum", x, 0), "CAI input")
+
+    def test_dlpack_only(self):
+        x = data((300, 41), "int64", "max")[:, 3:]
+
+        class Wrapped:
+            def __dlpack__(self, stream=None):
+                return x.__dlpack__(stream=stream)
+
+            def __dlpack_device__(self):
+                return x.__dlpack_device__()
+
+        got = rt.max(Wrapped(), dim=1)
+        torch.cuda.synchronize()
+        assert_same(self, torch.as_tensor(got, device="cuda"), reference("max", x, 1), "DLPack input")
+
+    def test_cupy(self):
+        try:
+            import cupy
+        except ImportError:
+            self.skipTest("CuPy is not installed")
+        a = cupy.arange(7 * 300 * 5, dtype=cupy.float32).reshape(7, 300, 5) % 7 - 3
+        v = a[::-1, ::2, :]  # a negative stride
+        got = rt.sum(v, dim=1)
+        self.assertIsInstance(got, cupy.ndarray)
+        self.assertTrue(bool(cupy.all(got == v.sum(axis=1))))
+        s = cupy.cuda.Stream(non_blocking=True)
+        with s:
+            b = cupy.ones((1000, 333), dtype=cupy.int32)
+            r = rt.max(b, dim=0, keepdims=True)
+        s.synchronize()
+        self.assertEqual(r.shape, (1, 333))
+        self.assertTrue(bool(cupy.all(r == 1)))
+
+    def test_jax(self):
+        try:
+            import jax
+            import jax.numpy as jnp
+        except ImportError:
+            self.skipTest("JAX is not installed")
+        gpus = [d for d in jax.devices() if d.platform in ("gpu", "cuda")]
+        if not gpus:
+            self.skipTest("JAX sees no GPU")
+        a = (jnp.arange(64 * 999, dtype=jnp.float32).reshape(64, 999) % 7 - 3).astype(jnp.bfloat16)
+        a = jax.device_put(a, gpus[0])
+        got = rt.sum(a, dim=1, dtype=jnp.float32)
+        self.assertIsInstance(got, jax.Array)
+        want = jnp.sum(a.astype(jnp.float32), axis=1)
+        self.assertTrue(bool(jnp.all(got == want)))
+        self.assertTrue(bool(jnp.all(rt.max(a, dim=0) == jnp.max(a, axis=0))))
+
+
+if __name__ == "__main__":
+    unittest.main()
