@@ -16,13 +16,24 @@ for m in ("torch", "cupy", "jax", "pytest", "numpy"):
     except Exception as e:
         print(m, "absent:", e)
 PY
-(cd python/tests && timeout "${TEST_TIMEOUT:-400}" python3 -m pytest -q -rs test_cpu.py test_gpu.py) > "$OUT/pytest.log" 2>&1
-echo "pytest rc=$?"
+if [ -n "${TUNE_ARGS:-}" ]; then
+  # Tune first (e.g. TUNE_ARGS="--ops sum,max --dtypes f32 --layouts rows,columns"), so the
+  # benchmark below runs the tuned winners, as a user's program would.
+  export REDUCE_TUNE_DB=${REDUCE_TUNE_DB:-/tmp/gpu-python-tuning.db}
+  start=$SECONDS
+  timeout "${TUNE_TIMEOUT:-300}" gpu-stage/reduce-tune tune --device 0 $TUNE_ARGS --db "$REDUCE_TUNE_DB" \
+    > "$OUT/tune.log" 2>&1
+  echo "tune rc=$? in $((SECONDS - start)) s: $(tail -1 "$OUT/tune.log")"
+fi
+if [ "${TESTS:-1}" = 1 ]; then
+  (cd python/tests && timeout "${TEST_TIMEOUT:-400}" python3 -m pytest -q -rs test_cpu.py test_gpu.py) > "$OUT/pytest.log" 2>&1
+  echo "pytest rc=$?"
+fi
 if [ "${BENCH:-0}" = 1 ]; then
   timeout "${BENCH_TIMEOUT:-300}" python3 bench/python_frameworks.py ${BENCH_ARGS:-} > "$OUT/bench.log" 2>&1
   echo "bench rc=$?"
 fi
 echo "== summary"
-tail -25 "$OUT/pytest.log"
+[ -f "$OUT/pytest.log" ] && tail -25 "$OUT/pytest.log"
 [ -f "$OUT/bench.log" ] && tail -40 "$OUT/bench.log"
 exit 0

@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   libsqlite3-dev libboost-program-options-dev libxxhash-dev nlohmann-json3-dev
   libgtest-dev zlib1g-dev
-  python3 python3-dev python3-pip  # the Python module (python/)
+  python3 python3-dev python3-pip python3-venv  # the Python module (python/)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -28,7 +28,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 nanobind_version=2.9.2
 if ! grep -qx "Version: ${nanobind_version}" "$repo"/.deps/python/nanobind-*.dist-info/METADATA 2>/dev/null; then
   rm -rf "$repo/.deps/python"
-  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$repo/.deps/python" \
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$repo/.deps/python" \
     "nanobind==${nanobind_version}"
 fi
 echo "install-deps: all dependencies present"

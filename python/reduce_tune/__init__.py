@@ -356,33 +356,57 @@ def _plan(fname, op_name, view, dim, keepdim, dtype):
     return op, in_code, _DT[out_name], axes, out_shape
 
 
+def _plan_out(fname, op_name, view, o, dim, keepdim, dtype):
+    """_plan for a call into out= (the view `o`): its dtype, shape and layout checked too."""
+    if dtype is not None and _dtype_name(dtype) not in (None, o.dtype):
+        raise TypeError(f"reduce_tune.{fname}: out= has dtype {_NAME_OF[o.dtype]}, the result is "
+                        f"{_NAME_OF[_dtype_name(dtype)]}")
+    plan = _plan(fname, op_name, view, dim, keepdim, dtype if dtype is not None else o.dtype)
+    out_shape = plan[4]
+    if o.shape != out_shape:
+        raise ValueError(f"reduce_tune.{fname}: out= has shape {list(o.shape)}, the result has shape "
+                         f"{list(out_shape)}")
+    if any(s != c for s, c, e in zip(o.strides, _contiguous_strides(out_shape), out_shape) if e > 1):
+        raise ValueError(f"reduce_tune.{fname}: out= must be C-contiguous (strides {list(o.strides)})")
+    return plan
+
+
 def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
     if keepdims is not None:
         keepdim = keepdims
-    if out is None:
-        torch = _sys.modules.get("torch")
-        if torch is not None and type(x) is torch.Tensor and x.is_cuda:
-            # The hot path: PyTorch's tensor, a new result on its current stream.
-            shape, strides = x.shape, x.stride()
-            key = ("torch", op_name, x.dtype, shape, strides, tuple(dim) if type(dim) is list else dim, keepdim, dtype)
-            try:
-                plan = _plans.get(key)
-            except TypeError:  # an unhashable dim: _axes says what is wrong with it
-                plan = key = None
-            if plan is None:
-                view = _view_torch(fname, x, torch, "the input")
+    torch = _sys.modules.get("torch")
+    if torch is not None and type(x) is torch.Tensor and x.is_cuda and (out is None or type(out) is torch.Tensor):
+        # The hot path: PyTorch's tensor, on its current stream, into a new tensor or out=.
+        shape, strides = x.shape, x.stride()
+        key = ("torch", op_name, x.dtype, shape, strides, tuple(dim) if type(dim) is list else dim, keepdim, dtype,
+               None if out is None else (out.dtype, out.shape, out.stride(), out.is_cuda))
+        try:
+            plan = _plans.get(key)
+        except TypeError:  # an unhashable dim: _axes says what is wrong with it
+            plan = key = None
+        if plan is None:
+            view = _view_torch(fname, x, torch, "the input")
+            if out is None:
                 plan = _plan(fname, op_name, view, dim, keepdim, dtype)
-                plan = plan + (_TORCH_DTYPE[_DT_NAME[plan[2]]], _torch_stream_function(torch))
-                if len(_plans) >= _MAX_PLANS:
-                    _plans.clear()
-                if key is not None:
-                    _plans[key] = plan
-            op, in_code, out_code, axes, out_shape, out_dtype, current_stream = plan
-            device = x.get_device()
+            else:
+                plan = _plan_out(fname, op_name, view, _view_torch(fname, out, torch, "out="), dim, keepdim, dtype)
+            plan = plan + (_TORCH_DTYPE[_DT_NAME[plan[2]]], _torch_stream_function(torch))
+            if len(_plans) >= _MAX_PLANS:
+                _plans.clear()
+            if key is not None:
+                _plans[key] = plan
+        op, in_code, out_code, axes, out_shape, out_dtype, current_stream = plan
+        device = x.get_device()
+        if out is None:
             result = torch.empty(out_shape, dtype=out_dtype, device=device)
-            _core.reduce(op, in_code, out_code, x.data_ptr(), shape, strides, axes, result.data_ptr(),
-                         current_stream(device), device)
-            return result
+        elif out.get_device() != device:
+            raise ValueError(f"reduce_tune.{fname}: out= is on device {out.get_device()}, the input on device {device}")
+        else:
+            result = out
+        _core.reduce(op, in_code, out_code, x.data_ptr(), shape, strides, axes, result.data_ptr(),
+                     current_stream(device), device)
+        return result
+    if out is None:
         cupy = _sys.modules.get("cupy")
         if cupy is not None and type(x) is cupy.ndarray:
             # CuPy's array: the same, on CuPy's current stream.
@@ -410,21 +434,15 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
                     stream = cupy.cuda.get_current_stream().ptr
             _core.reduce(op, in_code, out_code, x.data.ptr, x.shape, strides, axes, result.data.ptr, stream, device)
             return result
+    jax = _sys.modules.get("jax")
+    if jax is not None and _core.HAS_JAX_FFI and (type(x) in _jax_types or _is_jax(x, jax)):
+        return _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax)
     view = _view(fname, x, "the input")
     if out is not None:
         if view.kind == "jax":
             raise TypeError(f"reduce_tune.{fname}: out= is not supported for JAX arrays, which are immutable")
         o = _view(fname, out, "out=")
-        if dtype is not None and _dtype_name(dtype) not in (None, o.dtype):
-            raise TypeError(f"reduce_tune.{fname}: out= has dtype {_NAME_OF[o.dtype]}, the result is "
-                            f"{_NAME_OF[_dtype_name(dtype)]}")
-        op, in_code, out_code, axes, out_shape = _plan(fname, op_name, view, dim, keepdim,
-                                                      dtype if dtype is not None else o.dtype)
-        if o.shape != out_shape:
-            raise ValueError(f"reduce_tune.{fname}: out= has shape {list(o.shape)}, the result has shape "
-                             f"{list(out_shape)}")
-        if any(s != c for s, c, e in zip(o.strides, _contiguous_strides(out_shape), out_shape) if e > 1):
-            raise ValueError(f"reduce_tune.{fname}: out= must be C-contiguous (strides {list(o.strides)})")
+        op, in_code, out_code, axes, out_shape = _plan_out(fname, op_name, view, o, dim, keepdim, dtype)
         if _resolve_device(fname, o, "out=") != _resolve_device(fname, view, "the input"):
             raise ValueError(f"reduce_tune.{fname}: out= is on device {o.device}, the input on device {view.device}")
         result, out_ptr = out, o.ptr
@@ -443,6 +461,67 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         # JAX imports the result through DLPack: its stream waits for ours, no host wait.
         return _sys.modules["jax"].dlpack.from_dlpack(result)
     return result
+
+
+_JAX_TARGET = "reduce_tune_reduce"
+_jax_registered = []
+_jax_types = set()  # the types seen to be JAX arrays or tracers (isinstance on jax.Array is slow)
+
+
+def _is_jax(x, jax):
+    if isinstance(x, (jax.Array, jax.core.Tracer)):
+        _jax_types.add(type(x))
+        return True
+    return False
+
+
+def _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax):
+    """A JAX array (or a tracer inside jax.jit): the reduction as an XLA FFI custom call on
+    JAX's own stream, jitted once per kind of call."""
+    if out is not None:
+        raise TypeError(f"reduce_tune.{fname}: out= is not supported for JAX arrays, which are immutable")
+    # A concrete array's sharding (its device) is part of the kind of call: checked once.
+    tracer = isinstance(x, jax.core.Tracer)
+    sharding = None if tracer else x.sharding
+    key = ("jax", op_name, x.dtype, x.shape, sharding, tuple(dim) if type(dim) is list else dim, keepdim, dtype)
+    try:
+        call = _plans.get(key)
+    except TypeError:
+        call = key = None
+    if call is None:
+        if not tracer:
+            devices = x.devices()
+            if len(devices) != 1:
+                raise TypeError(f"reduce_tune.{fname}: the input is sharded over {len(devices)} devices; pass a "
+                                "single-device array")
+            platform = next(iter(devices)).platform
+            if platform not in ("gpu", "cuda"):
+                raise TypeError(f"reduce_tune.{fname}: the input is a JAX array on {platform}; reduce_tune "
+                                "reduces CUDA arrays")
+        in_name = _BY_NAME.get(x.dtype.name)
+        if in_name is None:
+            raise _unsupported_dtype(fname, "the input", x.dtype)
+        shape = tuple(x.shape)
+        view = _View("jax", x, 0, shape, _contiguous_strides(shape), in_name, None, None)
+        op, in_code, out_code, axes, out_shape = _plan(fname, op_name, view, dim, keepdim, dtype)
+        out_name = _DT_NAME[out_code]
+        if ("i64" in (in_name, out_name) or "f64" in (in_name, out_name)) and not jax.config.jax_enable_x64:
+            raise TypeError(f"reduce_tune.{fname}: the result is {_NAME_OF[out_name]}, which JAX holds only with "
+                            "jax_enable_x64 set")
+        if not _jax_registered:
+            jax.ffi.register_ffi_target(_JAX_TARGET, _core.jax_handler(), platform="CUDA")
+            _jax_registered.append(True)
+        numpy = _sys.modules.get("numpy") or __import__("numpy")
+        result = jax.ShapeDtypeStruct(out_shape, jax.numpy.bfloat16 if out_name == "bf16" else _NAME_OF[out_name])
+        attributes = {"op": numpy.int64(op), "in_dtype": numpy.int64(in_code), "out_dtype": numpy.int64(out_code),
+                      "axes": numpy.asarray(axes, dtype=numpy.int64)}
+        ffi_call = jax.ffi.ffi_call(_JAX_TARGET, result)
+        call = jax.jit(lambda a: ffi_call(a, **attributes))
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        if key is not None:
+            _plans[key] = call
+    return call(x)
 
 
 def sum(x, dim=None, keepdim=False, *, dtype=None, out=None, keepdims=None):

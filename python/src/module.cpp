@@ -18,6 +18,9 @@
 #include "reduce_tune/error.h"
 #include "reduce_tune/tensor.h"
 #include "reduce_tune/types.h"
+#if REDUCE_TUNE_HAS_XLA_FFI
+#include "jax_ffi.h"
+#endif
 
 namespace nb = nanobind;
 using namespace reduce_tune;
@@ -270,6 +273,21 @@ NB_MODULE(_core, m) {
     m.attr("OPS") = nb::tuple(ops);        // op code = index
     m.attr("DTYPES") = nb::tuple(dtypes);  // dtype code = index
   }
+
+#if REDUCE_TUNE_HAS_XLA_FFI
+  m.attr("HAS_JAX_FFI") = true;
+  m.def(
+      "jax_handler",
+      [] {
+        // An unnamed capsule of the handler's address, as jax.ffi.register_ffi_target takes it.
+        PyObject* capsule = PyCapsule_New(reduce_tune::python::xla_reduce_handler(), nullptr, nullptr);
+        if (capsule == nullptr) throw nb::python_error();
+        return nb::steal(capsule);
+      },
+      "The XLA FFI handler of the reduction (for jax.ffi.register_ffi_target).");
+#else
+  m.attr("HAS_JAX_FFI") = false;
+#endif
 
   m.def(
       "check_types",

@@ -4,6 +4,11 @@ out= and dtype=, empty extents, NaN, non-default streams and threads.
 
 Skips, saying why, where there is no CUDA device or no PyTorch. Runs under pytest or
 `python3 -m unittest test_gpu`."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 import unittest
 
@@ -212,6 +217,17 @@ class RepeatedCalls(unittest.TestCase):
             # An unhashable dim that is still an index (a 0-d integer array).
             assert_same(self, rt.max(x, dim=torch.tensor(0).numpy()), reference("max", x, 0), "a 0-d array dim")
 
+    def test_out_argument_repeated(self):
+        x = data((70, 300), "int32", "sum")
+        out = torch.empty(70, device="cuda", dtype=torch.int64)
+        for i in range(3):
+            r = rt.sum(x[:, i:], dim=1, dtype=torch.int64, out=out[: x.shape[0]])
+            assert_same(self, r, reference("sum", x[:, i:], 1, out_dtype=torch.int64), f"out= call {i}")
+            with self.assertRaises(ValueError):
+                rt.sum(x, dim=0, out=out)  # 300 results do not fit in 70
+            with self.assertRaises(TypeError):
+                rt.sum(x, dim=1, out=out.cpu())
+
     def test_dlpack_export_of_a_result(self):
         x = data((300, 41), "float32", "sum")
 
@@ -346,6 +362,51 @@ class OtherProducers(unittest.TestCase):
         want = jnp.sum(a.astype(jnp.float32), axis=1)
         self.assertTrue(bool(jnp.all(got == want)))
         self.assertTrue(bool(jnp.all(rt.max(a, dim=0) == jnp.max(a, axis=0))))
+        # Inside jax.jit, composed with JAX's own ops (the XLA FFI custom call, where built).
+        f = jax.jit(lambda v: rt.sum(v * 2, dim=(0, 1), dtype=jnp.float32) + 1)
+        self.assertEqual(float(f(a)), float(jnp.sum(a.astype(jnp.float32)) * 2 + 1))
+        i = jax.device_put(jnp.arange(3 * 1001, dtype=jnp.int32).reshape(3, 1001) % 5, gpus[0])
+        self.assertTrue(bool(jnp.all(rt.min(i, dim=1) == jnp.min(i, axis=1))))
+        with self.assertRaises(ValueError):
+            rt.sum(i, dim=2)
+        if not jax.config.jax_enable_x64:
+            with self.assertRaises(TypeError):
+                rt.mean(i, dim=1)  # float64, which JAX holds only with x64
+
+
+def reduce_tune_command():
+    """The reduce-tune executable: $REDUCE_TUNE_CLI, the staged one, the built one or PATH's."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("REDUCE_TUNE_CLI", ""),
+                  os.path.join(here, "..", "..", "gpu-stage", "reduce-tune"),
+                  os.path.join(here, "..", "..", "build", "bin", "reduce-tune"),
+                  shutil.which("reduce-tune") or ""]
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+class Database(unittest.TestCase):
+    EXPLAIN = ("import torch, reduce_tune as rt; "
+               "print(rt.explain(torch.ones((4096, 1000), device='cuda'), dim=1))")
+
+    def explain_with(self, database):
+        env = dict(os.environ, REDUCE_TUNE_DB=database)
+        done = subprocess.run([sys.executable, "-c", self.EXPLAIN], env=env, capture_output=True, text=True,
+                              timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    def test_reads_the_winner_tuned_into_REDUCE_TUNE_DB(self):
+        cli = reduce_tune_command()
+        if cli is None:
+            self.skipTest("the reduce-tune command is not built (set REDUCE_TUNE_CLI)")
+        with tempfile.TemporaryDirectory() as folder:
+            database = os.path.join(folder, "tuning.db")
+            self.assertIn("using the built-in choice", self.explain_with(database))  # no file yet
+            tune = subprocess.run([cli, "tune", "--device", "0", "--ops", "sum", "--dtypes", "f32", "--layouts",
+                                   "rows", "--axis-shapes", "1000x4096", "--budget", "4", "--db", database,
+                                   "--quiet"], capture_output=True, text=True, timeout=600)
+            self.assertEqual(tune.returncode, 0, tune.stdout + tune.stderr)
+            self.assertIn("tuned on this device", self.explain_with(database))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,101 @@
+// reduce_tune's reduction as an XLA FFI custom call, so that JAX runs it on its own
+// stream, inside jax.jit or eagerly, without a host wait or a DLPack round trip.
+// Built when XLA's FFI headers are found (jax.ffi.include_dir(); python/CMakeLists.txt).
+//
+// The call: one operand (the array, dense row-major as jax.ffi.ffi_call passes it), one
+// result, and the attributes op (an op code), in_dtype and out_dtype (dtype codes, as
+// reduce_tune._core.OPS and DTYPES number them) and axes (the reduced dimensions).
+#include "jax_ffi.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+
+#include "reduce_tune/context.h"
+#include "reduce_tune/error.h"
+#include "reduce_tune/tensor.h"
+#include "reduce_tune/types.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace reduce_tune::python {
+namespace {
+
+ffi::DataType xla_type(DType t) {
+  switch (t) {
+    case DType::i32: return ffi::DataType::S32;
+    case DType::i64: return ffi::DataType::S64;
+    case DType::u32: return ffi::DataType::U32;
+    case DType::f32: return ffi::DataType::F32;
+    case DType::f64: return ffi::DataType::F64;
+    case DType::f16: return ffi::DataType::F16;
+    case DType::bf16: return ffi::DataType::BF16;
+  }
+  return ffi::DataType::INVALID;
+}
+
+ffi::Error reduce_on_xla_stream(cudaStream_t stream, std::int32_t device, ffi::AnyBuffer in,
+                                ffi::Result<ffi::AnyBuffer> out, std::int64_t op_code, std::int64_t in_code,
+                                std::int64_t out_code, ffi::Span<const std::int64_t> axes) {
+  try {
+    if (op_code < 0 || op_code >= static_cast<std::int64_t>(std::size(kAllOps)) || in_code < 0 ||
+        in_code >= static_cast<std::int64_t>(std::size(kAllDTypes)) || out_code < 0 ||
+        out_code >= static_cast<std::int64_t>(std::size(kAllDTypes)))
+      return ffi::Error::InvalidArgument("reduce_tune: unknown op or dtype code");
+    const Op op = kAllOps[op_code];
+    const DType in_type = kAllDTypes[in_code], out_type = kAllDTypes[out_code];
+    // The buffers must be what the codes say: a mismatch (JAX without x64 turning a
+    // 64-bit result into 32 bits, say) would otherwise write past the result.
+    if (in.element_type() != xla_type(in_type) || out->element_type() != xla_type(out_type))
+      return ffi::Error::InvalidArgument(std::string("reduce_tune: the operand or result is not ") +
+                                         std::string(to_string(in_type)) + " -> " +
+                                         std::string(to_string(out_type)));
+    const auto dims = in.dimensions();
+    if (dims.size() > static_cast<std::size_t>(kMaxRank))
+      return ffi::Error::InvalidArgument("reduce_tune: more than 8 dimensions");
+    if (axes.size() > static_cast<std::size_t>(kMaxRank))
+      return ffi::Error::InvalidArgument("reduce_tune: more than 8 axes");
+    const TensorDesc tensor = TensorDesc::contiguous(dims.begin(), static_cast<int>(dims.size()));
+    AxisList list;
+    list.count = static_cast<int>(axes.size());
+    for (std::size_t i = 0; i < axes.size(); ++i) list.axes[i] = static_cast<int>(axes[i]);
+    // XLA's thread need not have the buffer's device current.
+    int previous = 0;
+    if (cudaGetDevice(&previous) != cudaSuccess) return ffi::Error::Internal("reduce_tune: cudaGetDevice failed");
+    if (previous != device && cudaSetDevice(device) != cudaSuccess)
+      return ffi::Error::Internal("reduce_tune: cudaSetDevice failed");
+    struct Restore {
+      int previous, device;
+      ~Restore() {
+        if (previous != device) cudaSetDevice(previous);
+      }
+    } restore{previous, device};
+    default_context().reduce_axes(op, in_type, out_type, in.untyped_data(), tensor, list, out->untyped_data(),
+                                  stream);
+    return ffi::Error::Success();
+  } catch (const InvalidArgument& e) {
+    return ffi::Error::InvalidArgument(std::string("reduce_tune: ") + e.what());
+  } catch (const std::exception& e) {
+    return ffi::Error::Internal(std::string("reduce_tune: ") + e.what());
+  }
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(reduce_handler, reduce_on_xla_stream,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<std::int64_t>("op")
+                                  .Attr<std::int64_t>("in_dtype")
+                                  .Attr<std::int64_t>("out_dtype")
+                                  .Attr<ffi::Span<const std::int64_t>>("axes"));
+
+void* xla_reduce_handler() { return reinterpret_cast<void*>(&reduce_handler); }
+
+}  // namespace reduce_tune::python
