@@ -45,6 +45,9 @@ def main():
     dev = x.device
     show("torch.empty((4,), dtype, device=x.device)", us(lambda: torch.empty((4,), dtype=torch.float32, device=dev)))
     show("x.new_empty((4,))", us(lambda: x.new_empty((4,))))
+    template = torch.empty((4,), dtype=torch.float32, device=dev)
+    show("torch.empty_like(a cached (4,) tensor)", us(lambda: torch.empty_like(template)))
+    show("torch.empty(4, dtype, device) (an int size)", us(lambda: torch.empty(4, dtype=torch.float32, device=dev)))
     show("torch.empty((4,), device=x.device) (default dtype)", us(lambda: torch.empty((4,), device=dev)))
     show("torch.cuda._sleep(0) (one kernel launch)", us(lambda: torch.cuda._sleep(0)))
     show("x.data_ptr()", us(lambda: x.data_ptr()))

@@ -11,9 +11,11 @@ The input is any object that offers ``__dlpack__`` or ``__cuda_array_interface__
 (PyTorch, CuPy and JAX arrays are read directly); it is reduced where it lies, views
 included, without a copy. The result is a new array of the caller's framework (or
 ``out=``), written C-contiguous, enqueued without the host waiting: on PyTorch's or
-CuPy's current stream, or the ``__cuda_array_interface__`` producer's stream; JAX and
-other DLPack producers make their data ready for the package's own stream, and JAX takes
-the result back through DLPack, its stream waiting for ours.
+CuPy's current stream, or the ``__cuda_array_interface__`` producer's stream. A JAX array
+is reduced by an XLA FFI custom call on JAX's stream (also inside ``jax.jit``) where the
+module was built with XLA's FFI headers, else through DLPack like any other DLPack
+producer: its data made ready for the package's own stream, the result handed back with
+the consumer's stream waiting for ours.
 
 Types and semantics are those of the C++ library: int32, int64, uint32, float32, float64,
 float16 and bfloat16 in; the output is the input type (``mean`` of an integer type is
@@ -377,9 +379,9 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
     torch = _sys.modules.get("torch")
     if torch is not None and type(x) is torch.Tensor and x.is_cuda and (out is None or type(out) is torch.Tensor):
         # The hot path: PyTorch's tensor, on its current stream, into a new tensor or out=.
-        shape, strides = x.shape, x.stride()
-        key = ("torch", op_name, x.dtype, shape, strides, tuple(dim) if type(dim) is list else dim, keepdim, dtype,
-               None if out is None else (out.dtype, out.shape, out.stride(), out.is_cuda))
+        shape, strides, device = x.shape, x.stride(), x.get_device()
+        key = ("torch", op_name, x.dtype, shape, strides, device, tuple(dim) if type(dim) is list else dim, keepdim,
+               dtype, None if out is None else (out.dtype, out.shape, out.stride(), out.is_cuda))
         try:
             plan = _plans.get(key)
         except TypeError:  # an unhashable dim: _axes says what is wrong with it
@@ -390,15 +392,18 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
                 plan = _plan(fname, op_name, view, dim, keepdim, dtype)
             else:
                 plan = _plan_out(fname, op_name, view, _view_torch(fname, out, torch, "out="), dim, keepdim, dtype)
-            plan = plan + (_TORCH_DTYPE[_DT_NAME[plan[2]]], _torch_stream_function(torch))
+            # The result's template: one element broadcast to the result's shape, so that
+            # torch.empty_like (about half of torch.empty's host time) makes a C-contiguous
+            # result of the right shape, dtype and device without holding its memory.
+            template = torch.empty((), dtype=_TORCH_DTYPE[_DT_NAME[plan[2]]], device=device).expand(plan[4])
+            plan = plan + (template, _torch_stream_function(torch))
             if len(_plans) >= _MAX_PLANS:
                 _plans.clear()
             if key is not None:
                 _plans[key] = plan
-        op, in_code, out_code, axes, out_shape, out_dtype, current_stream = plan
-        device = x.get_device()
+        op, in_code, out_code, axes, out_shape, template, current_stream = plan
         if out is None:
-            result = torch.empty(out_shape, dtype=out_dtype, device=device)
+            result = torch.empty_like(template, memory_format=torch.contiguous_format)
         elif out.get_device() != device:
             raise ValueError(f"reduce_tune.{fname}: out= is on device {out.get_device()}, the input on device {device}")
         else:

@@ -133,6 +133,7 @@ class Semantics(unittest.TestCase):
                         base = data(shape, dtype, op, seed=len(name))
                         x = make(base) if make else base
                         got = getattr(rt, op)(x, dim=dim)
+                        self.assertTrue(got.is_contiguous())
                         assert_same(self, got, reference(op, x, dim), f"{op}<{dtype}> {name}",
                                     ulps=1 if op == "mean" else 0)
 
@@ -140,6 +141,7 @@ class Semantics(unittest.TestCase):
         x = data((4, 5, 6), "float32", "sum")
         for dim in (0, (0, 2), -1, None):
             got = rt.sum(x, dim=dim, keepdim=True)
+            self.assertTrue(got.is_contiguous())
             assert_same(self, got, reference("sum", x, dim, keepdim=True), f"keepdim dim={dim}")
             self.assertEqual(tuple(rt.max(x, dim=dim, keepdims=True).shape), tuple(got.shape))
 
@@ -372,6 +374,15 @@ class OtherProducers(unittest.TestCase):
         if not jax.config.jax_enable_x64:
             with self.assertRaises(TypeError):
                 rt.mean(i, dim=1)  # float64, which JAX holds only with x64
+        # A module built without XLA's FFI headers takes JAX arrays through DLPack.
+        built_with_ffi = _core.HAS_JAX_FFI
+        try:
+            _core.HAS_JAX_FFI = False
+            got = rt.sum(a[:, 7:], dim=1, dtype=jnp.float32)
+            self.assertIsInstance(got, jax.Array)
+            self.assertTrue(bool(jnp.all(got == jnp.sum(a[:, 7:].astype(jnp.float32), axis=1))))
+        finally:
+            _core.HAS_JAX_FFI = built_with_ffi
 
 
 def reduce_tune_command():
