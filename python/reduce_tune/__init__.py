@@ -37,6 +37,7 @@ import builtins as _builtins
 import collections as _collections
 import operator as _operator
 import sys as _sys
+import threading as _threading
 
 from . import _core
 from ._core import CudaError, DbError, Error, InvalidArgument, NoDeviceError, NvrtcError
@@ -239,22 +240,26 @@ def _view_dlpack(fname, x, what):
 # capsule) is held until the reduction that read it has run, so that the producer cannot
 # free or reuse the memory under it. Released as later calls find them done, and at exit.
 _held = _collections.deque()
+_held_lock = _threading.Lock()  # a check of the oldest and its release are one step
 
 
 def _hold(capsule, stream, device):
-    while _held and _held[0][0].done():
-        _held.popleft()
-    _held.append((_core.StreamEvent(stream, device), capsule))
+    event = _core.StreamEvent(stream, device)
+    with _held_lock:
+        while _held and _held[0][0].done():
+            _held.popleft()
+        _held.append((event, capsule))
 
 
 @_atexit.register
 def _release_held():
-    while _held:
-        event, _ = _held.popleft()
-        try:
-            event.wait()
-        except Error:
-            pass  # a failed context at exit: nothing left to protect
+    with _held_lock:
+        while _held:
+            event, _ = _held.popleft()
+            try:
+                event.wait()
+            except Error:
+                pass  # a failed context at exit: nothing left to protect
 
 
 def _view(fname, x, what):
