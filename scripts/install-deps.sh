@@ -26,9 +26,13 @@ fi
 # a folder of its own (pip --target), so Debian's system Python is left as it is.
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 nanobind_version=2.9.2
+# Without PyPI the C++ library and the command still build; only the module is skipped.
 if ! grep -qx "Version: ${nanobind_version}" "$repo"/.deps/python/nanobind-*.dist-info/METADATA 2>/dev/null; then
   rm -rf "$repo/.deps/python"
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$repo/.deps/python" \
-    "nanobind==${nanobind_version}"
+  if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps \
+      --target "$repo/.deps/python" "nanobind==${nanobind_version}"; then
+    rm -rf "$repo/.deps/python"
+    echo "install-deps: warning: nanobind ${nanobind_version} could not be installed from PyPI; the Python module will not be built" >&2
+  fi
 fi
 echo "install-deps: all dependencies present"
