@@ -10,6 +10,10 @@ source_dir=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log"
+# The installed command starts with the loader's cache bypassed, as on a fresh machine
+# where nothing tells the loader about the CUDA toolkit: it finds NVRTC by itself.
+/lib64/ld-linux-x86-64.so.2 --inhibit-cache "$work/prefix/bin/reduce-tune" tune --dry-run --arch 90 --ops sum \
+  --dtypes f32 --sizes 2^20 >"$work/dry-run.log" 2>&1 || { cat "$work/dry-run.log"; exit 1; }
 cuda_args=()
 if [ -n "$nvcc" ]; then cuda_args=(-DWITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc"); fi
 cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" "${cuda_args[@]}" \
