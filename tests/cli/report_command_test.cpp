@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "reduce_tune/report/report_text.h"
 #include "report_test_support.h"
+#include "test_support.h"
 
 namespace reduce_tune::cli {
 namespace {
@@ -243,23 +244,8 @@ TEST(Report, ShowsTheSixteenBitFloats) {
   {
     auto database = db::Database::open(path);
     for (const auto& [in, out] : {std::pair{DType::f16, DType::f16}, std::pair{DType::bf16, DType::f32}}) {
-      db::BucketResult r;
-      r.device = axis_device();
-      r.problem = {Op::sum, in, out, {}};
-      r.bucket = 20;
-      db::Measurement m;
-      m.problem = r.problem.with_size(std::uint64_t{1} << 20);
-      m.config = *parse_config("vectorized:vec=8").config;
-      m.status = db::MeasurementStatus::ok;
-      m.median_ms = 0.002;
-      m.repetitions = 10;
-      m.gbps = 1048.576;
-      m.tool_version = "test";
-      m.created_at = db::now_timestamp();
-      r.measurements = {m};
-      r.winners = {{db::Determinism::deterministic, 0}};
-      r.tool_version = m.tool_version;
-      r.created_at = m.created_at;
+      auto r = db::testing::sample_bucket(axis_device(), {Op::sum, in, out, {}}, 20, 1);
+      r.measurements[0].config = *parse_config("vectorized:vec=8").config;  // 8 x 16 bits per load
       database.store_bucket(r);
     }
   }
