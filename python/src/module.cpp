@@ -133,7 +133,7 @@ cudaStream_t stream_of(std::uintptr_t stream) { return reinterpret_cast<cudaStre
 // on the stream it was made for once the Python object goes away.
 class DeviceBuffer {
  public:
-  DeviceBuffer(std::size_t bytes, int device, std::uintptr_t stream) : bytes_(bytes), device_(device), stream_(stream) {
+  DeviceBuffer(std::size_t bytes, int device, std::uintptr_t stream) : device_(device), stream_(stream) {
     DeviceScope scope(device);
     if (bytes > 0) cuda_check(cudaMallocAsync(&ptr_, bytes, stream_of(stream)), "cudaMallocAsync");
   }
@@ -161,13 +161,10 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   std::uintptr_t ptr() const { return reinterpret_cast<std::uintptr_t>(ptr_); }
-  std::size_t nbytes() const { return bytes_; }
   int device() const { return device_; }
-  std::uintptr_t stream() const { return stream_; }
 
  private:
   void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
   int device_ = 0;
   std::uintptr_t stream_ = 0;
   std::uintptr_t free_stream_ = stream_;
@@ -378,14 +375,6 @@ NB_MODULE(_core, m) {
       },
       "The package's own CUDA stream on a device.");
   m.def(
-      "synchronize",
-      [](std::uintptr_t stream, int device) {
-        nb::gil_scoped_release released;
-        DeviceScope scope(device);
-        cuda_check(cudaStreamSynchronize(stream_of(stream)), "cudaStreamSynchronize");
-      },
-      "Waits for a stream.");
-  m.def(
       "pointer_device",
       [](std::uintptr_t ptr) {
         // The device that owns `ptr`, or -1 for host memory CUDA does not map.
@@ -467,8 +456,5 @@ NB_MODULE(_core, m) {
 
   nb::class_<DeviceBuffer>(m, "DeviceBuffer")
       .def(nb::init<std::size_t, int, std::uintptr_t>(), nb::arg("nbytes"), nb::arg("device"), nb::arg("stream"))
-      .def_prop_ro("ptr", &DeviceBuffer::ptr)
-      .def_prop_ro("nbytes", &DeviceBuffer::nbytes)
-      .def_prop_ro("device", &DeviceBuffer::device)
-      .def_prop_ro("stream", &DeviceBuffer::stream);
+      .def_prop_ro("ptr", &DeviceBuffer::ptr);
 }
