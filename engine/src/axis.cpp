@@ -125,37 +125,47 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       while (by < s.block / 32 && outputs * by < threads_wanted && r >= 16ull * by) by *= 2;
       s.group = by;
       // Many outputs of very short columns (a thread walks R alone): four outputs per
-      // thread and pass, where that still leaves every SM busy. From R = 8 on a thread
+      // thread and pass, where that still leaves every SM busy. From R = 4 on a thread
       // per output reads faster: tuned on an H200, R = 16 and 64 over 2^20 and 2^24
       // outputs, f16 and f32, chose one output per thread (R = 16 x 2^24: 3849 against
-      // 3057 GB/s in f32), R = 2 four.
-      if (by == 1 && outputs >= 4 * threads_wanted && r < 8) s.rows_per_pass = 4;
+      // 3057 GB/s in f32), R = 2 four; on an H100, R = 4 over 2^20 .. 2^24 outputs read
+      // 1.1 to 1.3 times faster with one.
+      if (by == 1 && outputs >= 4 * threads_wanted && r < 4) s.rows_per_pass = 4;
       break;
     }
     case AxisLayout::rows:
-      if (shape.outer_stride == static_cast<std::int64_t>(r) && r >= 2 && r < 4 * (16 / size_of(types.in)) &&
-          r * shape.outputs >= (1u << 20)) {
-        // Contiguous rows too short for a lane per 16-byte vector, many of them: staged
-        // through shared memory (measured on an H100: 1.4x the lane-per-element kernel
-        // at R = 3; slower than the vector path from R = 16 and for copies, R = 1).
-        s.family = AxisFamily::rows_dense;
-        s.group = 1;
-        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
-        return s;
-      }
-      [[fallthrough]];
     case AxisLayout::flat:  // served by the flat kernels; a rows program works too
     case AxisLayout::general: {
       s.family = shape.layout == AxisLayout::general ? AxisFamily::general : AxisFamily::rows;
-      const std::uint32_t vec = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
-      s.vec = r >= 4ull * vec ? vec : 1;
-      // Short rows: a lane per vector of the row, so a warp reads whole rows at once;
-      // longer ones a warp per row; the block for rows of 2048 elements and more.
+      // 16-byte loads where a row holds at least two of them, or one where its rows
+      // start aligned (a multiple of the vector); a row of a misaligned short run
+      // reads faster element by element.
+      const std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
+      s.vec = full > 1 && (r >= 4ull * full || (r >= 2ull * full && r % full == 0)) ? full : 1;
+      // Each lane of a group reads about four vectors (eight elements without vectors)
+      // of its row, so that several loads are in flight without a long shuffle tree;
+      // groups stay within a warp up to 2048 elements, the block beyond. Measured on an
+      // H100 over f32 and f16 rows of R = 4 .. 1537 and 2^10 .. 2^24 outputs: within
+      // a few percent of the tuned best, where one lane per vector (the former choice)
+      // was 1.2 to 4 times slower below R = 1024; the shared-memory staging of very
+      // short rows (rows_dense) was 2 to 3 times slower than a thread per row.
       const std::uint64_t lanes = ceil_div(std::max<std::uint64_t>(r, 1), s.vec);
-      s.group = r >= 2048 ? s.block : std::min<std::uint32_t>(32, pow2_ceil(lanes));
-      // Rows of two vectors per lane or less: four rows per pass, so that each lane has
-      // several loads in flight.
+      const std::uint64_t per_lane = s.vec > 1 ? 4 : 8;
+      std::uint32_t group = 1;
+      while (group < 32 && lanes >= per_lane * 2ull * group) group *= 2;
+      s.group = r >= 2048 ? s.block : group;
+      // Rows of two loads per lane or less: four rows per pass.
       s.rows_per_pass = s.group <= 32 && r <= 2ull * s.group * s.vec ? 4 : 1;
+      // Few rows: smaller blocks, so that more SMs get one.
+      const std::uint64_t rows_per_block = s.block / s.group * s.rows_per_pass;
+      if (s.group <= 32 && ceil_div(shape.outputs, rows_per_block) < 2ull * static_cast<std::uint64_t>(std::max(sm_count, 1)))
+        s.block = 128;
+      if (s.group <= 32) {
+        // A group within a warp reads at most 2047 elements: never worth a second launch.
+        s.split = AxisSplit::none;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
       break;
     }
   }

@@ -21,25 +21,53 @@ CanonicalAxes shape_of(std::initializer_list<std::int64_t> extents, AxisList axe
 const TypeRule kF32{DType::f32, DType::f32, DType::f32};
 
 TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
-  // Many contiguous rows too short for vector loads: staged through shared memory.
+  // Short rows: a thread per row, with 16-byte loads where a row holds two aligned
+  // vectors or four of any alignment; never staged through shared memory.
   auto s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 8}, {1}), 132);
-  EXPECT_EQ(s.family, AxisFamily::rows_dense);
-  EXPECT_EQ(s.split, AxisSplit::none);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 15}, {1}), 132).family, AxisFamily::rows_dense);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 16}, {1}), 132).family, AxisFamily::rows);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 1}, {1}), 132).family, AxisFamily::rows);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1000, 8}, {1}), 132).family, AxisFamily::rows);  // too few
-  const TypeRule f64{DType::f64, DType::f64, DType::f64};
-  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1 << 20, 7}, {1}), 132).family, AxisFamily::rows_dense);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1 << 20, 8}, {1}), 132).family, AxisFamily::rows);
-  // A few short rows: a lane per element or vector of the row.
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 8}, {1}), 132);
   EXPECT_EQ(s.family, AxisFamily::rows);
-  EXPECT_EQ(s.group, 8u);
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 16}, {1}), 132);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.rows_per_pass, 4u);  // two loads per thread: four rows per pass
+  EXPECT_EQ(s.split, AxisSplit::none);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 15}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::rows);
+  EXPECT_EQ(s.vec, 1u);  // 15 elements: misaligned rows, under four vectors
+  EXPECT_EQ(s.group, 1u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 17}, {1}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 1u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 2}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::rows);
+  EXPECT_EQ(s.vec, 1u);
+  EXPECT_EQ(s.rows_per_pass, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 1}, {1}), 132).family, AxisFamily::rows);
+  const TypeRule f16{DType::f16, DType::f16, DType::f32};
+  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 16}, {1}), 132);
+  EXPECT_EQ(s.vec, 8u);
+  EXPECT_EQ(s.group, 1u);
+  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 25}, {1}), 132);
+  EXPECT_EQ(s.vec, 1u);
+  EXPECT_EQ(s.group, 2u);
+  // Longer rows: a group of lanes per row, each lane about four vectors of it.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 64}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 4u);
-  // Sliced rows (not contiguous) are not staged.
+  EXPECT_EQ(s.rows_per_pass, 1u);
+  EXPECT_EQ(s.block, 256u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 18, 100}, {1}), 132);
+  EXPECT_EQ(s.group, 4u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 16, 1024}, {1}), 132);
+  EXPECT_EQ(s.group, 32u);
+  // Few rows: smaller blocks so that every SM gets some, and no split below 2048.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1024, 1024}, {1}), 132);
+  EXPECT_EQ(s.group, 32u);
+  EXPECT_EQ(s.block, 128u);
+  EXPECT_EQ(s.split, AxisSplit::none);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 16}, {1}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.block, 128u);
+  // Sliced rows (not contiguous) take the rows family too.
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32,
                               canonicalize(TensorDesc::strided({1 << 20, 8}, {9, 1}), {1}).axes, 132).family,
             AxisFamily::rows);
