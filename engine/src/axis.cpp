@@ -90,7 +90,8 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
-  if (s.family != AxisFamily::rows && s.vec != 1) return "only rows load vectors";
+  if (s.family != AxisFamily::rows && s.family != AxisFamily::columns_dense && s.vec != 1)
+    return "only rows and columns_dense load vectors";
   if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
   if (s.blocks_per_sm != 4 && s.blocks_per_sm != 8 && s.blocks_per_sm != 16) return "sm is 4, 8 or 16";
   if (s.split == AxisSplit::none && s.blocks_per_sm != 4) return "sm applies to split plans only";
@@ -111,9 +112,10 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   switch (shape.layout) {
     case AxisLayout::columns: {
       if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && shape.inner <= 64 && r >= 64) {
-        // Narrow contiguous rows: the block reads them as one run.
+        // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors.
         s.family = AxisFamily::columns_dense;
         s.group = 1;
+        s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
         break;
       }
       s.family = AxisFamily::columns;
@@ -368,7 +370,7 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           add_unrolled(AxisFamily::columns, block, by, 1, rows);
         }
       }
-      add_unrolled(AxisFamily::columns_dense, block, 1, 1, 1);
+      add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);
     }
   }
   return out;

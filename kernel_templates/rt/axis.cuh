@@ -12,7 +12,8 @@
 //                           of a block across R, combined in shared memory in order.
 //   axis_columns_dense_kernel<C>  columns whose rows are contiguous and narrow (inner
 //                           <= 64): the block reads its slice [outer, rows) as one
-//                           contiguous run, thread t always landing on column t % inner,
+//                           contiguous run in steps of whole rows and vectors, thread t
+//                           always holding the same positions (so the same columns),
 //                           then the threads of each column fold in shared memory.
 //   axis_rows_dense_kernel<C>  contiguous rows of at most 128 bytes: the block stages a
 //                           tile of whole rows through shared memory with coalesced
@@ -395,37 +396,89 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
-  __shared__ A smem[C::kBlock];
+  constexpr int V = C::kVec;
+  constexpr int U = C::kUnroll;
+  __shared__ A smem[C::kBlock * V];
   const u64 inner = p.inner;
-  const u64 lanes = (C::kBlock / inner) * inner;  // threads in use: whole columns
+  // A step is a whole number of rows and of vectors, at most kVec elements per thread:
+  // thread t always holds the elements at positions t * kVec + j of a step, whose
+  // columns ((position) % inner) never change from step to step.
+  u64 whole = inner;
+  while (whole % V != 0) whole += inner;
+  const u64 step = (C::kBlock * V / whole) * whole;
+  const u64 active = step / V;  // threads in use
   const unsigned t = threadIdx.x;
   const u64 splits = p.splits;
   const u64 outer = p.outputs / inner;
-  const u64 chunk = (p.reduced + splits - 1) / splits;
+  // Splits start on whole vectors (later ones may be empty: they fold the identity).
+  const u64 chunk = ((p.reduced + splits - 1) / splits + V - 1) / V * V;
   for (u64 b = blockIdx.x; b < outer * splits; b += gridDim.x) {
     const u64 o = b / splits, split = b % splits;
     const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
     const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
     const T* slice = static_cast<const T*>(p.in) + (long long)o * p.outer_stride;
     const u64 end = hi * inner;
-    A v = Op::template identity<A>();
-    if (t < lanes) {
-      u64 q = lo * inner + t;
-      constexpr int U = C::kUnroll;
-      for (; q + (U - 1) * lanes < end; q += U * lanes) {
-        A a[U];
+    A acc[V];
 #pragma unroll
-        for (int u = 0; u < U; ++u) a[u] = (A)ldg(slice + q + u * lanes);
+    for (int j = 0; j < V; ++j) acc[j] = Op::template identity<A>();
+    if (t < active) {
+      u64 q = lo * inner + t * V;
+      if (V > 1 && (u64)slice % (sizeof(T) * V) == 0) {
+        // lo * inner is a multiple of kVec, so every q is a vector boundary.
+        const AxisVec<T, V>* vs = reinterpret_cast<const AxisVec<T, V>*>(slice);
+        for (; q + (U - 1) * step + V <= end; q += U * step) {
+          AxisVec<T, V> x[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
+          for (int u = 0; u < U; ++u) x[u] = vs[(q + u * step) / V];
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)x[u].v[j]);
+        }
+        for (; q + V <= end; q += step) {
+          const AxisVec<T, V> x = vs[q / V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)x.v[j]);
+        }
+      } else {
+        // Scalar loads of the same positions (kVec 1, or a slice off the vector grid).
+        for (; q + (U - 1) * step + V <= end; q += U * step) {
+          A a[U][V];
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int j = 0; j < V; ++j) a[u][j] = (A)ldg(slice + q + u * step + j);
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], a[u][j]);
+        }
+        for (; q + V <= end; q += step) {
+#pragma unroll
+          for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
+        }
       }
-      for (; q < end; q += lanes) v = Op::template apply<A>(v, (A)ldg(slice + q));
+      // The last, partial vector of this thread's positions.
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        if (q + j < end) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
     }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < V; ++j) smem[t * V + j] = acc[j];
+    __syncthreads();
+    // Each column's positions fold in two rounds: groups of `inner` threads take every
+    // groups-th row of the step, then one thread per column folds the groups, in order.
+    const u64 groups = C::kBlock / inner;
+    const u64 column = t % inner, g = t / inner;
+    A v = Op::template identity<A>();
+    if (g < groups)
+      for (u64 k = column + inner * g; k < step; k += inner * groups) v = Op::template apply<A>(v, smem[k]);
     __syncthreads();
     smem[t] = v;
     __syncthreads();
     if (t < inner) {
-      for (u64 k = t + inner; k < lanes; k += inner) v = Op::template apply<A>(v, smem[k]);
+      for (u64 k = t + inner; k < groups * inner; k += inner) v = Op::template apply<A>(v, smem[k]);
       const u64 j = o * inner + t;
       if (C::kSplit && splits > 1)
         static_cast<A*>(p.partials)[j * splits + split] = v;

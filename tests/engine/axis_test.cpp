@@ -112,6 +112,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // Narrow columns (inner <= 64) read as one contiguous run per block.
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 16}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(s.vec, 4u);  // the run is read in 16-byte vectors
   EXPECT_EQ(s.split, AxisSplit::ticket);
   // Columns with a thousand outputs and a long R: enough blocks along R.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 1000}, {0}), 132);
@@ -177,6 +178,11 @@ TEST(AxisSpec, InvalidSpecsAreNamed) {
   s.family = AxisFamily::general;
   s.vec = 4;
   EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
+  s.family = AxisFamily::columns;  // threads across outputs read scalars
+  EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
+  s.family = AxisFamily::columns_dense;
+  s.group = 1;
+  EXPECT_EQ(axis_spec_problem(s), "");
   s = AxisKernelSpec{};
   s.group = 256;
   s.rows_per_pass = 4;  // several rows per pass need groups within a warp
@@ -341,6 +347,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::rows, 32, 4, AxisSplit::ticket},      {AxisFamily::general, 32, 1, AxisSplit::none},
                         {AxisFamily::columns, 8, 1, AxisSplit::two_pass},  {AxisFamily::columns, 8, 1, AxisSplit::ticket},
                         {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none},
+                        {AxisFamily::columns_dense, 1, 4, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 4, AxisSplit::two_pass},
                         {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);

@@ -114,11 +114,12 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({257, 31, 2}), {0, 1}},     // R merged, inner 2
       {TensorDesc::contiguous({9, 8191}), {0, 1}},        // flat
       {TensorDesc::contiguous({65537, 7}), {0}},          // dense columns, split
-      {TensorDesc::contiguous({3, 4099, 5}), {1}},        // dense columns with an outer
+      {TensorDesc::contiguous({3, 4099, 5}), {1}},        // dense columns with an outer: vector and scalar slices
       {TensorDesc::contiguous({3, 1001, 64}), {1}},       // dense columns, the widest
+      {TensorDesc::contiguous({20011, 7}), {0}},          // dense columns, a step of 7-element rows and vectors
       {TensorDesc::contiguous({100003, 4}), {1}},         // short rows: a lane per element
-      {TensorDesc::contiguous({349526, 3}), {1}},         // many short rows: staged through shared memory
-      {TensorDesc::contiguous({69907, 15}), {1}},         // the longest staged rows (4-byte types)
+      {TensorDesc::contiguous({349526, 3}), {1}},         // many short rows: a thread per row
+      {TensorDesc::contiguous({69907, 15}), {1}},         // misaligned short rows: scalar loads
       {TensorDesc::contiguous({70001, 1}), {1}},          // R = 1: a copy
       {TensorDesc::contiguous({100, 10007}), {1}},        // rows split, two passes
       {TensorDesc::contiguous({4097, 100}), {0}},         // columns split, two passes
