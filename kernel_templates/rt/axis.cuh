@@ -63,7 +63,7 @@ struct AxisConfig {
   // Independent loads in flight per thread along R (4 or 8).
   static constexpr int kUnroll = UNROLL;
   static_assert(UNROLL == 4 || UNROLL == 8, "4 or 8 loads in flight");
-  static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || GROUP == 1) &&
+  static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && VEC == 1)) &&
                               FAMILY != axis_columns_dense),
                 "several outputs per pass: rows and general with groups within a warp, columns with BY = 1");
   static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "block must be 32..1024, a multiple of 32");
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
   typedef typename C::In T;
   constexpr int kBy = C::kGroup;
   constexpr int kBx = C::kBlock / kBy;
-  __shared__ A smem[kBy > 1 ? C::kBlock : 1];
+  __shared__ A smem[kBy > 1 ? C::kBlock * C::kVec : 1];
   const T* in = static_cast<const T*>(p.in);
   const unsigned tx = threadIdx.x % kBx, ty = threadIdx.x / kBx;
   const u64 splits = C::kSplit ? p.splits : 1;
@@ -355,37 +355,89 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
     ticket_finish<C>(p);
     return;
   }
-  for (u64 base = first_block * kBx; base < p.outputs; base += block_stride * kBx) {
-    const u64 j = base + tx;
-    A v = Op::template identity<A>();
+  // kVec adjacent outputs per thread (one vector load per row where the outputs lie in
+  // one slice on the vector grid, else one scalar load each).
+  constexpr int V = C::kVec;
+  const u64 vectors = (p.outputs + V - 1) / V;
+  const bool rows_on_grid = (u64)p.reduced_stride % V == 0 && (u64)p.outer_stride % V == 0 &&
+                            (u64)in % (sizeof(T) * V) == 0;
+  for (u64 base = first_block * kBx; base < vectors; base += block_stride * kBx) {
+    const u64 j = (base + tx) * V;
+    A v[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = Op::template identity<A>();
     if (j < p.outputs) {
       const u64 o = j / p.inner, i = j % p.inner;
       const T* column = in + (long long)o * p.outer_stride + (long long)i;
       u64 k = lo + ty;
       // kUnroll independent loads in flight per thread.
       constexpr int U = C::kUnroll;
-      for (; k + (U - 1) * kBy < hi; k += U * kBy) {
-        A a[U];
+      if (V > 1 && rows_on_grid && i % V == 0 && i + V <= p.inner) {
+        for (; k + (U - 1) * kBy < hi; k += U * kBy) {
+          AxisVec<T, V> a[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) a[u] = (A)ldg(column + (long long)(k + u * kBy) * p.reduced_stride);
+          for (int u = 0; u < U; ++u)
+            a[u] = *reinterpret_cast<const AxisVec<T, V>*>(column + (long long)(k + u * kBy) * p.reduced_stride);
 #pragma unroll
-        for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)a[u].v[e]);
+        }
+        for (; k < hi; k += kBy) {
+          const AxisVec<T, V> a = *reinterpret_cast<const AxisVec<T, V>*>(column + (long long)k * p.reduced_stride);
+#pragma unroll
+          for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)a.v[e]);
+        }
+      } else {
+        // One output per thread, or outputs off the vector grid or across a slice
+        // boundary: each its own column, their scalar loads of kUnroll rows in flight
+        // together.
+        const T* c[V];
+        bool live[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          live[e] = j + e < p.outputs;
+          const u64 je = live[e] ? j + e : j;
+          c[e] = in + (long long)(je / p.inner) * p.outer_stride + (long long)(je % p.inner);
+        }
+        for (; k + (U - 1) * kBy < hi; k += U * kBy) {
+          A a[U][V];
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+              a[u][e] = live[e] ? (A)ldg(c[e] + (long long)(k + u * kBy) * p.reduced_stride) : Op::template identity<A>();
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], a[u][e]);
+        }
+        for (; k < hi; k += kBy)
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            if (live[e]) v[e] = Op::template apply<A>(v[e], (A)ldg(c[e] + (long long)k * p.reduced_stride));
       }
-      for (; k < hi; k += kBy) v = Op::template apply<A>(v, (A)ldg(column + (long long)k * p.reduced_stride));
     }
     if (kBy > 1) {
       __syncthreads();
-      smem[ty * kBx + tx] = v;
+#pragma unroll
+      for (int e = 0; e < V; ++e) smem[(ty * kBx + tx) * V + e] = v[e];
       __syncthreads();
       if (ty == 0)
-        for (int y = 1; y < kBy; ++y) v = Op::template apply<A>(v, smem[y * kBx + tx]);
+        for (int y = 1; y < kBy; ++y)
+#pragma unroll
+          for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], smem[(y * kBx + tx) * V + e]);
     }
-    if (ty == 0 && j < p.outputs) {
-      if (C::kSplit && splits > 1)
-        static_cast<A*>(p.partials)[j * splits + split] = v;
-      else
-        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
-    }
+    if (ty == 0)
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const u64 je = j + e;
+        if (je >= p.outputs) break;
+        if (C::kSplit && splits > 1)
+          static_cast<A*>(p.partials)[je * splits + split] = v[e];
+        else
+          static_cast<typename C::Out*>(p.out)[je] = epilogue<Op, typename C::Out>(v[e], p.reduced);
+      }
   }
   ticket_finish<C>(p);
 }

@@ -119,6 +119,15 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_GE(plan_axis_launch(s, shape_of({4097, 1000}, {0}), 132).grid, 132u * 2);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 65}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
+  // 16-bit columns: four adjacent outputs per thread over many outputs on that grid,
+  // or a long R; one where the outputs are few or off the grid.
+  const TypeRule h{DType::f16, DType::f16, DType::f32};
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({16, 1 << 20}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({16, (1 << 20) + 1}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({256, 1 << 14}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1000}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1 << 20}, {0}), 132).vec, 1u);
   // General: no vector loads.
   s = builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 8}, {0, 2}), 132);
   EXPECT_EQ(s.family, AxisFamily::general);
@@ -178,11 +187,13 @@ TEST(AxisSpec, InvalidSpecsAreNamed) {
   s.family = AxisFamily::general;
   s.vec = 4;
   EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
-  s.family = AxisFamily::columns;  // threads across outputs read scalars
-  EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
   s.family = AxisFamily::columns_dense;
   s.group = 1;
   EXPECT_EQ(axis_spec_problem(s), "");
+  s.family = AxisFamily::columns;  // vectors of adjacent outputs
+  EXPECT_EQ(axis_spec_problem(s), "");
+  s.rows_per_pass = 4;  // or several outputs per pass, not both
+  EXPECT_NE(axis_spec_problem(s).find("vectors"), std::string::npos);
   s = AxisKernelSpec{};
   s.group = 256;
   s.rows_per_pass = 4;  // several rows per pass need groups within a warp
@@ -279,10 +290,12 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
 }
 
 TEST(AxisConfig, CandidatesAreValidFitTheirShapeAndIncludeTheBuiltInChoice) {
+  const TypeRule f16{DType::f16, DType::f16, DType::f32};
+  for (const TypeRule& types : {kF32, f16})
   for (const auto& shape : tuning_shapes()) {
-    const auto candidates = axis_candidates(Op::sum, kF32, shape, 132);
+    const auto candidates = axis_candidates(Op::sum, types, shape, 132);
     ASSERT_FALSE(candidates.empty()) << shape.to_string();
-    const AxisKernelSpec builtin = builtin_axis_spec(Op::sum, kF32, shape, 132);
+    const AxisKernelSpec builtin = builtin_axis_spec(Op::sum, types, shape, 132);
     EXPECT_NE(std::find(candidates.begin(), candidates.end(), builtin), candidates.end()) << shape.to_string();
     for (const auto& c : candidates) {
       EXPECT_EQ(axis_spec_problem(c), "") << to_string(c);
@@ -296,7 +309,9 @@ TEST(AxisConfig, CandidatesAreValidFitTheirShapeAndIncludeTheBuiltInChoice) {
     if (shape.reduced >= 16) {
       EXPECT_GE(groups.size(), 3u) << shape.to_string();
     }
-    EXPECT_LE(candidates.size(), 80u) << shape.to_string();
+    // The default run's classes (4- and 8-byte types) stay within 80 candidates; 16-bit
+    // columns add vectors of adjacent outputs (16-bit axis classes are tuned when named).
+    EXPECT_LE(candidates.size(), size_of(types.in) == 2 ? 112u : 80u) << shape.to_string();
   }
 }
 
@@ -348,6 +363,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::columns, 8, 1, AxisSplit::two_pass},  {AxisFamily::columns, 8, 1, AxisSplit::ticket},
                         {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none},
                         {AxisFamily::columns_dense, 1, 4, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 4, AxisSplit::two_pass},
+                        {AxisFamily::columns, 4, 2, AxisSplit::two_pass}, {AxisFamily::columns, 1, 2, AxisSplit::none},
                         {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
