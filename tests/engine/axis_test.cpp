@@ -71,9 +71,17 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32,
                               canonicalize(TensorDesc::strided({1 << 20, 8}, {9, 1}), {1}).axes, 132).family,
             AxisFamily::rows);
-  // Rows below 2048 elements: a warp each.
+  // Rows below 2048 elements: a warp each; above, a warp while a row holds fewer than
+  // 1024 vectors and the rows are many, else the block.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 2047}, {1}), 132);
   EXPECT_EQ(s.group, 32u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({16385, 3073}, {1}), 132);
+  EXPECT_EQ(s.group, 32u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({16385, 4096}, {1}), 132);
+  EXPECT_EQ(s.group, s.block);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({512, 2048}, {1}), 132);
+  EXPECT_EQ(s.group, s.block);
+  EXPECT_EQ(s.block, 128u);
   // Long rows, many of them: a block per row, 16-byte loads, no split.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 1 << 14}, {1}), 132);
   EXPECT_EQ(s.group, s.block);
