@@ -191,8 +191,9 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
            "  --budget N|Ss       candidates per bucket (default 48 for local) or seconds for the run\n"
            "  --db PATH           database file (default $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db)\n"
            "  --fresh             retune buckets that are already stored (default: resume)\n"
-           "  --keep-binaries all|winners  store every compiled kernel, compressed (default), or only\n"
-           "                      the winners' and finalists' (reduce-tune db gc trims later)\n"
+           "  --keep-binaries winners|all  store the winners' and finalists' compiled kernels\n"
+           "                      (default), or every one, compressed, so that a --fresh rerun\n"
+           "                      compiles nothing (reduce-tune db gc trims later)\n"
            "  --dry-run [--arch SM]  print the search space and the plan; needs no GPU\n"
            "  --quiet | --verbose\n";
     return kExitOk;

@@ -136,7 +136,7 @@ std::string tune_usage() {
 
 TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
   TuneOptions o;
-  std::string device = "0", ops, dtypes, sizes, strategy = "local", budget, db, keep = "all", layouts, axis_shapes;
+  std::string device = "0", ops, dtypes, sizes, strategy = "local", budget, db, keep = "winners", layouts, axis_shapes;
   po::options_description desc;
   desc.add_options()
       ("help,h", po::bool_switch(&o.help), "")

@@ -21,6 +21,10 @@ TEST(TuneOptions, DefaultsCoverTheDefaultScope) {
   EXPECT_FALSE(parse({"--ops", "sum"}).options->default_scope);
   EXPECT_TRUE(parse({"--sizes", "2^20"}).options->default_scope);
   EXPECT_EQ(r.options->search, SearchKind::local);
+  // The database keeps the winners' and finalists' binaries unless told to keep all.
+  EXPECT_FALSE(r.options->keep_all_binaries);
+  EXPECT_TRUE(parse({"--keep-binaries", "all"}).options->keep_all_binaries);
+  EXPECT_FALSE(parse({"--keep-binaries", "winners"}).options->keep_all_binaries);
   EXPECT_EQ(default_sizes().size(), 21u);
   EXPECT_EQ(default_sizes().front(), 1024u);
   EXPECT_EQ(default_sizes().back(), 1ull << 30);
@@ -80,6 +84,7 @@ TEST(TuneOptions, ErrorsNameTheOptionAndTheAllowedValues) {
   EXPECT_NE(parse({"--device", "gpu0"}).error.find("--device: bad value 'gpu0'"), std::string::npos);
   EXPECT_NE(parse({"--bogus"}).error.find("unrecognised option '--bogus'"), std::string::npos) << parse({"--bogus"}).error;
   EXPECT_NE(parse({"--quiet", "--verbose"}).error.find("exclude each other"), std::string::npos);
+  EXPECT_EQ(parse({"--keep-binaries", "some"}).error, "--keep-binaries: unknown value 'some' (allowed: all, winners)");
 }
 
 }  // namespace

@@ -313,6 +313,7 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   o.ops = {Op::sum, Op::min};
   o.dtypes = {DType::f32};
   o.axis_shapes = {{16, 1 << 16}, {1 << 12, 64}};
+  o.keep_all_binaries = true;  // --keep-binaries all: a fresh rerun compiles nothing
   std::atomic<bool> interrupt{false};
   SilentProgress progress;
   const auto first = tuner::tune_device(0, o, db_path, progress, interrupt);

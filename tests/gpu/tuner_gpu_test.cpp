@@ -9,7 +9,12 @@
 #include <set>
 
 #include "gpu_env.h"
+#include "reduce_tune/context.h"
 #include "reduce_tune/db/database.h"
+#include "reduce_tune/engine/binary_cache.h"
+#include "reduce_tune/engine/compiler.h"
+#include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/engine/kernel_set.h"
 #include "reduce_tune/tuner/tuner.h"
 
 namespace reduce_tune::tuner {
@@ -36,6 +41,7 @@ TEST(TunerOnGpu, QuickRunStoresVerifiedWinnersAndEveryMeasurement) {
   o.dtypes = {DType::f32};
   o.sizes = {1u << 12, 1u << 22};
   o.budget = Budget{20, 0};
+  o.keep_all_binaries = true;  // --keep-binaries all: a fresh rerun compiles nothing
   std::atomic<bool> interrupt{false};
   QuietProgress progress;
   const DeviceTuneResult first = tune_device(0, o, db_path, progress, interrupt);
@@ -107,6 +113,52 @@ TEST(TunerOnGpu, QuickRunStoresVerifiedWinnersAndEveryMeasurement) {
   EXPECT_GT(second.compiles.store_hits, 0u);
   std::printf("[ tuning   ] second run: %zu compiles (%zu binaries new to the database), %zu from the database\n",
               second.compiles.compiles, new_keys, second.compiles.store_hits);
+
+  // The default keeps the binaries of winners and finalists only: fewer, and a context
+  // over that database serves the tuned sizes from them without compiling.
+  TuneOptions lean = o;
+  lean.keep_all_binaries = false;
+  QuietProgress third;
+  const auto lean_path = dir / "lean.db";
+  const DeviceTuneResult lean_run = tune_device(0, lean, lean_path, third, interrupt);
+  EXPECT_EQ(lean_run.buckets_tuned, 2);
+  std::size_t lean_binaries = 0, all_binaries = 0;
+  {
+    auto database = db::Database::open(lean_path);
+    std::set<std::string> keys;
+    for (const auto& b : database.list_binaries()) keys.insert(b.key);
+    lean_binaries = keys.size();
+    all_binaries = db::Database::open(db_path).list_binaries().size();
+    // Each winner's runtime kernel is among them.
+    const auto device_id = database.find_device(lean_run.device.uuid);
+    ASSERT_TRUE(device_id);
+    const TypeRule t = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+    NvrtcCompiler compiler;
+    int winners = 0;
+    for (const auto& w : database.winners_for_device(*device_id)) {
+      const std::vector<KernelSpec> one = {KernelSpec{Op::sum, t, w.config}};
+      EXPECT_EQ(keys.count(binary_cache_key(make_compile_request(one, lean_run.device.arch()), compiler.version())), 1u)
+          << to_string(w.config);
+      ++winners;
+    }
+    EXPECT_EQ(winners, 2);
+  }
+  EXPECT_GT(lean_binaries, 0u);
+  EXPECT_LT(lean_binaries, all_binaries);
+  {
+    ContextOptions co;
+    co.database = lean_path;
+    Context ctx(co);
+    const std::uint64_t n = (1u << 22) + 4097;
+    DeviceBuffer in(n * sizeof(float));
+    RT_CUDA_CHECK(cudaMemset(in.get(), 0, n * sizeof(float)));
+    float result = -1;
+    ctx.reduce_to_host(Op::sum, DType::f32, DType::f32, in.get(), n, &result, nullptr);
+    EXPECT_EQ(result, 0.0f);
+    EXPECT_EQ(ctx.explain(Op::sum, DType::f32, DType::f32, n).match, MatchKind::exact);
+  }
+  std::printf("[ tuning   ] binaries kept: %zu of the winners and finalists, %zu with --keep-binaries all\n",
+              lean_binaries, all_binaries);
   std::filesystem::remove_all(dir);
 }
 

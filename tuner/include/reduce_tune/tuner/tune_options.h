@@ -42,7 +42,7 @@ struct TuneOptions {
   bool dry_run = false;              // print the space, touch nothing
   int dry_run_arch = 90;             // --arch for --dry-run without a GPU
   bool fresh = false;                // retune buckets that are already done
-  bool keep_all_binaries = true;     // store every compiled kernel (else winners' and finalists' only)
+  bool keep_all_binaries = false;    // store every compiled kernel (else winners' and finalists' only)
   bool quiet = false;
   bool verbose = false;
   bool help = false;
