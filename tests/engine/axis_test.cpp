@@ -125,7 +125,9 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // Columns with a thousand outputs and a long R: enough blocks along R.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 1000}, {0}), 132);
   EXPECT_GE(plan_axis_launch(s, shape_of({4097, 1000}, {0}), 132).grid, 132u * 2);
-  s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 65}, {0}), 132);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({(1 << 20) - 1, 65}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 257}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   // 16-bit columns: four adjacent outputs per thread over many outputs on that grid,
   // or a long R; one where the outputs are few or off the grid.
@@ -136,6 +138,19 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1000}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1 << 20}, {0}), 132).vec, 1u);
+  // Long columns: up to 256 of them read as one contiguous run from a million rows on;
+  // a few hundred over 2^18 rows and more: blocks of 512, the last block folding.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 100}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(s.vec, 4u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 18, 200}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.block, 512u);
+  EXPECT_EQ(s.group, 16u);
+  EXPECT_EQ(s.split, AxisSplit::ticket);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({65536, 200}, {0}), 132);
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(s.split, AxisSplit::two_pass);
   // General: no vector loads.
   s = builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 8}, {0, 2}), 132);
   EXPECT_EQ(s.family, AxisFamily::general);

@@ -117,6 +117,7 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({3, 4099, 5}), {1}},        // dense columns with an outer: vector and scalar slices
       {TensorDesc::contiguous({3, 1001, 64}), {1}},       // dense columns, the widest
       {TensorDesc::contiguous({20011, 7}), {0}},          // dense columns, a step of 7-element rows and vectors
+      {TensorDesc::contiguous({4, 262144}), {0}},         // many short columns: 16-bit types read 4 outputs a thread
       {TensorDesc::contiguous({100003, 4}), {1}},         // short rows: a lane per element
       {TensorDesc::contiguous({349526, 3}), {1}},         // many short rows: a thread per row
       {TensorDesc::contiguous({69907, 15}), {1}},         // misaligned short rows: scalar loads
@@ -161,6 +162,14 @@ TEST(Axes, MisalignedBasesAndRowStarts) {
       EXPECT_EQ(check(ctx, Op::max, rule(Op::max, dtype), buffer, base, TensorDesc::contiguous({101, 33}), {0}), "")
           << base;
     }
+  }
+  // 16-bit columns read as vectors of four outputs: from an aligned base, and from bases
+  // off the vector grid (each output its own scalar loads).
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    const TypeRule t = rule(Op::sum, dtype);
+    const Buffer buffer = upload(testing::make_input(Op::sum, dtype, testing::Pattern::exact, (1 << 20) + 8, 3));
+    for (std::int64_t base : {0, 1, 2, 3, 4})
+      EXPECT_EQ(check(ctx, Op::sum, t, buffer, base, TensorDesc::contiguous({4, 262144}), {0}), "") << base;
   }
 }
 
@@ -416,7 +425,8 @@ TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
       for (const tuner::AxisShape shape :
            {tuner::AxisShape{AxisLayout::rows, 1001, 4099}, tuner::AxisShape{AxisLayout::rows, 13, 70001},
             tuner::AxisShape{AxisLayout::rows, 300001, 7}, tuner::AxisShape{AxisLayout::columns, 1001, 4099},
-            tuner::AxisShape{AxisLayout::columns, 200003, 9}, tuner::AxisShape{AxisLayout::columns, 4097, 33}}) {
+            tuner::AxisShape{AxisLayout::columns, 200003, 9}, tuner::AxisShape{AxisLayout::columns, 4097, 33},
+            tuner::AxisShape{AxisLayout::columns, 8193, 200}}) {
         const CanonicalAxes canonical = tuner::canonical_axis_shape(shape);
         // Every family of this layout the tuner may pick here: the first candidate of
         // each (family, split) pair.
