@@ -563,6 +563,10 @@ def explain(x, dim=None, op="sum", *, dtype=None):
     """What ``reduce_tune.<op>(x, dim)`` runs on x's GPU, and why (a string)."""
     if op not in _OP:
         raise ValueError(f"reduce_tune.explain: op must be one of {', '.join(_OP)}, not {op!r}")
+    jax = _sys.modules.get("jax")
+    if jax is not None and isinstance(x, jax.core.Tracer):
+        raise TypeError("reduce_tune.explain: the input is a JAX tracer (inside jax.jit or another transform); "
+                        "explain a concrete array of the same shape and dtype outside it")
     view = _view("explain", x, "the input")
     axes = _axes("explain", dim, len(view.shape))
     in_code = _DT[view.dtype]

@@ -367,6 +367,10 @@ class OtherProducers(unittest.TestCase):
         # Inside jax.jit, composed with JAX's own ops (the XLA FFI custom call, where built).
         f = jax.jit(lambda v: rt.sum(v * 2, dim=(0, 1), dtype=jnp.float32) + 1)
         self.assertEqual(float(f(a)), float(jnp.sum(a.astype(jnp.float32)) * 2 + 1))
+        # explain needs a concrete array: a tracer gets a TypeError that says so.
+        self.assertIn("rows", rt.explain(a, dim=1))
+        with self.assertRaisesRegex(TypeError, "tracer"):
+            jax.jit(lambda v: rt.explain(v, dim=1) and v)(a)
         i = jax.device_put(jnp.arange(3 * 1001, dtype=jnp.int32).reshape(3, 1001) % 5, gpus[0])
         self.assertTrue(bool(jnp.all(rt.min(i, dim=1) == jnp.min(i, axis=1))))
         with self.assertRaises(ValueError):
