@@ -171,8 +171,8 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       const std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
       s.vec = full > 1 && (r >= 4ull * full || (r >= 2ull * full && r % full == 0)) ? full : 1;
       // Each lane of a group reads about four vectors (eight elements without vectors)
-      // of its row, so that several loads are in flight without a long shuffle tree;
-      // groups stay within a warp up to 2048 elements, the block beyond. Measured on an
+      // of its row, so that several loads are in flight without a long shuffle tree
+      // (longer rows: below). Measured on an
       // H100 over f32 and f16 rows of R = 4 .. 1537 and 2^10 .. 2^24 outputs: within
       // a few percent of the tuned best, where one lane per vector (the former choice)
       // was 1.2 to 4 times slower below R = 1024; the shared-memory staging of very
@@ -197,8 +197,7 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       s.rows_per_pass = s.group <= 32 && r <= 2ull * s.group * s.vec ? 4 : 1;
       // Few rows: smaller blocks, so that more SMs get one.
       const std::uint64_t rows_per_block = s.block / s.group * s.rows_per_pass;
-      if (s.group <= 32 && ceil_div(shape.outputs, rows_per_block) < 2ull * static_cast<std::uint64_t>(std::max(sm_count, 1)))
-        s.block = 128;
+      if (s.group <= 32 && ceil_div(shape.outputs, rows_per_block) < 2 * sms) s.block = 128;
       if (s.group <= 32) {
         // A group within a warp reads at most 2047 elements: never worth a second launch.
         s.split = AxisSplit::none;

@@ -11,7 +11,7 @@
 //                           outputs (consecutive inner elements, coalesced), BY threads
 //                           of a block across R, combined in shared memory in order.
 //   axis_columns_dense_kernel<C>  columns whose rows are contiguous and narrow (inner
-//                           <= 64): the block reads its slice [outer, rows) as one
+//                           <= the block): the block reads its slice [outer, rows) as one
 //                           contiguous run in steps of whole rows and vectors, thread t
 //                           always holding the same positions (so the same columns),
 //                           then the threads of each column fold in shared memory.

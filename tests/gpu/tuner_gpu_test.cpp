@@ -97,18 +97,18 @@ TEST(TunerOnGpu, QuickRunStoresVerifiedWinnersAndEveryMeasurement) {
   // of it) may reach a config the first run did not; every compile is stored, so a
   // second run compiled nothing the first stored exactly when its compiles are the keys
   // new to the database.
-  auto binary_keys = [&] {
-    auto database = db::Database::open(db_path);
+  auto binary_keys = [&](const std::filesystem::path& path) {
+    auto database = db::Database::open(path);
     std::set<std::string> keys;
     for (const auto& b : database.list_binaries()) keys.insert(b.key);
     return keys;
   };
-  const auto before = binary_keys();
+  const auto before = binary_keys(db_path);
   o.fresh = true;
   const DeviceTuneResult second = tune_device(0, o, db_path, again, interrupt);
   EXPECT_EQ(second.buckets_tuned, 2);
   std::size_t new_keys = 0;
-  for (const auto& k : binary_keys()) new_keys += before.count(k) == 0;
+  for (const auto& k : binary_keys(db_path)) new_keys += before.count(k) == 0;
   EXPECT_EQ(second.compiles.compiles, new_keys) << "a second run compiled what the first stored";
   EXPECT_GT(second.compiles.store_hits, 0u);
   std::printf("[ tuning   ] second run: %zu compiles (%zu binaries new to the database), %zu from the database\n",
@@ -122,13 +122,10 @@ TEST(TunerOnGpu, QuickRunStoresVerifiedWinnersAndEveryMeasurement) {
   const auto lean_path = dir / "lean.db";
   const DeviceTuneResult lean_run = tune_device(0, lean, lean_path, third, interrupt);
   EXPECT_EQ(lean_run.buckets_tuned, 2);
-  std::size_t lean_binaries = 0, all_binaries = 0;
+  const auto keys = binary_keys(lean_path);
+  const std::size_t lean_binaries = keys.size(), all_binaries = binary_keys(db_path).size();
   {
     auto database = db::Database::open(lean_path);
-    std::set<std::string> keys;
-    for (const auto& b : database.list_binaries()) keys.insert(b.key);
-    lean_binaries = keys.size();
-    all_binaries = db::Database::open(db_path).list_binaries().size();
     // Each winner's runtime kernel is among them.
     const auto device_id = database.find_device(lean_run.device.uuid);
     ASSERT_TRUE(device_id);
