@@ -130,21 +130,36 @@ void CudaLauncher::launch(const void* kernel, std::uint32_t grid, std::uint32_t 
   RT_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args));
 }
 
-void enqueue_reduction(Launcher& launcher, const KernelHandles& kernels, const KernelSpec& spec,
-                       const LaunchPlan& plan, const WorkspaceView& workspace, const void* in,
-                       std::uint64_t n, void* out, void* stream) {
+PreparedReduction prepare_reduction(const KernelHandles& kernels, const KernelSpec& spec, const LaunchPlan& plan,
+                                    const WorkspaceView& workspace, const void* in, std::uint64_t n, void* out) {
   const std::size_t partial_bytes = plan.partial_count * size_of(spec.types.acc);
   if (partial_bytes > workspace.partials_bytes)
     throw Error("workspace holds " + std::to_string(workspace.partials_bytes) +
                 " bytes of partials, the launch needs " + std::to_string(partial_bytes));
-  KernelParams params = make_kernel_params(spec, workspace, in, n, out);
+  PreparedReduction r;
+  r.kernels = kernels;
+  r.grid = plan.grid;
+  r.block = plan.block;
+  r.finalize = plan.finalize;
+  r.params = make_kernel_params(spec, workspace, in, n, out);
+  return r;
+}
+
+void enqueue_prepared(Launcher& launcher, const PreparedReduction& prepared, void* stream) {
+  KernelParams params = prepared.params;  // the launch reads its arguments through pointers
   void* reduce_args[] = {&params};
-  launcher.launch(kernels.reduce, plan.grid, plan.block, stream, reduce_args);
-  if (plan.finalize) {
-    unsigned int count = plan.grid;
+  launcher.launch(prepared.kernels.reduce, prepared.grid, prepared.block, stream, reduce_args);
+  if (prepared.finalize) {
+    unsigned int count = prepared.grid;
     void* finalize_args[] = {&params, &count};
-    launcher.launch(kernels.finalize, 1, plan.block, stream, finalize_args);
+    launcher.launch(prepared.kernels.finalize, 1, prepared.block, stream, finalize_args);
   }
+}
+
+void enqueue_reduction(Launcher& launcher, const KernelHandles& kernels, const KernelSpec& spec,
+                       const LaunchPlan& plan, const WorkspaceView& workspace, const void* in,
+                       std::uint64_t n, void* out, void* stream) {
+  enqueue_prepared(launcher, prepare_reduction(kernels, spec, plan, workspace, in, n, out), stream);
 }
 
 }  // namespace reduce_tune

@@ -352,6 +352,70 @@ TEST(PointerChecks, ABufferFreedAndReplacedAtTheSameAddressIsCheckedAnew) {
   RT_CUDA_CHECK(cudaGetLastError());
 }
 
+// A call that repeats an earlier one exactly launches what that one launched, once the
+// driver confirms the same allocations: a repeat after the input or the output was freed
+// is refused (nothing launched, the context stays usable), and a repeat on another
+// stream, with another n or with new data reduces what it is given.
+TEST(PointerChecks, ARepeatedCallIsCheckedAgainstTheAllocationsItWasMadeWith) {
+  RT_REQUIRE_GPU();
+  cudaGetLastError();
+  Context ctx(no_database());
+  const std::size_t n = (std::size_t{1} << 20) + 3;
+  const auto host = small_integers(n, 2);
+  const auto other = small_integers(n, 5);
+  Stream s1, s2;
+  DeviceBuffer out(8);
+  auto result = [&] {
+    float got = -1;
+    RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+    return got;
+  };
+  {
+    DeviceBuffer in((n + 1) * 4);  // one float more, for an output inside the allocation
+    RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+    for (int i = 0; i < 3; ++i) ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>(), n, out.get(), s1.get());
+    RT_CUDA_CHECK(cudaStreamSynchronize(s1.get()));
+    EXPECT_EQ(result(), static_cast<float>(exact_sum(host)));
+    // New data under the same pointers, another stream, a shorter n.
+    RT_CUDA_CHECK(cudaMemcpy(in.get(), other.data(), n * 4, cudaMemcpyHostToDevice));
+    ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>(), n, out.get(), s2.get());
+    RT_CUDA_CHECK(cudaStreamSynchronize(s2.get()));
+    EXPECT_EQ(result(), static_cast<float>(exact_sum(other)));
+    ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>(), n - 1000, out.get(), s2.get());
+    RT_CUDA_CHECK(cudaStreamSynchronize(s2.get()));
+    EXPECT_EQ(result(), static_cast<float>(exact_sum(std::vector<float>(other.begin(), other.end() - 1000))));
+    // The same call, with the output inside the input's allocation, twice.
+    float* inside = in.as<float>() + n;
+    for (int i = 0; i < 2; ++i) ctx.reduce(Op::max, DType::f32, DType::f32, in.as<float>(), n, inside, s1.get());
+    float got = -1;
+    RT_CUDA_CHECK(cudaMemcpy(&got, inside, 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, *std::max_element(other.begin(), other.end()));
+    // Freed: the repeat is refused before anything is launched.
+    void* freed = in.get();
+    in = DeviceBuffer();
+    EXPECT_THROW(ctx.reduce(Op::sum, DType::f32, DType::f32, freed, n, out.get(), s1.get()), InvalidArgument);
+    EXPECT_THROW(ctx.reduce(Op::max, DType::f32, DType::f32, freed, n, static_cast<float*>(freed) + n, s1.get()),
+                 InvalidArgument);
+  }
+  // The output freed under a repeated call.
+  DeviceBuffer in(n * 4);
+  RT_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+  {
+    DeviceBuffer own_out(8);
+    for (int i = 0; i < 3; ++i) ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>(), n, own_out.get(), s1.get());
+    RT_CUDA_CHECK(cudaStreamSynchronize(s1.get()));
+    void* freed = own_out.get();
+    own_out = DeviceBuffer();
+    EXPECT_THROW(ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>(), n, freed, s1.get()), InvalidArgument);
+  }
+  // Nothing launched on freed memory: the context still reduces.
+  RT_CUDA_CHECK(cudaDeviceSynchronize());
+  ctx.reduce(Op::sum, DType::f32, DType::f32, in.as<float>(), n, out.get(), s1.get());
+  RT_CUDA_CHECK(cudaStreamSynchronize(s1.get()));
+  EXPECT_EQ(result(), static_cast<float>(exact_sum(host)));
+  RT_CUDA_CHECK(cudaGetLastError());
+}
+
 // Not a timed test: calls per second from 1 thread and from 8 threads on their own
 // streams (the scaling goes into the issue note), with every result checked.
 TEST(Concurrency, ReportsCallsPerSecondOfEightThreadsAgainstOne) {

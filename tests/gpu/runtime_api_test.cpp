@@ -349,6 +349,44 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
+  // Single calls interleaved with single launches, each timed alone, in an order that
+  // rotates: all sides see the same driver and queue state, and the medians of 20,000
+  // each do not move with a slow batch. A sync every 200 rounds keeps the queue short
+  // (the GPU keeps up with one 4096-element kernel per launch anyway). The third side is
+  // the launch after the driver queries a warm call makes (the current device, the
+  // buffer ids of input and output), to tell their cost in place from the rest.
+  auto call = [&] { cached.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get()); };
+  auto launch = [&] {
+    enqueue_reduction(launcher, set.handles(0), spec, plan, view, in.get(), 4096, out.get(), stream.get());
+  };
+  volatile std::uint64_t sink = 0;
+  auto queries_then_launch = [&] {
+    sink = sink + static_cast<std::uint64_t>(current_device_ordinal()) + query_buffer_id(in.get()) +
+           query_buffer_id(out.get());
+    launch();
+  };
+  std::vector<double> sides[3];
+  for (auto& side : sides) side.reserve(20000);
+  for (int chunk = 0; chunk < 100; ++chunk) {
+    for (int i = 0; i < calls; ++i) {
+      for (int k = 0; k < 3; ++k) {
+        const int which = (i + k) % 3;
+        const auto a = Clock::now();
+        if (which == 0) call();
+        else if (which == 1) launch();
+        else queries_then_launch();
+        sides[which].push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+      }
+    }
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }
+  const double single_call_us = median(sides[0]), single_launch_us = median(sides[1]);
+  const double queried_launch_us = median(sides[2]);
+  std::printf("[ overhead ] warm call, single calls interleaved with single launches (medians of %zu each): "
+              "call %.3f us, the same kernel through the launcher alone %.3f us; library overhead %.3f us, of "
+              "which the driver queries in place (launch after them %.3f us) %.3f us\n",
+              sides[0].size(), single_call_us, single_launch_us, single_call_us - single_launch_us,
+              queried_launch_us, queried_launch_us - single_launch_us);
   const double best_call_us = median(call_us), best_launch_us = median(launch_us);
   const double overhead = median(overhead_us);
   // cudaLaunchKernel and cudaLaunchKernelExC on the same cudaKernel_t handle.

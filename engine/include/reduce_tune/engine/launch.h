@@ -118,8 +118,25 @@ class CudaLauncher final : public Launcher {
               void** args) override;
 };
 
-// Enqueues the reduction of in[0..n) into *out on `stream`. The workspace must hold
+// A reduction whose kernels, grid and arguments are settled: all a launch needs, so a
+// caller may keep it and enqueue it again for the same call (the runtime's warm path).
+struct PreparedReduction {
+  KernelHandles kernels;
+  std::uint32_t grid = 1;
+  std::uint32_t block = 0;
+  bool finalize = false;
+  KernelParams params{};
+};
+
+// Settles the reduction of in[0..n) into *out. The workspace must hold
 // plan.partial_count accumulators; throws Error when it does not.
+PreparedReduction prepare_reduction(const KernelHandles& kernels, const KernelSpec& spec, const LaunchPlan& plan,
+                                    const WorkspaceView& workspace, const void* in, std::uint64_t n, void* out);
+
+// Enqueues a prepared reduction on `stream`: one launch, or two with a finalize pass.
+void enqueue_prepared(Launcher& launcher, const PreparedReduction& prepared, void* stream);
+
+// Enqueues the reduction of in[0..n) into *out on `stream` (prepare, then enqueue).
 void enqueue_reduction(Launcher& launcher, const KernelHandles& kernels, const KernelSpec& spec,
                        const LaunchPlan& plan, const WorkspaceView& workspace, const void* in,
                        std::uint64_t n, void* out, void* stream);
