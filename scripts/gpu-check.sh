@@ -3,8 +3,9 @@
 # compute-sanitizer pass (memcheck and racecheck, every strategy at a few sizes) and the
 # benchmarks. Full logs go to $OUT (default ./gpu-check-out); a summary table is printed
 # last. Usage: scripts/gpu-check.sh [tests] [sanitizer] [tune] [bench] [axistune] [axes]
-# (default: all). axistune tunes axis classes into $DB ($AXIS_TUNE_ARGS); axes then
-# benches the axis grid against that database and the built-in choice, CUB and PyTorch.
+# (default: all; TESTS=<gtest filter> narrows the tests step). axistune tunes axis
+# classes into $DB ($AXIS_TUNE_ARGS); axes then benches the axis grid against that
+# database and the built-in choice, CUB and PyTorch.
 # The executables come from $BIN (default ./gpu-stage, made by scripts/stage-gpu.sh).
 set -u
 cd "$(dirname "$0")/.."
@@ -38,7 +39,8 @@ run_step() {
 } >"$OUT/device.txt" 2>&1
 
 if want tests; then
-  run_step "gpu_tests" gpu_tests.log "$BIN/gpu_tests"
+  # TESTS: a gtest filter, to split the suite across calls of the GPU machine's time limit.
+  run_step "gpu_tests ${TESTS:-}" gpu_tests.log "$BIN/gpu_tests" ${TESTS:+--gtest_filter="$TESTS"}
   for t in runtime_gpu_tests tuner_gpu_tests; do
     [ -x "$BIN/$t" ] && run_step "$t" "$t.log" "$BIN/$t"
   done
