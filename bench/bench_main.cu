@@ -196,6 +196,23 @@ struct Row {
 // Rounds of the second timing that a break must survive to count.
 constexpr int kConfirmRounds = 9;
 
+// The medians of `a` and `b` timed again: kConfirmRounds rounds, each timing both, which
+// of them goes first alternating from round to round.
+std::pair<double, double> alternating_medians(const std::function<void(int)>& a, int a_rotations,
+                                              const std::function<void(int)>& b, int b_rotations,
+                                              cudaStream_t stream) {
+  std::vector<double> as, bs;
+  for (int round = 0; round < kConfirmRounds; ++round)
+    for (int k = 0; k < 2; ++k)
+      if ((k == 0) == (round % 2 == 0))
+        as.push_back(rt::tuner::time_reduction(a, a_rotations, stream, rt::tuner::bench_policy()).median_ms);
+      else
+        bs.push_back(rt::tuner::time_reduction(b, b_rotations, stream, rt::tuner::bench_policy()).median_ms);
+  std::sort(as.begin(), as.end());
+  std::sort(bs.begin(), bs.end());
+  return {as[as.size() / 2], bs[bs.size() / 2]};
+}
+
 struct Verdicts {
   int sizes = 0;
   std::vector<std::string> broken;
@@ -351,18 +368,8 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       // 10 us the run-to-run variation of one measurement (launch-rate drift) is wider than
       // its own spread says; a real break (a second launch, a slower kernel) persists.
       auto confirmed = [&](std::size_t other, double floor_ratio, double* ratio) {
-        std::vector<double> mine, theirs;
-        for (int round = 0; round < kConfirmRounds; ++round) {
-          const bool tuned_first = round % 2 == 0;
-          for (std::size_t i : {tuned_first ? std::size_t{0} : other, tuned_first ? other : std::size_t{0}})
-            (i == 0 ? mine : theirs)
-                .push_back(rt::tuner::time_reduction(impls[i].enqueue, rotations, stream.get(),
-                                                     rt::tuner::bench_policy())
-                               .median_ms);
-        }
-        std::sort(mine.begin(), mine.end());
-        std::sort(theirs.begin(), theirs.end());
-        const double m = mine[mine.size() / 2], t = theirs[theirs.size() / 2];
+        const auto [m, t] =
+            alternating_medians(impls[0].enqueue, rotations, impls[other].enqueue, rotations, stream.get());
         *ratio = t / m;
         return rt::tuner::guarantee_break_confirmed(m, t, floor_ratio);
       };
@@ -386,17 +393,9 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
         if (ratio > 1.15) {
           // Timed again as the guarantee's breaks are: the tuned call and the empty
           // kernel alternate for kConfirmRounds rounds, and their medians decide.
-          std::vector<double> mine, empty;
-          auto launch_empty = [&](int) { empty_kernel<<<1, 32, 0, stream.get()>>>(); };
-          for (int round = 0; round < kConfirmRounds; ++round) {
-            const auto policy = rt::tuner::bench_policy();
-            if (round % 2 == 0) mine.push_back(rt::tuner::time_reduction(impls[0].enqueue, rotations, stream.get(), policy).median_ms);
-            empty.push_back(rt::tuner::time_reduction(launch_empty, 1, stream.get(), policy).median_ms);
-            if (round % 2 == 1) mine.push_back(rt::tuner::time_reduction(impls[0].enqueue, rotations, stream.get(), policy).median_ms);
-          }
-          std::sort(mine.begin(), mine.end());
-          std::sort(empty.begin(), empty.end());
-          const double again = mine[mine.size() / 2] / empty[empty.size() / 2];
+          const std::function<void(int)> launch_empty = [&](int) { empty_kernel<<<1, 32, 0, stream.get()>>>(); };
+          const auto [mine, empty] = alternating_medians(impls[0].enqueue, rotations, launch_empty, 1, stream.get());
+          const double again = mine / empty;
           verdicts.small_retimed.push_back(where + ": " + std::to_string(ratio) + "x an empty launch, " +
                                            std::to_string(again) + "x when timed again");
           ratio = again;

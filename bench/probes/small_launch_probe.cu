@@ -87,22 +87,30 @@ __global__ void __launch_bounds__(B) cluster_kernel(const float* in, unsigned n,
   cl.sync();
 }
 
+// The median over `rounds` of the event-timed `body`, per kernel (`per_round` of them).
 template <class F>
-double time_us(cudaStream_t s, F launch) {
-  for (int i = 0; i < 200; ++i) launch();
+double median_event_us(cudaStream_t s, int rounds, int per_round, F body) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
   std::vector<double> v;
-  for (int r = 0; r < 15; ++r) {
+  for (int r = 0; r < rounds; ++r) {
     CK(cudaEventRecord(a, s));
-    for (int i = 0; i < 500; ++i) launch();
+    body();
     CK(cudaEventRecord(b, s));
     CK(cudaEventSynchronize(b));
     float ms; CK(cudaEventElapsedTime(&ms, a, b));
-    v.push_back(ms * 1e3 / 500);
+    v.push_back(ms * 1e3 / per_round);
   }
+  CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Launches back to back: host and GPU time together, as a caller sees them.
+template <class F>
+double time_us(cudaStream_t s, F launch) {
+  for (int i = 0; i < 200; ++i) launch();
+  return median_event_us(s, 15, 500, [&] { for (int i = 0; i < 500; ++i) launch(); });
 }
 
 // Same launches captured into a graph: the GPU's own time per kernel, with no host cost.
@@ -114,19 +122,9 @@ double graph_us(cudaStream_t s, F launch) {
   CK(cudaStreamEndCapture(s, &g));
   CK(cudaGraphInstantiate(&e, g, 0));
   CK(cudaGraphLaunch(e, s)); CK(cudaStreamSynchronize(s));
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  std::vector<double> v;
-  for (int r = 0; r < 9; ++r) {
-    CK(cudaEventRecord(a, s));
-    CK(cudaGraphLaunch(e, s));
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms; CK(cudaEventElapsedTime(&ms, a, b));
-    v.push_back(ms * 1e3 / 200);
-  }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const double us = median_event_us(s, 9, 200, [&] { CK(cudaGraphLaunch(e, s)); });
+  CK(cudaGraphExecDestroy(e)); CK(cudaGraphDestroy(g));
+  return us;
 }
 
 template <int B, int MODE>
