@@ -86,7 +86,14 @@ class ConsoleProgress final : public Progress {
     if (b.winner || !b.axis_winner.empty())
       out_ << ", best " << std::fixed << std::setprecision(4) << b.winner_ms << " ms " << std::setprecision(1)
            << b.winner_gbps << " GB/s " << (b.winner ? to_string(*b.winner) : b.axis_winner);
-    out_ << ", " << format_seconds(b.seconds) << ", ETA " << format_seconds(b.eta_seconds) << '\n' << std::flush;
+    out_ << ", " << format_seconds(b.seconds);
+    if (verbose_ && !b.axis) {
+      const auto& p = b.phases;
+      out_ << std::fixed << std::setprecision(2) << " (compile wait " << p.compile_wait << ", checks " << p.verify
+           << ", timing " << p.timing << ", finalists " << p.finalists << ", references " << p.references
+           << ", data " << p.fill << ", database " << p.store << ")";
+    }
+    out_ << ", ETA " << format_seconds(b.eta_seconds) << '\n' << std::flush;
   }
   void note(std::string_view message) override {
     std::lock_guard lock(mutex_);

@@ -3,7 +3,7 @@
 # the CUB benchmark over every op and dtype against its database (BENCH=0 skips it), then
 # reports. The run gets Ctrl-C (SIGINT) after $TUNE_TIMEOUT seconds, so a lease's call
 # limit is never hit: finished buckets stay stored and the same command resumes. Logs
-# and reports under $OUT.
+# and reports under $OUT. TUNE_ARGS adds options (--verbose: where each bucket's time went).
 set -u
 cd "$(dirname "$0")/.."
 BIN=${BIN:-gpu-stage}
@@ -11,7 +11,7 @@ OUT=${OUT:-gpu-check-out}
 DB=${DB:-/tmp/reduce-tune-full/tuning.db}
 mkdir -p "$OUT" "$(dirname "$DB")"
 start=$SECONDS
-timeout -s INT "${TUNE_TIMEOUT:-560}" "$BIN/reduce-tune" --device 0 --db "$DB" >"$OUT/tune_full.log" 2>&1
+timeout -s INT "${TUNE_TIMEOUT:-560}" "$BIN/reduce-tune" --device 0 --db "$DB" ${TUNE_ARGS:-} >"$OUT/tune_full.log" 2>&1
 echo "tune rc=$? wall=$((SECONDS - start))s" | tee -a "$OUT/tune_full.log"
 ls -l "$DB" | awk '{print "database size: " $5 " bytes"}' | tee -a "$OUT/tune_full.log"
 start=$SECONDS

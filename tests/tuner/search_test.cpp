@@ -15,6 +15,7 @@ class FakeEvaluator : public Evaluator {
  public:
   std::optional<double> evaluate(const ReduceConfig& c) override {
     ++calls;
+    if (speculated_configs.count(c)) ++speculation_hits;
     seen.insert(c);
     if (fail_block && c.block_threads == fail_block) return std::nullopt;
     auto d = [](double a, double b) { return std::pow(std::log2(a) - std::log2(b), 2); };
@@ -24,11 +25,17 @@ class FakeEvaluator : public Evaluator {
     if (c.warp_reduce != WarpReduce::shuffle) cost += 0.3;
     return cost;
   }
-  void prefetch(std::span<const ReduceConfig> configs) override { prefetched += configs.size(); }
+  void prefetch(std::span<const ReduceConfig> configs, bool speculative) override {
+    (speculative ? speculated : prefetched) += configs.size();
+    if (speculative) speculated_configs.insert(configs.begin(), configs.end());
+  }
   bool should_stop() override { return stop_after > 0 && calls >= stop_after; }
   int calls = 0;
   int stop_after = 0;
   std::size_t prefetched = 0;
+  std::size_t speculated = 0;
+  std::set<ReduceConfig> speculated_configs;
+  int speculation_hits = 0;  // evaluations of a config speculated before
   std::uint32_t fail_block = 0;
   std::set<ReduceConfig> seen;
 };
@@ -60,6 +67,25 @@ TEST(Search, ExhaustiveEvaluatesEverythingOnceAndFindsTheOptimum) {
   EXPECT_EQ(ev.prefetched, space.configs().size());
   ASSERT_TRUE(r.best);
   EXPECT_EQ(*r.best, optimum());
+}
+
+// The climb's next moves are the neighbours of the best point found so far: the search
+// offers them for compiling (speculatively) as soon as that point is measured, so that
+// most configs the climb evaluates were announced a step ahead.
+TEST(Search, LocalAnnouncesTheNextStepsMovesAheadOfTime) {
+  const SearchSpace space = warp_shuffle_space();
+  SearchRequest request = request_of(SearchKind::local, 60);
+  request.seeds = {default_config(Strategy::warp_shuffle)};
+  request.random_sample = 0;
+  FakeEvaluator ev;
+  const auto r = run_search(space, request, ev);
+  ASSERT_EQ(r.evaluated.size(), 60u);
+  // Everything after the seed is a move of some climb step.
+  EXPECT_GE(ev.speculation_hits, 40) << ev.speculation_hits << " of 59";
+  // Nothing is announced once the budget is spent: a budget of one evaluation speculates nothing.
+  FakeEvaluator one;
+  run_search(space, request_of(SearchKind::local, 1), one);
+  EXPECT_EQ(one.speculated, 0u);
 }
 
 TEST(Search, LocalFindsTheOptimumOfASmoothSpaceWithinItsBudget) {

@@ -3,11 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <cstring>
+#include <future>
+#include <mutex>
 #include <set>
+#include <string>
 
 #include "reduce_tune/tuner/measure.h"
 #include "reduce_tune/tuner/reference.h"
+#include "reduce_tune/tuner/thread_pool.h"
 #include "reduce_tune/tuner/tuner.h"
 
 namespace reduce_tune::tuner {
@@ -243,12 +252,90 @@ TEST(Timing, MedianAndInterquartileSpread) {
   EXPECT_DOUBLE_EQ(spread, 0);
 }
 
+#ifdef __linux__
+// Compile and reference workers yield the core to the thread that times kernels.
+TEST(ThreadPool, BackgroundWorkersRunAtALowerPriority) {
+  const int mine = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  int background = mine, normal = mine + 100;
+  {
+    ThreadPool low(1, true), plain(1);
+    low.submit([&] { background = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); return 0; }).wait();
+    plain.submit([&] { normal = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); return 0; }).wait();
+  }
+  EXPECT_EQ(normal, mine);
+  if (mine < 10) EXPECT_EQ(background, 10);
+  else EXPECT_GE(background, mine);
+}
+#endif
+
+// Racing: a candidate clearly slower than the best so far stops early, and nothing else
+// does; without a best (the first candidate, or a finalist's interior size) none stops.
+TEST(Timing, RacingStopsOnlyCandidatesClearlySlowerThanTheBest) {
+  TimingPolicy p;  // min 5 samples, max 15, 1% spread
+  EXPECT_FALSE(abandon_after_first_call(10.0, p));
+  EXPECT_EQ(timing_step({9.0, 9.0}, 0, p), TimingStep::more);
+  p.best_ms = 1.0;
+  // One call: over 2x the best and long enough to be timed alone.
+  EXPECT_TRUE(abandon_after_first_call(2.5, p));
+  EXPECT_FALSE(abandon_after_first_call(1.9, p));
+  p.best_ms = 0.004;
+  EXPECT_FALSE(abandon_after_first_call(0.02, p));  // 5x, but a single short call is mostly launch latency
+  p.best_ms = 1.0;
+  // Samples: two, both over 1.25x.
+  EXPECT_EQ(timing_step({1.3}, 0, p), TimingStep::more);
+  EXPECT_EQ(timing_step({1.3, 1.4}, 0, p), TimingStep::abandoned);
+  EXPECT_EQ(timing_step({1.3, 1.2}, 0, p), TimingStep::more);  // one at 1.2x: could still be a finalist
+  EXPECT_EQ(timing_step({1.3, 1.2, 1.3, 1.2, 1.2}, 0, p), TimingStep::more);  // 8% spread
+  EXPECT_EQ(timing_step({1.2, 1.2, 1.2, 1.2, 1.2}, 0, p), TimingStep::done);
+  // Without racing the usual rules: the spread, the sample cap, the time cap.
+  p.best_ms = 0;
+  EXPECT_EQ(timing_step({1.0, 1.0, 1.0, 1.0}, 0, p), TimingStep::more);
+  EXPECT_EQ(timing_step({1.0, 1.0, 1.0, 1.0, 1.0}, 0, p), TimingStep::done);
+  EXPECT_EQ(timing_step({1.0, 1.2, 1.0, 1.2, 1.0}, 0, p), TimingStep::more);
+  EXPECT_EQ(timing_step({1.0, 1.2, 1.0, 1.2, 1.0}, 0.5, p), TimingStep::done);
+  EXPECT_EQ(timing_step(std::vector<double>(15, 1.0), 0, p), TimingStep::done);
+}
+
 TEST(Timing, RotationOnlyForInputsNearOrPastL2) {
   const std::int64_t l2 = 60 << 20;
   EXPECT_EQ(rotation_count(4 << 20, l2, 1ull << 34), 1);          // L2-resident, as callers see it
   EXPECT_EQ(rotation_count(32 << 20, l2, 1ull << 34), 9);         // 4 x L2 / 32 MiB + 1
   EXPECT_EQ(rotation_count(8ull << 30, l2, 1ull << 34), 2);       // far past L2
   EXPECT_EQ(rotation_count(32 << 20, l2, 64 << 20), 2);           // limited by the buffer
+}
+
+// The compile pool runs the oldest job of the highest priority first: the kernels a
+// bucket waits for go before speculative ones, which go before the background.
+TEST(ThreadPool, RunsHigherPrioritiesFirstAndEachInOrder) {
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  std::mutex mutex;
+  std::string order;
+  {
+    ThreadPool pool(1);
+    std::promise<void> busy;
+    pool.post([&] {
+      busy.set_value();
+      open.wait();
+    });
+    busy.get_future().wait();  // the one worker holds the gate job: the rest queue
+    auto job = [&](char name) {
+      return [&, name] {
+        std::lock_guard lock(mutex);
+        order.push_back(name);
+      };
+    };
+    pool.post(job('a'), 0);
+    pool.post(job('B'), 2);
+    pool.post(job('c'), 1);
+    pool.post(job('D'), 2);
+    pool.post(job('e'), 0);
+    pool.post(job('f'), 1);
+    auto plain = pool.submit([&] { job('g')(); return 0; });  // submit() queues in the background
+    gate.set_value();
+    plain.wait();
+  }
+  EXPECT_EQ(order, "BDcfaeg");
 }
 
 }  // namespace

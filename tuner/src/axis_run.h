@@ -41,7 +41,9 @@ class AxisCheckState {
            std::uint64_t seed, void* out);
   // Times `spec` at `shape` with the axis screening policy (fewer samples than the flat
   // tuner's: a class ranks dozens of candidates at two shapes).
-  TimingResult time(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape);
+  // best_ms > 0: racing against that best (TimingPolicy), above the finalists' band.
+  TimingResult time(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape,
+                    double best_ms = 0);
   // The binary-cache keys of the reference programs compiled so far.
   const std::set<std::string>& binary_keys() const { return binary_keys_; }
 

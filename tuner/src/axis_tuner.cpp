@@ -345,7 +345,8 @@ std::string AxisCheckState::check(const AxisKernelSpec& spec, const KernelHandle
   return compare(spec.op, spec.types, shape, kind, seed, out_.get());
 }
 
-TimingResult AxisCheckState::time(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape) {
+TimingResult AxisCheckState::time(const AxisKernelSpec& spec, const KernelHandles& kernels, const AxisShape& shape,
+                                  double best_ms) {
   const CanonicalAxes canonical = canonical_axis_shape(shape);
   const AxisLaunchPlan plan = plan_axis_launch(spec, canonical, device_.key().sm_count);
   const WorkspaceView ws = device_.workspace(plan.partial_count * size_of(spec.types.acc));
@@ -361,6 +362,8 @@ TimingResult AxisCheckState::time(const AxisKernelSpec& spec, const KernelHandle
   policy.max_samples = 9;
   policy.target_spread = 0.02;
   policy.min_sample_ms = 0.1;
+  policy.best_ms = best_ms;
+  policy.abandon_factor = kAxisFinalistBand + 0.1;  // no candidate stopped early is a finalist
   return time_reduction(
       [&](int slice) {
         enqueue_axis_reduction(launcher, kernels, spec, plan, canonical, in + static_cast<std::uint64_t>(slice) * stride,
@@ -495,7 +498,9 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
         TimingResult t;
         {
           PhaseTimer timer(shape == shapes.front() ? result.phases.timing : result.phases.finalists);
-          t = checks.time(spec, *kernels, shape);
+          // Candidates at the corner race against the best so far; finalists inside the
+          // class do not.
+          t = checks.time(spec, *kernels, shape, shape == shapes.front() ? report.winner_ms : 0.0);
         }
         m.median_ms = t.median_ms;
         m.spread = t.spread;

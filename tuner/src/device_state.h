@@ -6,14 +6,17 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -150,7 +153,7 @@ class DeviceState {
         database_store_(store_database_ ? &*store_database_ : nullptr),
         store_(database_store_),
         cache_(compiler_, &store_),
-        pool_(std::max(2u, std::thread::hardware_concurrency())) {
+        pool_(std::max(2u, std::thread::hardware_concurrency()), true) {
     limits_.arch = key.arch();
     limits_.sm_count = key.sm_count;
     int max_threads = 0;
@@ -168,49 +171,39 @@ class DeviceState {
 
   // Compiles in the background; `options` are extra NVRTC options (the mutation test's
   // -DRT_MUTATION), part of the program's identity.
-  void compile_async(const KernelSpec& spec, const std::vector<std::string>& options = {}) {
-    std::lock_guard lock(mutex_);
-    const std::string k = entry_key(spec, options);
-    if (kernels_.count(k)) return;
+  // Compile priorities: what the bucket in hand runs next, before a guess at what it may
+  // run after that, before the background (other problems' starting points, variants).
+  enum class Urgency : int { background = 0, speculative = 1, soon = 2 };
+  void compile_async(const KernelSpec& spec, const std::vector<std::string>& options = {},
+                     Urgency urgency = Urgency::background) {
     const int arch = key_.arch();
-    kernels_[k].compiled = pool_.submit([this, spec, arch, options] {
+    enqueue(entry_key(spec, options), urgency, [this, spec, arch, options] {
       const std::vector<KernelSpec> one = {spec};
       CompileRequest request = make_compile_request(one, arch);
       request.extra_options = options;
       return cache_.get(request);
     });
   }
+  void compile_all(std::span<const KernelSpec> specs, Urgency urgency, const std::vector<std::string>& options = {}) {
+    for (const auto& spec : specs) compile_async(spec, options, urgency);
+  }
 
   // Compiled and loaded kernels of a spec; throws NvrtcError or CudaError.
   const KernelHandles& kernels(const KernelSpec& spec, const std::vector<std::string>& options = {}) {
     compile_async(spec, options);
-    Entry* entry;
-    {
-      std::lock_guard lock(mutex_);
-      entry = &kernels_[entry_key(spec, options)];
-    }
-    if (!entry->loaded) entry->loaded = std::make_unique<KernelSet>(entry->compiled.get(), 1);
-    return entry->loaded->handles(0);
+    return loaded(entry_key(spec, options));
   }
 
   // Any other program (the axis kernels): compiled in the background under `key`
   // (which must name the request and its options uniquely), loaded on first use; the
   // program's kernels come in (main, finalize) pairs.
-  void compile_request_async(const std::string& key, const CompileRequest& request) {
-    std::lock_guard lock(mutex_);
-    const std::string k = "request " + key;
-    if (kernels_.count(k)) return;
-    kernels_[k].compiled = pool_.submit([this, request] { return cache_.get(request); });
+  void compile_request_async(const std::string& key, const CompileRequest& request,
+                             Urgency urgency = Urgency::background) {
+    enqueue("request " + key, urgency, [this, request] { return cache_.get(request); });
   }
   const KernelHandles& request_kernels(const std::string& key, const CompileRequest& request) {
     compile_request_async(key, request);
-    Entry* entry;
-    {
-      std::lock_guard lock(mutex_);
-      entry = &kernels_["request " + key];
-    }
-    if (!entry->loaded) entry->loaded = std::make_unique<KernelSet>(entry->compiled.get(), 1);
-    return entry->loaded->handles(0);
+    return loaded("request " + key);
   }
   std::string request_binary_key(const CompileRequest& request) const {
     return binary_cache_key(request, compiler_.version());
@@ -224,7 +217,7 @@ class DeviceState {
     std::vector<std::shared_future<std::shared_ptr<const CompiledProgram>>> futures;
     {
       std::lock_guard lock(mutex_);
-      for (const auto& entry : kernels_) futures.push_back(entry.second.compiled);
+      for (const auto& entry : kernels_) futures.push_back(entry.second.job->compiled);
     }
     for (auto& f : futures) {
       try {
@@ -281,10 +274,58 @@ class DeviceState {
   }
 
  private:
+  // One program's compile. It may be queued more than once (in the background, then
+  // sooner; or run by the thread that waits for it); whichever copy runs first compiles.
+  struct CompileJob {
+    std::function<std::shared_ptr<const CompiledProgram>()> work;
+    std::atomic<bool> started{false};
+    int priority = 0;  // the highest it was queued at (under the state's mutex)
+    std::promise<std::shared_ptr<const CompiledProgram>> promise;
+    std::shared_future<std::shared_ptr<const CompiledProgram>> compiled = promise.get_future().share();
+    void run() {
+      if (started.exchange(true)) return;
+      try {
+        promise.set_value(work());
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
+    }
+  };
   struct Entry {
-    std::shared_future<std::shared_ptr<const CompiledProgram>> compiled;
+    std::shared_ptr<CompileJob> job;
     std::unique_ptr<KernelSet> loaded;
   };
+  void enqueue(const std::string& key, Urgency urgency, std::function<std::shared_ptr<const CompiledProgram>()> work) {
+    std::lock_guard lock(mutex_);
+    Entry& entry = kernels_[key];
+    const int priority = static_cast<int>(urgency);
+    if (entry.job) {
+      // Already queued lower and no worker has it yet: queued again at this priority.
+      if (priority > entry.job->priority && !entry.job->started.load()) {
+        entry.job->priority = priority;
+        pool_.post([job = entry.job] { job->run(); }, priority);
+      }
+      return;
+    }
+    entry.job = std::make_shared<CompileJob>();
+    entry.job->work = std::move(work);
+    entry.job->priority = priority;
+    pool_.post([job = entry.job] { job->run(); }, priority);
+  }
+  // Waits for the compile of `key` (compiling it on this thread if no worker has it
+  // yet: the workers may all be busy with speculative compiles) and loads it on first use.
+  const KernelHandles& loaded(const std::string& key) {
+    Entry* entry;
+    std::shared_ptr<CompileJob> job;
+    {
+      std::lock_guard lock(mutex_);
+      entry = &kernels_[key];
+      job = entry->job;
+    }
+    job->run();  // returns at once if a worker started it
+    if (!entry->loaded) entry->loaded = std::make_unique<KernelSet>(job->compiled.get(), 1);
+    return entry->loaded->handles(0);
+  }
   static std::string entry_key(const KernelSpec& spec, const std::vector<std::string>& options) {
     std::string key = to_string(spec);
     for (const auto& o : options) key.append(" ").append(o);

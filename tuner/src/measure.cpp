@@ -30,6 +30,24 @@ void median_and_spread(std::vector<double> s, double* median, double* spread) {
   *spread = *median > 0 ? (quantile(0.75) - quantile(0.25)) / *median : 0;
 }
 
+bool abandon_after_first_call(double first_ms, const TimingPolicy& policy) {
+  return policy.best_ms > 0 && first_ms >= policy.abandon_min_call_ms &&
+         first_ms > policy.abandon_call_factor * policy.best_ms;
+}
+
+TimingStep timing_step(const std::vector<double>& samples, double elapsed_seconds, const TimingPolicy& policy) {
+  const int n = static_cast<int>(samples.size());
+  if (policy.best_ms > 0 && n >= 2 &&
+      *std::min_element(samples.begin(), samples.end()) > policy.abandon_factor * policy.best_ms)
+    return TimingStep::abandoned;
+  if (n < policy.min_samples) return TimingStep::more;
+  double median = 0, spread = 0;
+  median_and_spread(samples, &median, &spread);
+  if (spread <= policy.target_spread || n >= policy.max_samples || elapsed_seconds >= policy.max_seconds)
+    return TimingStep::done;
+  return TimingStep::more;
+}
+
 TimingResult time_reduction(const std::function<void(int slice)>& enqueue, int rotations,
                             cudaStream_t stream, const TimingPolicy& policy) {
   Event start, stop;
@@ -46,9 +64,15 @@ TimingResult time_reduction(const std::function<void(int slice)>& enqueue, int r
   RT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
   float first_ms = 0;
   RT_CUDA_CHECK(cudaEventElapsedTime(&first_ms, start.get(), stop.get()));
+  TimingResult result;
+  if (abandon_after_first_call(first_ms, policy)) {
+    result.median_ms = first_ms;
+    result.repetitions = result.samples = 1;
+    result.abandoned = true;
+    return result;
+  }
   const int batch = std::clamp(static_cast<int>(std::ceil(policy.min_sample_ms / std::max(first_ms, 1e-4f))), 1, 512);
 
-  TimingResult result;
   std::vector<double> samples;
   const auto began = std::chrono::steady_clock::now();
   while (true) {
@@ -60,12 +84,12 @@ TimingResult time_reduction(const std::function<void(int slice)>& enqueue, int r
     RT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
     samples.push_back(static_cast<double>(ms) / batch);
     result.repetitions += batch;
-    const int n = static_cast<int>(samples.size());
-    if (n >= policy.min_samples) {
-      median_and_spread(samples, &result.median_ms, &result.spread);
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      if (result.spread <= policy.target_spread || n >= policy.max_samples || elapsed >= policy.max_seconds) break;
-    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const TimingStep step = timing_step(samples, elapsed, policy);
+    if (step == TimingStep::more) continue;
+    median_and_spread(samples, &result.median_ms, &result.spread);
+    result.abandoned = step == TimingStep::abandoned;
+    break;
   }
   result.samples = static_cast<int>(samples.size());
   return result;

@@ -1,6 +1,7 @@
 #include "reduce_tune/tuner/search.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -96,7 +97,7 @@ class SearchState {
       const auto room = static_cast<std::size_t>(request_.max_evaluations) - result_.evaluated.size();
       if (fresh.size() > room) fresh.resize(room);
     }
-    evaluator_.prefetch(fresh);
+    evaluator_.prefetch(fresh, false);
     for (const auto& c : fresh) {
       if (evaluator_.should_stop()) {
         result_.stopped = true;
@@ -108,9 +109,16 @@ class SearchState {
       if (t && (!best_time_ || *t < *best_time_)) {
         best_time_ = t;
         result_.best = c;
+        // The search goes on from the best point next: its moves may start compiling
+        // while this batch is timed, if the budget leaves room for them.
+        const bool room = request_.max_evaluations <= 0 ||
+                          result_.evaluated.size() + (fresh.size() - (&c - fresh.data()) - 1) <
+                              static_cast<std::size_t>(request_.max_evaluations);
+        if (on_new_best && room) on_new_best(c);
       }
     }
   }
+  std::function<void(const ReduceConfig&)> on_new_best;
   std::optional<double> time(const ReduceConfig& c) const {
     auto it = times_.find(c);
     return it == times_.end() ? std::nullopt : it->second;
@@ -162,6 +170,12 @@ SearchResult run_search(const SearchSpace& space, const SearchRequest& request, 
                                                             : all.size()));
       break;
     case SearchKind::local: {
+      state.on_new_best = [&](const ReduceConfig& best) {
+        std::vector<ReduceConfig> next;
+        for (const auto& n : space.neighbours(best))
+          if (!state.seen(n)) next.push_back(n);
+        evaluator.prefetch(next, true);
+      };
       std::vector<ReduceConfig> starts;
       for (const auto& s : request.seeds)
         if (space.contains(s)) starts.push_back(s);
@@ -187,7 +201,7 @@ SearchResult run_search(const SearchSpace& space, const SearchRequest& request, 
         for (std::size_t k = 1; k < open.size() && k <= 2; ++k)
           for (const auto& n : space.neighbours(open[k].second))
             if (!state.seen(n)) ahead.push_back(n);
-        evaluator.prefetch(ahead);
+        evaluator.prefetch(ahead, true);
         state.evaluate_all(moves);
       }
       break;

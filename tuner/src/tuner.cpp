@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iomanip>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,7 +66,8 @@ constexpr double kFinalistBand = 1.15;
 using namespace detail;
 
 // Host references, computed on a background thread (which itself uses every core) so
-// that they overlap the GPU work; the same reference is computed once per run.
+// that they overlap the GPU work; the same reference is computed once per run, and kept
+// for the run (a few thousand small results).
 class References {
  public:
   std::shared_future<verify::Expected> get(Op op, const TypeRule& types, verify::FillKind kind, std::uint64_t seed,
@@ -109,18 +111,13 @@ class References {
       return 0;
     });
   }
-  // Drops references no longer needed (a bucket's are not reused by the next).
-  void clear() {
-    std::lock_guard lock(mutex_);
-    cache_.clear();
-  }
 
  private:
   std::mutex mutex_;
   std::map<std::tuple<Op, DType, DType, verify::FillKind, std::uint64_t, std::uint64_t, std::uint64_t>,
            std::shared_future<verify::Expected>>
       cache_;
-  ThreadPool worker_{1};
+  ThreadPool worker_{1, true};
 };
 
 // One run of a candidate on a slice of a data set, to compare with its reference.
@@ -154,8 +151,21 @@ class BucketRunner final : public Evaluator {
         second_(second), l2_bytes_(l2_bytes), deadline_(deadline), interrupt_(interrupt),
         on_result_(std::move(on_result)), options_(std::move(options)) {}
 
-  void prefetch(std::span<const ReduceConfig> configs) override {
-    for (const auto& c : configs) device_.compile_async(KernelSpec{op_, types_, c}, options_);
+  void prefetch(std::span<const ReduceConfig> configs, bool speculative) override {
+    std::vector<KernelSpec> specs;
+    for (const auto& c : configs) specs.push_back(KernelSpec{op_, types_, c});
+    device_.compile_all(specs, speculative ? DeviceState::Urgency::speculative : DeviceState::Urgency::soon, options_);
+  }
+  // The coverage twins of `configs` (what check_coverage will compile), queued first.
+  void prefetch_coverage(std::span<const ReduceConfig> configs) {
+    const auto twin_types = verify::coverage_twin(op_, types_);
+    if (!twin_types) return;
+    std::vector<KernelSpec> specs;
+    for (const auto& c : configs) {
+      const KernelSpec twin{Op::sum, *twin_types, c};
+      if (!check_config(twin, device_.limits())) specs.push_back(twin);
+    }
+    device_.compile_all(specs, DeviceState::Urgency::soon, options_);
   }
   bool should_stop() override { return interrupt_.load() || Clock::now() >= deadline_; }
 
@@ -199,23 +209,21 @@ class BucketRunner final : public Evaluator {
 
     const verify::FillKind kind = verify::exact_fill(op_);
     const unsigned char* exact = exact_.get(device_, types_.in, kind, kExactSeed, phases_.fill);
-    std::vector<Check> checks = {{exact, 0, size, references_.get(op_, types_, kind, kExactSeed, 0, size)}};
-    if (all_checks && size > 8)
-      checks.push_back({exact, 3, size - 2, references_.get(op_, types_, kind, kExactSeed, 3, size - 2)});
+    // The whole exact set first; the head and tail (offset 3) and the rounding set after
+    // timing, unless racing stopped the candidate as clearly slower than the best so far
+    // (its measurement says so; it becomes a finalist only if a faster candidate fails its
+    // checks later, and complete_checks then runs the rest).
+    const std::vector<Check> whole = {{exact, 0, size, references_.get(op_, types_, kind, kExactSeed, 0, size)}};
     const std::size_t index = measurements_.size();
     try {
-      if (all_checks && verify::has_rounding_set(op_, types_)) {
-        // After the exact checks' buffer pointer is taken: both buffers stay filled.
-        const unsigned char* rounding =
-            second_.get(device_, types_.in, verify::FillKind::rounding, kSecondSeed, phases_.fill);
-        checks.push_back(
-            {rounding, 0, size, references_.get(op_, types_, verify::FillKind::rounding, kSecondSeed, 0, size)});
-      }
-      {
+      const std::vector<Check> more = all_checks ? more_checks(size) : std::vector<Check>{};
+      auto run_checks = [&](const std::vector<Check>& checks) {
         PhaseTimer timer(phases_.verify);
         for (const auto& check : checks) run_check(spec, *kernels, check, index);
-      }
+      };
+      run_checks(whole);
       if (!timed) {
+        run_checks(more);
         m.status = db::MeasurementStatus::ok;
         record(m);
         return 0.0;
@@ -227,6 +235,9 @@ class BucketRunner final : public Evaluator {
           rotation_count(stride * size_of(types_.in), l2_bytes_, exact_.bytes - 64 * size_of(types_.in));
       CudaLauncher launcher;
       TimingResult t;
+      TimingPolicy policy;
+      if (size == n_) policy.best_ms = best_ms_;  // candidates race; finalists' interior sizes do not
+      policy.abandon_factor = kFinalistBand + 0.1;  // no candidate stopped early is a finalist
       {
         PhaseTimer timer(size == n_ ? phases_.timing : phases_.finalists);
         t = time_reduction(
@@ -235,8 +246,18 @@ class BucketRunner final : public Evaluator {
                                 exact + static_cast<std::uint64_t>(slice) * stride * size_of(types_.in), size,
                                 device_.out(), device_.stream());
             },
-            rotations, device_.stream());
+            rotations, device_.stream(), policy);
       }
+      if (t.abandoned && !more.empty()) {
+        std::ostringstream detail;
+        detail << std::fixed << std::setprecision(2) << "stopped early at " << t.median_ms / best_ms_
+               << "x the best so far: checked on the whole exact set only";
+        m.detail = detail.str();
+        unchecked_[index] = spec;
+      } else {
+        run_checks(more);
+      }
+      if (size == n_ && !t.abandoned && (best_ms_ == 0 || t.median_ms < best_ms_)) best_ms_ = t.median_ms;
       m.status = db::MeasurementStatus::ok;
       m.median_ms = t.median_ms;
       m.spread = t.spread;
@@ -252,6 +273,27 @@ class BucketRunner final : public Evaluator {
                                     [&](const RanCheck& c) { return c.measurement == index; }),
                      pending_.end());
       return fail(db::MeasurementStatus::launch_failed, e.what());
+    }
+  }
+
+  // A finalist that racing stopped early (possible only when a faster candidate failed
+  // its checks afterwards) gets the checks it skipped.
+  void complete_checks(const ReduceConfig& config) {
+    const auto at_n = measurement_at(config, n_);
+    if (!at_n) return;
+    const auto it = unchecked_.find(*at_n);
+    if (it == unchecked_.end()) return;
+    const KernelSpec spec = it->second;
+    unchecked_.erase(it);
+    PhaseTimer timer(phases_.verify);
+    try {
+      const KernelHandles& kernels = device_.kernels(spec, options_);
+      for (const auto& check : more_checks(n_)) run_check(spec, kernels, check, *at_n);
+      measurements_[*at_n].detail.clear();
+    } catch (const CudaError& e) {
+      if (is_sticky(e.code())) throw;
+      cudaGetLastError();
+      fail_measurement(*at_n, std::string("the checks after timing failed: ") + e.what());
     }
   }
 
@@ -314,6 +356,23 @@ class BucketRunner final : public Evaluator {
   const std::vector<KernelSpec>& ran() const { return ran_; }
 
  private:
+  // The checks after the whole exact set: the head and tail (offset 3) and, for float
+  // sums, the rounding set.
+  std::vector<Check> more_checks(std::uint64_t size) {
+    std::vector<Check> more;
+    const verify::FillKind kind = verify::exact_fill(op_);
+    const unsigned char* exact = exact_.get(device_, types_.in, kind, kExactSeed, phases_.fill);
+    if (size > 8) more.push_back({exact, 3, size - 2, references_.get(op_, types_, kind, kExactSeed, 3, size - 2)});
+    if (verify::has_rounding_set(op_, types_)) {
+      // A buffer of its own: the exact set stays filled.
+      const unsigned char* rounding =
+          second_.get(device_, types_.in, verify::FillKind::rounding, kSecondSeed, phases_.fill);
+      more.push_back(
+          {rounding, 0, size, references_.get(op_, types_, verify::FillKind::rounding, kSecondSeed, 0, size)});
+    }
+    return more;
+  }
+
   void record(const db::Measurement& m) {
     measurements_.push_back(m);
     on_result_(m);
@@ -360,6 +419,8 @@ class BucketRunner final : public Evaluator {
   std::vector<db::Measurement> measurements_;
   std::vector<RanCheck> pending_;
   std::vector<std::string> options_;
+  double best_ms_ = 0;  // the best median at n so far (racing: candidates well above it stop early)
+  std::map<std::size_t, KernelSpec> unchecked_;  // measurements racing stopped before their last checks
   std::vector<KernelSpec> ran_;
 };
 
@@ -425,6 +486,11 @@ bool in_flat_scope(const TuneOptions& options, Op op, DType dtype) {
 
 bool in_axis_scope(const TuneOptions& options, DType dtype) {
   return is_floating(dtype) && !(options.default_scope && is_16bit_float(dtype));
+}
+
+PhaseSeconds operator-(const PhaseSeconds& a, const PhaseSeconds& b) {
+  return {a.compile_wait - b.compile_wait, a.verify - b.verify, a.timing - b.timing, a.finalists - b.finalists,
+          a.references - b.references, a.fill - b.fill, a.store - b.store};
 }
 
 WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
@@ -542,22 +608,8 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
       }
     }
 
-    for (std::size_t index = 0; index < work.size(); ++index) {
-      if (interrupt.load()) {
-        result.interrupted = true;
-        break;
-      }
-      const auto bucket_started = Clock::now();
-      const WorkItem& w = work[index];
-      const DType dtype = w.types.in;
-      const int bucket = size_bucket(w.n);
-      const db::ProblemClass problem{w.op, w.types.in, w.types.out, {}};
-      const ReduceConfig builtin = builtin_default_config(w.op, w.types, result.device.arch());
-      const std::vector<std::uint64_t> interior = interior_sizes(w.n, buffer_bytes / size_of(dtype) - 64);
-
-      // References of every check this bucket will run, started now: the host computes
-      // them while the GPU works.
-      references.clear();
+    auto prepare_references = [&](const WorkItem& w) {
+      const std::vector<std::uint64_t> interior = interior_sizes(w.n, buffer_bytes / size_of(w.types.in) - 64);
       const verify::FillKind kind = verify::exact_fill(w.op);
       std::vector<std::pair<std::uint64_t, std::uint64_t>> exact_ranges = {{0, w.n}}, second_ranges = {{0, w.n}};
       if (w.n > 8) exact_ranges.emplace_back(3, w.n - 2);
@@ -568,6 +620,27 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
         references.prepare(w.op, w.types, verify::FillKind::rounding, kSecondSeed, {{0, w.n}});
       if (const auto twin = verify::coverage_twin(w.op, w.types))  // the coverage twins' sums
         references.prepare(Op::sum, *twin, verify::FillKind::sum, kSecondSeed, second_ranges);
+    };
+
+    for (std::size_t index = 0; index < work.size(); ++index) {
+      if (interrupt.load()) {
+        result.interrupted = true;
+        break;
+      }
+      const auto bucket_started = Clock::now();
+      const PhaseSeconds phases_before = result.phases;
+      const WorkItem& w = work[index];
+      const DType dtype = w.types.in;
+      const int bucket = size_bucket(w.n);
+      const db::ProblemClass problem{w.op, w.types.in, w.types.out, {}};
+      const ReduceConfig builtin = builtin_default_config(w.op, w.types, result.device.arch());
+      const std::vector<std::uint64_t> interior = interior_sizes(w.n, buffer_bytes / size_of(dtype) - 64);
+
+      // References of every check this bucket and the next will run, started now: the
+      // host computes them while the GPU works (a bucket's own were started by the one
+      // before it, so the largest wait least).
+      prepare_references(w);
+      if (index + 1 < work.size()) prepare_references(work[index + 1]);
 
       auto& space = spaces[{w.op, dtype}];
       if (!space) space = std::make_unique<SearchSpace>(w.op, w.types, device.limits());
@@ -635,12 +708,18 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
       for (bool deterministic : {true, false})
         for (const auto& c : pick_finalists(runner.measurements(), w.op, w.types, w.n, deterministic, previous, builtin))
           finalists.push_back(c);
-      // The runtime's variants of whichever finalist wins (the mean a float sum serves)
-      // compile in the background meanwhile.
-      for (const auto& c : finalists)
-        for (const auto& spec : runtime_specs(problem, c)) device.compile_async(spec);
+      // The finalists' coverage twins compile first, then the runtime's variants of
+      // whichever finalist wins (the mean a float sum serves), meanwhile.
+      runner.prefetch_coverage(finalists);
+      {
+        std::vector<KernelSpec> variants;
+        for (const auto& c : finalists)
+          for (const auto& spec : runtime_specs(problem, c)) variants.push_back(spec);
+        device.compile_all(variants, DeviceState::Urgency::soon);
+      }
       for (const auto& c : finalists) {
         if (interrupt.load()) break;
+        runner.complete_checks(c);
         runner.check_coverage(c);
         for (auto s : interior) runner.run(c, s, false);
       }
@@ -699,6 +778,7 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
           report.winner_gbps = m.gbps;
         }
       report.seconds = std::chrono::duration<double>(Clock::now() - bucket_started).count();
+      report.phases = result.phases - phases_before;
       tuned_seconds += report.seconds;
       report.eta_seconds = tuned_seconds / static_cast<double>(index + 1) * static_cast<double>(work.size() - index - 1);
       progress.bucket_finished(report);

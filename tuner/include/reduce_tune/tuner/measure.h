@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace reduce_tune::tuner {
 
@@ -29,6 +30,15 @@ struct TimingPolicy {
   // at the smallest sizes) that one sample measures back-to-back throughput, not the
   // latency of the first call after the host waited for the previous sample.
   double min_sample_ms = 0.2;
+  // Racing (with best_ms > 0, the best median so far among the candidates of the same
+  // reduction): a candidate clearly slower than it is timed only enough to rank it.
+  // It stops after one timed call of at least abandon_min_call_ms that took over
+  // abandon_call_factor x best_ms, or after two samples both over abandon_factor x best_ms.
+  // Finalists are picked within 1.15x of the best, so no candidate stopped early is one.
+  double best_ms = 0;
+  double abandon_factor = 1.25;
+  double abandon_call_factor = 2.0;
+  double abandon_min_call_ms = 0.05;
 };
 inline TimingPolicy bench_policy() {
   TimingPolicy p;
@@ -43,7 +53,15 @@ struct TimingResult {
   double spread = 0;        // (q3 - q1) / median of the samples
   int repetitions = 0;      // calls timed, over all samples
   int samples = 0;
+  bool abandoned = false;   // stopped early by racing: slower than the best so far
 };
+
+// After the first timed call (`first_ms`): whether racing stops the candidate there.
+bool abandon_after_first_call(double first_ms, const TimingPolicy& policy);
+// After each sample: whether to take more, stop (enough samples, a tight spread or a cap
+// reached), or stop because racing shows the candidate clearly slower than the best.
+enum class TimingStep { more, done, abandoned };
+TimingStep timing_step(const std::vector<double>& samples, double elapsed_seconds, const TimingPolicy& policy);
 
 // How many disjoint input slices to rotate through (1: no rotation).
 int rotation_count(std::uint64_t input_bytes, std::int64_t l2_bytes, std::uint64_t available_bytes);

@@ -17,8 +17,12 @@ namespace reduce_tune::tuner {
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
-  // These configs will be evaluated soon: a chance to compile them in the background.
-  virtual void prefetch(std::span<const ReduceConfig> configs) { (void)configs; }
+  // These configs will be evaluated soon, or (speculative) may be: a chance to compile
+  // them in the background.
+  virtual void prefetch(std::span<const ReduceConfig> configs, bool speculative) {
+    (void)configs;
+    (void)speculative;
+  }
   // Time in ms, or nullopt when the candidate failed (compile, launch, verification).
   virtual std::optional<double> evaluate(const ReduceConfig& config) = 0;
   // True when the search must end now (Ctrl-C, time budget).

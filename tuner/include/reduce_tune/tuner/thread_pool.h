@@ -1,6 +1,9 @@
-// A fixed pool of worker threads for background compilation.
+// A fixed pool of worker threads for background compilation. Jobs have a priority; a
+// worker takes the oldest job of the highest priority queued.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -13,10 +16,24 @@ namespace reduce_tune::tuner {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(unsigned threads);
+  // With `background`, the workers (and threads they start) run at a lower scheduling
+  // priority (nice +10): compiles and host references then never take the core of the
+  // thread that launches and times kernels, whose timings of microsecond-scale calls
+  // would otherwise measure the contention.
+  explicit ThreadPool(unsigned threads, bool background = false);
   ~ThreadPool();  // finishes queued work, then joins
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
+
+  static constexpr int kPriorities = 3;
+  // Queues a job at `priority` (0 lowest .. kPriorities - 1).
+  void post(std::function<void()> job, int priority = 0) {
+    {
+      std::lock_guard lock(mutex_);
+      queues_[static_cast<std::size_t>(std::clamp(priority, 0, kPriorities - 1))].push_back(std::move(job));
+    }
+    ready_.notify_one();
+  }
 
   template <typename F>
   auto submit(F f) -> std::shared_future<decltype(f())> {
@@ -24,17 +41,17 @@ class ThreadPool {
     auto future = task->get_future().share();
     {
       std::lock_guard lock(mutex_);
-      queue_.emplace_back([task] { (*task)(); });
+      queues_[0].emplace_back([task] { (*task)(); });
     }
     ready_.notify_one();
     return future;
   }
 
  private:
-  void work();
+  void work(bool background);
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::function<void()>> queue_;
+  std::array<std::deque<std::function<void()>>, kPriorities> queues_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

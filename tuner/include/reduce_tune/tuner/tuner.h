@@ -22,6 +22,18 @@
 
 namespace reduce_tune::tuner {
 
+// Where a run's time went, in seconds of wall time on the tuning thread.
+struct PhaseSeconds {
+  double compile_wait = 0;  // waiting for NVRTC (compiles run on a pool, ahead of use)
+  double verify = 0;        // running the checks of candidates and finalists
+  double timing = 0;        // timing candidates at the bucket's size
+  double finalists = 0;     // coverage twins and the bucket-interior sizes
+  double references = 0;    // waiting for host references
+  double fill = 0;          // generating test data on the device
+  double store = 0;         // database writes
+};
+PhaseSeconds operator-(const PhaseSeconds& a, const PhaseSeconds& b);
+
 struct BucketReport {
   std::string device_name;
   db::ProblemClass problem;
@@ -39,6 +51,7 @@ struct BucketReport {
   double winner_gbps = 0;
   double seconds = 0;      // spent on this bucket
   double eta_seconds = 0;  // estimate for the rest of the run on this device
+  PhaseSeconds phases;     // where this bucket's time went (flat buckets)
 };
 
 // Where the tuner reports progress; the command line draws it (bar or plain lines).
@@ -49,17 +62,6 @@ class Progress {
   virtual void candidate_finished(const BucketReport& bucket_so_far) { (void)bucket_so_far; }
   virtual void bucket_finished(const BucketReport& bucket) = 0;
   virtual void note(std::string_view message) = 0;
-};
-
-// Where a run's time went, in seconds of wall time on the tuning thread.
-struct PhaseSeconds {
-  double compile_wait = 0;  // waiting for NVRTC (compiles run on a pool, ahead of use)
-  double verify = 0;        // running the checks of candidates and finalists
-  double timing = 0;        // timing candidates at the bucket's size
-  double finalists = 0;     // coverage twins and the bucket-interior sizes
-  double references = 0;    // waiting for host references
-  double fill = 0;          // generating test data on the device
-  double store = 0;         // database writes
 };
 
 struct DeviceTuneResult {
