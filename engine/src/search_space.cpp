@@ -203,7 +203,12 @@ std::vector<ReduceConfig> enumerate_space(Strategy s, Op op, const TypeRule& typ
 std::vector<ReduceConfig> portfolio_seeds(Op op, const TypeRule& types, int arch) {
   // From `reduce-tune tune --strategy exhaustive` over 7260 configs per bucket (sum<f32>
   // at 2^12, 2^20, 2^26, NVIDIA H200, 2026-11-21): the winners, and the large-grid shape.
+  // Then over 8850 (sum<f32> at 2^16, 2^18 .. 2^26, NVIDIA H200, 2026-11-22,
+  // scripts/gpu-search-gap.sh): the winners the local search had not found, at 2^20
+  // (10% faster than the local search's winner there) and 2^26.
   const char* texts[] = {
+      "warp_shuffle:block=512,items=16,vec=1,grid=sm*4,warp=shuffle,passes=single_pass_ticket,load=plain,unroll=2",
+      "vectorized:block=1024,items=4,vec=4,grid=sm*4,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=4",
       "vectorized:block=512,items=8,vec=4,grid=sm*2,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
       "vectorized:block=1024,items=4,vec=4,grid=sm*2,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
       "vectorized:block=256,items=8,vec=4,grid=sm*8,warp=shuffle,passes=single_pass_ticket,load=ldcs,unroll=1",
@@ -217,8 +222,10 @@ std::vector<ReduceConfig> portfolio_seeds(Op op, const TypeRule& types, int arch
   limits.arch = arch;
   for (const char* text : texts) {
     ReduceConfig c = *parse_config(text).config;
-    // The same bytes per load as for f32: 16-byte loads stay 16 bytes for every type.
-    c.vec_width = std::max<std::uint32_t>(2, c.vec_width * 4 / static_cast<std::uint32_t>(size_of(types.in)));
+    // The same bytes per load as for f32: 16-byte loads stay 16 bytes for every type
+    // (the other strategies load one element at a time).
+    if (c.strategy == Strategy::vectorized)
+      c.vec_width = std::max<std::uint32_t>(2, c.vec_width * 4 / static_cast<std::uint32_t>(size_of(types.in)));
     if (!check_config(KernelSpec{op, types, c}, limits)) seeds.push_back(c);
   }
   return seeds;

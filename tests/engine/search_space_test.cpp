@@ -124,6 +124,10 @@ TEST(SearchSpace, PortfolioSeedsAreValidAndInTheSpace) {
   for (const auto& [op, types] : testing::all_problem_types()) {
     const auto seeds = portfolio_seeds(op, types, 90);
     EXPECT_GE(seeds.size(), 3u) << to_string(op) << " " << to_string(types.in);
+    // Seeds of the strategies that load one element at a time survive for every type.
+    for (Strategy s : {Strategy::warp_shuffle, Strategy::multi_element})
+      EXPECT_TRUE(std::any_of(seeds.begin(), seeds.end(), [&](const ReduceConfig& c) { return c.strategy == s; }))
+          << to_string(op) << " " << to_string(types.in) << " " << to_string(s);
     DeviceLimits limits;
     for (const auto& c : seeds) {
       EXPECT_FALSE(check_config(KernelSpec{op, types, c}, limits)) << to_string(c);
