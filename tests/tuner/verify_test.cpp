@@ -123,6 +123,50 @@ TEST(Verification, SeveralRangesInOnePassMatchOneAtATime) {
     }
 }
 
+// The host computes several ranges in one pass by cutting them into disjoint segments:
+// overlapping, nested, empty and unsorted ranges each still get the in-order reduction of
+// exactly their elements.
+TEST(Verification, OverlappingRangesEachGetTheirOwnElements) {
+  // Over 2^21 elements, so that four threads' chunks also cut the segments.
+  const std::uint64_t n_all = (1 << 21) + 17;
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges = {
+      {5, 1500001}, {0, 3}, {600000, 1000000}, {7, 0}, {0, n_all}, {n_all - 1, 1}};
+  for (DType dtype : {DType::i32, DType::f32, DType::f64, DType::u32})
+    for (Op op : {Op::sum, Op::min, Op::max}) {
+      const TypeRule t = *resolve_types(op, dtype, default_out_dtype(op, dtype)).rule;
+      const auto values = materialise(exact_fill(op), dtype, n_all);
+      const auto together = reference_hashed(op, t, exact_fill(op), kSeed, ranges, 4);
+      ASSERT_EQ(together.size(), ranges.size());
+      for (std::size_t r = 0; r < ranges.size(); ++r) {
+        const auto [offset, n] = ranges[r];
+        EXPECT_EQ(together[r].bits,
+                  result_over(op, t, values, [&](std::uint64_t i) { return i >= offset && i - offset < n; }))
+            << to_string(op) << "<" << to_string(dtype) << "> range " << r;
+      }
+    }
+}
+
+// The rounding set's reference is the exact sum of its values, computed here in long
+// double from the values themselves (exact for these sizes: f32's 24-bit values over
+// 2^17 elements need 41 bits).
+TEST(Verification, RoundingReferenceIsTheExactSumOfTheValues) {
+  const std::uint64_t n = 1 << 17;
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, DType::f32).rule;
+    const auto values = materialise(FillKind::rounding, dtype, n);
+    long double exact = 0, upper = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const long double v = static_cast<long double>(bits_to_double(dtype, values[i]));
+      exact += v;
+      if (i >= 3 && i < n - 5) upper += v;
+    }
+    const auto got = reference_hashed(Op::sum, t, FillKind::rounding, kSeed, {{0, n}, {3, n - 8}}, 3);
+    EXPECT_FALSE(got[0].exact);
+    EXPECT_EQ(got[0].value, static_cast<double>(exact)) << to_string(dtype);
+    EXPECT_EQ(got[1].value, static_cast<double>(upper)) << to_string(dtype);
+  }
+}
+
 TEST(Verification, FloatSumDataHasNoZerosAndRoundingDataIsInOneToTwo) {
   for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16})
     for (std::uint64_t i = 0; i < 200000; ++i) {

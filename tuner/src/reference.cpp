@@ -15,6 +15,44 @@ namespace reduce_tune::verify {
 
 namespace {
 
+// Mirrors rt::hashed_value in tuner/kernels/tuner/fill.cuh, operation for operation.
+template <typename T>
+T hashed_value(FillKind kind, std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t z = i + seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  const std::uint64_t h = z ^ (z >> 31);
+  T v{};
+  if constexpr (std::is_integral_v<T>) {
+    v = static_cast<T>(kind == FillKind::prod ? (h | 1) : h);
+  } else {
+    switch (kind) {
+      case FillKind::sum: {
+        const int k = static_cast<int>(h % 16) + 1;
+        v = static_cast<T>(((h >> 8) & 1) ? -k : k);
+        break;
+      }
+      case FillKind::prod:
+        v = ((h >> 1) & ((1u << 26) - 1)) == 5 ? T(2) : ((h & 1) ? T(1) : T(-1));
+        break;
+      case FillKind::minmax:
+        v = static_cast<T>(static_cast<double>(static_cast<int>(h >> 40) - (1 << 23)) * 0x1p-10);
+        break;
+      case FillKind::rounding:
+        if constexpr (std::is_same_v<T, float>)
+          v = 1.0f + static_cast<float>(h >> 41) * 0x1p-23f;
+        else if constexpr (std::is_same_v<T, double>)
+          v = 1.0 + static_cast<double>(h >> 12) * 0x1p-52;
+        else if constexpr (std::is_same_v<T, Half>)
+          v = T(1.0f + static_cast<float>(h >> 54) * 0x1p-10f);
+        else
+          v = T(1.0f + static_cast<float>(h >> 57) * 0x1p-7f);
+        break;
+    }
+  }
+  return v;
+}
+
 template <typename T>
 T wrap_add(T a, T b) {
   if constexpr (std::is_integral_v<T>)
@@ -67,25 +105,74 @@ std::pair<std::uint64_t, std::uint64_t> span_of(const Ranges& ranges) {
   return {ranges.empty() ? 0 : lo, hi};
 }
 
-// The exact set: every order gives the same bits, so the reference reduces in order.
+// The ranges' boundaries cut [lo, hi) into disjoint segments; each element is combined
+// once, into its segment, and a range is the combination of the segments it covers.
+struct Segments {
+  std::vector<std::uint64_t> cuts;  // segment k is [cuts[k], cuts[k + 1])
+  explicit Segments(const Ranges& ranges) {
+    for (const auto& [offset, n] : ranges) {
+      cuts.push_back(offset);
+      cuts.push_back(offset + n);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  }
+  std::size_t count() const { return cuts.empty() ? 0 : cuts.size() - 1; }
+  // Calls body(k, begin, end) for the part of each segment k inside [begin, end).
+  template <typename Body>
+  void each(std::uint64_t begin, std::uint64_t end, Body body) const {
+    for (std::size_t k = 0; k < count(); ++k) {
+      const std::uint64_t b = std::max(begin, cuts[k]), e = std::min(end, cuts[k + 1]);
+      if (b < e) body(k, b, e);
+    }
+  }
+  bool covers(const std::pair<std::uint64_t, std::uint64_t>& range, std::size_t k) const {
+    return cuts[k] >= range.first && cuts[k + 1] <= range.first + range.second;
+  }
+};
+
+template <Op O, typename Acc>
+Acc combine_op(Acc a, Acc b) {
+  if constexpr (O == Op::sum || O == Op::mean) return wrap_add(a, b);
+  else if constexpr (O == Op::prod) return wrap_mul(a, b);
+  else if constexpr (O == Op::min) return (a < b || a != a) ? a : b;  // NaN wins, as on the device
+  else return (a > b || a != a) ? a : b;
+}
+
+template <Op O, typename In, typename Acc>
+Acc reduce_hashed(FillKind kind, std::uint64_t seed, std::uint64_t begin, std::uint64_t end, Acc acc) {
+  for (std::uint64_t i = begin; i < end; ++i) acc = combine_op<O>(acc, static_cast<Acc>(hashed_value<In>(kind, seed, i)));
+  return acc;
+}
+
+// The exact set: every order gives the same bits (sums of small integers, wrapping
+// integer arithmetic, min, max, products of +-1 and rare 2s), so the segments' partial
+// results combine to the in-order reduction bit for bit.
 template <typename In, typename Acc, typename Out>
-std::vector<Expected> exact_reference(Op op, FillKind kind, DType dtype, std::uint64_t seed, const Ranges& ranges,
+std::vector<Expected> exact_reference(Op op, FillKind kind, std::uint64_t seed, const Ranges& ranges,
                                       unsigned threads) {
   const auto [lo, hi] = span_of(ranges);
+  const Segments segments(ranges);
   const auto parts = parallel_chunks<std::vector<Acc>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    std::vector<Acc> acc(ranges.size(), identity_value<Acc>(op));
-    for (std::uint64_t i = begin; i < end; ++i) {
-      const Acc x = static_cast<Acc>(from_value_bits<In>(hashed_bits(kind, dtype, seed, i)));
-      for (std::size_t r = 0; r < ranges.size(); ++r)
-        if (i >= ranges[r].first && i - ranges[r].first < ranges[r].second) acc[r] = combine(op, acc[r], x);
-    }
+    std::vector<Acc> acc(segments.count(), identity_value<Acc>(op));
+    segments.each(begin, end, [&](std::size_t k, std::uint64_t b, std::uint64_t e) {
+      switch (op) {
+        case Op::sum: acc[k] = reduce_hashed<Op::sum, In>(kind, seed, b, e, acc[k]); break;
+        case Op::mean: acc[k] = reduce_hashed<Op::mean, In>(kind, seed, b, e, acc[k]); break;
+        case Op::prod: acc[k] = reduce_hashed<Op::prod, In>(kind, seed, b, e, acc[k]); break;
+        case Op::min: acc[k] = reduce_hashed<Op::min, In>(kind, seed, b, e, acc[k]); break;
+        case Op::max: acc[k] = reduce_hashed<Op::max, In>(kind, seed, b, e, acc[k]); break;
+      }
+    });
     return acc;
   });
   std::vector<Expected> out;
-  for (std::size_t r = 0; r < ranges.size(); ++r) {
+  for (const auto& range : ranges) {
     Acc total = identity_value<Acc>(op);
-    for (const auto& p : parts) total = combine(op, total, p[r]);
-    const double n = static_cast<double>(ranges[r].second);
+    for (const auto& p : parts)
+      for (std::size_t k = 0; k < segments.count(); ++k)
+        if (segments.covers(range, k)) total = combine(op, total, p[k]);
+    const double n = static_cast<double>(range.second);
     const Out value = op == Op::mean ? static_cast<Out>(static_cast<double>(total) / n) : static_cast<Out>(total);
     Expected e;
     e.bits = value_bits(value);
@@ -98,25 +185,35 @@ std::vector<Expected> exact_reference(Op op, FillKind kind, DType dtype, std::ui
 // The rounding set: values 1 + m * 2^-p (p = 23 for f32, 52 for f64), summed exactly as
 // integers m.
 template <typename In, typename Out>
-std::vector<Expected> rounding_reference(Op op, DType dtype, std::uint64_t seed, const Ranges& ranges,
-                                         unsigned threads) {
+std::vector<Expected> rounding_reference(Op op, std::uint64_t seed, const Ranges& ranges, unsigned threads) {
   constexpr int p = std::numeric_limits<In>::digits - 1;
+  // In [1, 2) the exponent is fixed and the stored fraction is m itself.
+  constexpr std::uint64_t fraction = (std::uint64_t{1} << p) - 1;
   const auto [lo, hi] = span_of(ranges);
+  const Segments segments(ranges);
   const auto parts =
       parallel_chunks<std::vector<unsigned __int128>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
-        std::vector<unsigned __int128> sums(ranges.size(), 0);
-        for (std::uint64_t i = begin; i < end; ++i) {
-          const In x = from_value_bits<In>(hashed_bits(FillKind::rounding, dtype, seed, i));
-          const auto m = static_cast<std::uint64_t>(std::ldexp(static_cast<long double>(x) - 1.0L, p));
-          for (std::size_t r = 0; r < ranges.size(); ++r)
-            if (i >= ranges[r].first && i - ranges[r].first < ranges[r].second) sums[r] += m;
-        }
+        std::vector<unsigned __int128> sums(segments.count(), 0);
+        segments.each(begin, end, [&](std::size_t k, std::uint64_t b, std::uint64_t e) {
+          std::uint64_t sum = 0;  // at most 2^31 mantissas of 52 bits: flushed into 128 bits in runs
+          std::uint64_t run = 0;
+          for (std::uint64_t i = b; i < e; ++i) {
+            sum += value_bits(hashed_value<In>(FillKind::rounding, seed, i)) & fraction;
+            if (++run == 2048) {
+              sums[k] += sum;
+              sum = run = 0;
+            }
+          }
+          sums[k] += sum;
+        });
         return sums;
       });
   std::vector<Expected> out;
   for (std::size_t r = 0; r < ranges.size(); ++r) {
     unsigned __int128 mantissas = 0;
-    for (const auto& part : parts) mantissas += part[r];
+    for (const auto& part : parts)
+      for (std::size_t k = 0; k < segments.count(); ++k)
+        if (segments.covers(ranges[r], k)) mantissas += part[k];
     const auto n = static_cast<long double>(ranges[r].second);
     long double exact = n + std::ldexp(static_cast<long double>(mantissas), -p);
     if (op == Op::mean) exact /= n;
@@ -175,44 +272,8 @@ bool has_rounding_set(Op op, const TypeRule& types) {
   return (op == Op::sum || op == Op::mean) && is_floating(types.in);
 }
 
-// Mirrors rt::hashed_value in tuner/kernels/tuner/fill.cuh, operation for operation.
 std::uint64_t hashed_bits(FillKind kind, DType dtype, std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t z = i + seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  const std::uint64_t h = z ^ (z >> 31);
-  return visit_dtype(dtype, [&](auto tag) -> std::uint64_t {
-    using T = decltype(tag);
-    T v{};
-    if constexpr (std::is_integral_v<T>) {
-      v = static_cast<T>(kind == FillKind::prod ? (h | 1) : h);
-    } else {
-      switch (kind) {
-        case FillKind::sum: {
-          const int k = static_cast<int>(h % 16) + 1;
-          v = static_cast<T>(((h >> 8) & 1) ? -k : k);
-          break;
-        }
-        case FillKind::prod:
-          v = ((h >> 1) & ((1u << 26) - 1)) == 5 ? T(2) : ((h & 1) ? T(1) : T(-1));
-          break;
-        case FillKind::minmax:
-          v = static_cast<T>(static_cast<double>(static_cast<int>(h >> 40) - (1 << 23)) * 0x1p-10);
-          break;
-        case FillKind::rounding:
-          if constexpr (std::is_same_v<T, float>)
-            v = 1.0f + static_cast<float>(h >> 41) * 0x1p-23f;
-          else if constexpr (std::is_same_v<T, double>)
-            v = 1.0 + static_cast<double>(h >> 12) * 0x1p-52;
-          else if constexpr (std::is_same_v<T, Half>)
-            v = T(1.0f + static_cast<float>(h >> 54) * 0x1p-10f);
-          else
-            v = T(1.0f + static_cast<float>(h >> 57) * 0x1p-7f);
-          break;
-      }
-    }
-    return value_bits(v);
-  });
+  return visit_dtype(dtype, [&](auto tag) { return value_bits(hashed_value<decltype(tag)>(kind, seed, i)); });
 }
 
 std::vector<Expected> reference_hashed(Op op, const TypeRule& types, FillKind kind, std::uint64_t seed,
@@ -222,9 +283,9 @@ std::vector<Expected> reference_hashed(Op op, const TypeRule& types, FillKind ki
     using In = decltype(in_tag);
     using Out = decltype(out_tag);
     if constexpr (is_float_type_v<In>) {
-      if (kind == FillKind::rounding) return rounding_reference<In, Out>(op, types.in, seed, ranges, threads);
+      if (kind == FillKind::rounding) return rounding_reference<In, Out>(op, seed, ranges, threads);
     }
-    return exact_reference<In, decltype(acc_tag), Out>(op, kind, types.in, seed, ranges, threads);
+    return exact_reference<In, decltype(acc_tag), Out>(op, kind, seed, ranges, threads);
   });
 }
 
