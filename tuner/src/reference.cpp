@@ -68,16 +68,30 @@ T wrap_mul(T a, T b) {
     return static_cast<T>(a * b);
 }
 
+template <Op O, typename Acc>
+Acc combine_op(Acc a, Acc b) {
+  if constexpr (O == Op::sum || O == Op::mean) return wrap_add(a, b);
+  else if constexpr (O == Op::prod) return wrap_mul(a, b);
+  else if constexpr (O == Op::min) return (a < b || a != a) ? a : b;  // NaN wins, as on the device
+  else return (a > b || a != a) ? a : b;
+}
+
+// Calls f with the op as a compile-time constant (std::integral_constant<Op, op>).
+template <typename F>
+decltype(auto) with_op(Op op, F&& f) {
+  switch (op) {
+    case Op::sum: return f(std::integral_constant<Op, Op::sum>{});
+    case Op::mean: return f(std::integral_constant<Op, Op::mean>{});
+    case Op::prod: return f(std::integral_constant<Op, Op::prod>{});
+    case Op::min: return f(std::integral_constant<Op, Op::min>{});
+    case Op::max: break;
+  }
+  return f(std::integral_constant<Op, Op::max>{});
+}
+
 template <typename Acc>
 Acc combine(Op op, Acc a, Acc b) {
-  switch (op) {
-    case Op::sum:
-    case Op::mean: return wrap_add(a, b);
-    case Op::prod: return wrap_mul(a, b);
-    case Op::min: return (a < b || a != a) ? a : b;  // NaN wins, as on the device
-    case Op::max: return (a > b || a != a) ? a : b;
-  }
-  return a;
+  return with_op(op, [&](auto o) { return combine_op<decltype(o)::value>(a, b); });
 }
 
 using Ranges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  // {offset, n}
@@ -131,14 +145,6 @@ struct Segments {
   }
 };
 
-template <Op O, typename Acc>
-Acc combine_op(Acc a, Acc b) {
-  if constexpr (O == Op::sum || O == Op::mean) return wrap_add(a, b);
-  else if constexpr (O == Op::prod) return wrap_mul(a, b);
-  else if constexpr (O == Op::min) return (a < b || a != a) ? a : b;  // NaN wins, as on the device
-  else return (a > b || a != a) ? a : b;
-}
-
 template <Op O, typename In, typename Acc>
 Acc reduce_hashed(FillKind kind, std::uint64_t seed, std::uint64_t begin, std::uint64_t end, Acc acc) {
   for (std::uint64_t i = begin; i < end; ++i) acc = combine_op<O>(acc, static_cast<Acc>(hashed_value<In>(kind, seed, i)));
@@ -156,13 +162,7 @@ std::vector<Expected> exact_reference(Op op, FillKind kind, std::uint64_t seed, 
   const auto parts = parallel_chunks<std::vector<Acc>>(lo, hi, threads, [&](std::uint64_t begin, std::uint64_t end) {
     std::vector<Acc> acc(segments.count(), identity_value<Acc>(op));
     segments.each(begin, end, [&](std::size_t k, std::uint64_t b, std::uint64_t e) {
-      switch (op) {
-        case Op::sum: acc[k] = reduce_hashed<Op::sum, In>(kind, seed, b, e, acc[k]); break;
-        case Op::mean: acc[k] = reduce_hashed<Op::mean, In>(kind, seed, b, e, acc[k]); break;
-        case Op::prod: acc[k] = reduce_hashed<Op::prod, In>(kind, seed, b, e, acc[k]); break;
-        case Op::min: acc[k] = reduce_hashed<Op::min, In>(kind, seed, b, e, acc[k]); break;
-        case Op::max: acc[k] = reduce_hashed<Op::max, In>(kind, seed, b, e, acc[k]); break;
-      }
+      acc[k] = with_op(op, [&](auto o) { return reduce_hashed<decltype(o)::value, In>(kind, seed, b, e, acc[k]); });
     });
     return acc;
   });

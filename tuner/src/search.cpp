@@ -98,6 +98,9 @@ class SearchState {
       if (fresh.size() > room) fresh.resize(room);
     }
     evaluator_.prefetch(fresh, false);
+    // Whether the budget leaves evaluations after this batch (for the next step's moves).
+    const bool room_after = request_.max_evaluations <= 0 ||
+                            result_.evaluated.size() + fresh.size() < static_cast<std::size_t>(request_.max_evaluations);
     for (const auto& c : fresh) {
       if (evaluator_.should_stop()) {
         result_.stopped = true;
@@ -111,10 +114,7 @@ class SearchState {
         result_.best = c;
         // The search goes on from the best point next: its moves may start compiling
         // while this batch is timed, if the budget leaves room for them.
-        const bool room = request_.max_evaluations <= 0 ||
-                          result_.evaluated.size() + (fresh.size() - (&c - fresh.data()) - 1) <
-                              static_cast<std::size_t>(request_.max_evaluations);
-        if (on_new_best && room) on_new_best(c);
+        if (on_new_best && room_after) on_new_best(c);
       }
     }
   }

@@ -211,8 +211,8 @@ class BucketRunner final : public Evaluator {
     const unsigned char* exact = exact_.get(device_, types_.in, kind, kExactSeed, phases_.fill);
     // The whole exact set first; the head and tail (offset 3) and the rounding set after
     // timing, unless racing stopped the candidate as clearly slower than the best so far
-    // (its measurement says so; it becomes a finalist only if a faster candidate fails its
-    // checks later, and complete_checks then runs the rest).
+    // (its measurement says so; should it be a finalist all the same, as the built-in
+    // default and the previous winners always are, complete_checks runs the rest).
     const std::vector<Check> whole = {{exact, 0, size, references_.get(op_, types_, kind, kExactSeed, 0, size)}};
     const std::size_t index = measurements_.size();
     try {
@@ -276,8 +276,9 @@ class BucketRunner final : public Evaluator {
     }
   }
 
-  // A finalist that racing stopped early (possible only when a faster candidate failed
-  // its checks afterwards) gets the checks it skipped.
+  // A finalist that racing stopped early (the built-in default and the previous winners
+  // are finalists whatever their time; another only when a faster candidate failed its
+  // checks) gets the checks it skipped.
   void complete_checks(const ReduceConfig& config) {
     const auto at_n = measurement_at(config, n_);
     if (!at_n) return;
