@@ -1,13 +1,143 @@
 #include "reduce_tune/tuner/measure.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/engine/launch.h"
+#include "reduce_tune/log.h"
 
 namespace reduce_tune::tuner {
+
+namespace {
+
+// rt_queue_hold(flags, timeout_ns): one thread spins until the host writes flags[0] != 0,
+// or until timeout_ns have passed on %globaltimer, in which case it sets flags[1] = 1.
+// `flags` is mapped host memory. PTX rather than CUDA C: the tuner library is plain C++
+// and the driver JIT-compiles this for whatever GPU runs it, with no NVRTC in the path.
+constexpr char kQueueHoldPtx[] = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry rt_queue_hold(.param .u64 flags_param, .param .u64 timeout_param)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<7>;
+    ld.param.u64 %rd1, [flags_param];
+    ld.param.u64 %rd2, [timeout_param];
+    cvta.to.global.u64 %rd3, %rd1;
+    mov.u64 %rd4, %globaltimer;
+WAIT:
+    ld.volatile.global.u32 %r1, [%rd3];
+    setp.ne.s32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    mov.u64 %rd5, %globaltimer;
+    sub.s64 %rd6, %rd5, %rd4;
+    setp.lt.u64 %p2, %rd6, %rd2;
+    @%p2 bra WAIT;
+    mov.u32 %r2, 1;
+    st.volatile.global.u32 [%rd3+4], %r2;
+DONE:
+    ret;
+}
+)";
+
+// The process's hold kernel and a pool of flag pairs in one mapped host allocation, made
+// on first use and never freed (a static destructor would run after the CUDA runtime's
+// own teardown). Unavailable (null) if either cannot be made; timing then goes unheld.
+class QueueHolds {
+ public:
+  static QueueHolds* get() {
+    static QueueHolds* holds = [] {
+      try {
+        return new QueueHolds();
+      } catch (const std::exception& e) {
+        log_message(LogLevel::warning, std::string("timing without holding the launch queue: ") + e.what());
+        return static_cast<QueueHolds*>(nullptr);
+      }
+    }();
+    return holds;
+  }
+  // A free flag pair, or -1 when all are in use.
+  int acquire() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return -1;
+    const int slot = free_.back();
+    free_.pop_back();
+    return slot;
+  }
+  void release(int slot) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(slot);
+  }
+  volatile std::uint32_t* host_flags(int slot) const {
+    return static_cast<volatile std::uint32_t*>(flags_.host()) + 2 * slot;
+  }
+  void* device_flags(int slot) const { return static_cast<std::uint32_t*>(flags_.device()) + 2 * slot; }
+  cudaKernel_t kernel() const { return kernel_; }
+
+ private:
+  static constexpr int kSlots = 512;
+  QueueHolds() : flags_(2 * kSlots * sizeof(std::uint32_t)), library_(ptx()), kernel_(library_.kernel("rt_queue_hold")) {
+    for (int slot = kSlots - 1; slot >= 0; --slot) free_.push_back(slot);
+  }
+  static std::vector<char> ptx() { return std::vector<char>(kQueueHoldPtx, kQueueHoldPtx + sizeof(kQueueHoldPtx)); }
+  PinnedBuffer flags_;
+  LoadedLibrary library_;  // PTX, NUL-terminated: cudaLibraryLoadData JIT-compiles it
+  cudaKernel_t kernel_;
+  std::mutex mutex_;
+  std::vector<int> free_;
+};
+
+// One held stretch of a stream: construction enqueues the hold kernel, so what the host
+// enqueues next waits behind it; release() lets the device run it all back to back.
+class QueueHold {
+ public:
+  QueueHold(QueueHolds* holds, cudaStream_t stream, double timeout_ms)
+      : holds_(holds), slot_(holds ? holds->acquire() : -1) {
+    if (slot_ < 0) return;
+    volatile std::uint32_t* flags = holds_->host_flags(slot_);
+    flags[0] = 0;
+    flags[1] = 0;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    void* device_flags = holds_->device_flags(slot_);
+    auto timeout_ns = static_cast<unsigned long long>(timeout_ms * 1e6);
+    void* args[] = {&device_flags, &timeout_ns};
+    try {
+      CudaLauncher().launch(reinterpret_cast<const void*>(holds_->kernel()), 1, 1, stream, args);
+    } catch (...) {
+      holds_->release(slot_);
+      throw;
+    }
+  }
+  ~QueueHold() {
+    if (slot_ < 0) return;
+    release();
+    holds_->release(slot_);
+  }
+  QueueHold(const QueueHold&) = delete;
+  QueueHold& operator=(const QueueHold&) = delete;
+  bool holding() const { return slot_ >= 0; }
+  void release() {
+    if (slot_ < 0) return;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    holds_->host_flags(slot_)[0] = 1;
+  }
+  // Whether the hold gave up waiting before release() (read after the stream passed it).
+  bool timed_out() const { return slot_ >= 0 && holds_->host_flags(slot_)[1] != 0; }
+
+ private:
+  QueueHolds* holds_;
+  int slot_;
+};
+
+}  // namespace
 
 int rotation_count(std::uint64_t input_bytes, std::int64_t l2_bytes, std::uint64_t available_bytes) {
   if (input_bytes == 0 || l2_bytes <= 0) return 1;
@@ -56,33 +186,50 @@ TimingResult time_reduction(const std::function<void(int slice)>& enqueue, int r
     enqueue(slice);
     slice = (slice + 1) % std::max(rotations, 1);
   };
+  QueueHolds* holds = policy.hold_queue ? QueueHolds::get() : nullptr;
+  TimingResult result;
+  result.held = holds != nullptr;
+  // `calls` calls between two events; with the queue held, retried with half as many
+  // while the hold gives up before the host has enqueued them (a host stalled that long,
+  // or a launch queue too short for them), so that no sample is paced by the host.
+  auto timed = [&](int& calls) {
+    while (true) {
+      QueueHold hold(holds, stream, policy.hold_timeout_ms);
+      RT_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+      for (int i = 0; i < calls; ++i) next();
+      RT_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+      hold.release();
+      RT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      float ms = 0;
+      RT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      if (holds && !hold.holding()) result.held = false;
+      if (!hold.timed_out()) return static_cast<double>(ms);
+      ++result.hold_timeouts;
+      if (calls == 1) {
+        result.held = false;
+        return static_cast<double>(ms);
+      }
+      calls = std::max(1, calls / 2);
+    }
+  };
   for (int i = 0; i < policy.warmup_calls; ++i) next();
   // One timed call sizes the batch.
-  RT_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-  next();
-  RT_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-  RT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-  float first_ms = 0;
-  RT_CUDA_CHECK(cudaEventElapsedTime(&first_ms, start.get(), stop.get()));
-  TimingResult result;
+  int one = 1;
+  const double first_ms = timed(one);
   if (abandon_after_first_call(first_ms, policy)) {
     result.median_ms = first_ms;
     result.repetitions = result.samples = 1;
     result.abandoned = true;
     return result;
   }
-  const int batch = std::clamp(static_cast<int>(std::ceil(policy.min_sample_ms / std::max(first_ms, 1e-4f))), 1, 512);
+  int batch = std::clamp(static_cast<int>(std::ceil(policy.min_sample_ms / std::max(first_ms, 1e-4))), 1,
+                         holds ? kMaxHeldCalls : 512);
 
   std::vector<double> samples;
   const auto began = std::chrono::steady_clock::now();
   while (true) {
-    RT_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-    for (int i = 0; i < batch; ++i) next();
-    RT_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-    RT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    RT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    samples.push_back(static_cast<double>(ms) / batch);
+    const double ms = timed(batch);
+    samples.push_back(ms / batch);
     result.repetitions += batch;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     const TimingStep step = timing_step(samples, elapsed, policy);

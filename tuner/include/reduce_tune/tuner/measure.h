@@ -4,8 +4,13 @@
 // spread and the repetition count.
 //
 // Small reductions take a few microseconds, below the events' resolution, so one sample
-// times a batch of back-to-back calls (what a caller issuing many reductions sees) and
-// divides. L2: an input smaller than a quarter of L2 is timed L2-resident, as repeated
+// times a batch of back-to-back calls and divides. By default the batch is enqueued
+// behind a hold kernel that spins until the host has enqueued all of it (hold_queue):
+// the device then runs the calls back to back, and a sample is the device's time per
+// call, not the pace at which the host happens to launch (a few microseconds per call,
+// slower while compile threads share the host), which hid the differences between
+// small-size candidates and made two runs disagree. The bench times a caller's view,
+// host pace included (hold_queue = false). L2: an input smaller than a quarter of L2 is timed L2-resident, as repeated
 // calls on the same data see it; larger inputs rotate among disjoint slices whose total
 // exceeds 4x L2, so no call finds its input left in L2 by the previous one.
 #pragma once
@@ -39,9 +44,17 @@ struct TimingPolicy {
   double abandon_factor = 1.25;
   double abandon_call_factor = 2.0;
   double abandon_min_call_ms = 0.05;
+  // Hold the stream while a sample's calls are enqueued (see above). A hold gives up after
+  // hold_timeout_ms; that sample is taken again with half the calls.
+  bool hold_queue = true;
+  double hold_timeout_ms = 50;
 };
+// Calls per held sample at most: a two-pass call is two launches, and a stream's launch
+// queue holds about a thousand before the host blocks.
+constexpr int kMaxHeldCalls = 256;
 inline TimingPolicy bench_policy() {
   TimingPolicy p;
+  p.hold_queue = false;  // a caller's view: back-to-back calls at the host's pace
   p.max_samples = 25;
   p.max_seconds = 0.3;
   p.min_sample_ms = 0.5;
@@ -54,6 +67,8 @@ struct TimingResult {
   int repetitions = 0;      // calls timed, over all samples
   int samples = 0;
   bool abandoned = false;   // stopped early by racing: slower than the best so far
+  bool held = false;        // every sample was timed with the launch queue held
+  int hold_timeouts = 0;    // samples taken again because the hold gave up first
 };
 
 // After the first timed call (`first_ms`): whether racing stops the candidate there.
