@@ -46,6 +46,11 @@ struct Options {
   bool check = false;  // exit 4 when a size breaks the guarantee
 };
 
+// How every implementation is timed: a caller's view by default (back-to-back calls at
+// the host's pace); `--timing held` times the device's view, as the tuner ranks
+// candidates (tuner/measure.h), to tell a host-side difference from a device-side one.
+rt::tuner::TimingPolicy g_policy = rt::tuner::bench_policy();
+
 bool is_prime(std::uint64_t n) {
   if (n < 2) return false;
   for (std::uint64_t p : {2ull, 3ull, 5ull, 7ull, 11ull, 13ull, 17ull, 19ull, 23ull, 29ull, 31ull, 37ull})
@@ -100,7 +105,7 @@ double empty_launch_us(cudaStream_t stream) {
   auto launch = [&](int) { empty_kernel<<<1, 32, 0, stream>>>(); };
   std::vector<double> medians;
   for (int round = 0; round < 3; ++round)
-    medians.push_back(rt::tuner::time_reduction(launch, 1, stream, rt::tuner::bench_policy()).median_ms);
+    medians.push_back(rt::tuner::time_reduction(launch, 1, stream, g_policy).median_ms);
   std::sort(medians.begin(), medians.end());
   return medians[1] * 1e3;
 }
@@ -108,7 +113,7 @@ double empty_launch_us(cudaStream_t stream) {
 int usage(const std::string& error) {
   std::cerr << "reduce-tune bench: " << error << "\n"
             << "usage: reduce-tune bench [--device N] [--db PATH] [--ops LIST] [--dtypes LIST] [--sizes LIST] [--no-store] "
-               "[--check]\n";
+               "[--check] [--timing paced|held]\n";
   return 2;
 }
 
@@ -205,9 +210,9 @@ std::pair<double, double> alternating_medians(const std::function<void(int)>& a,
   for (int round = 0; round < kConfirmRounds; ++round)
     for (int k = 0; k < 2; ++k)
       if ((k == 0) == (round % 2 == 0))
-        as.push_back(rt::tuner::time_reduction(a, a_rotations, stream, rt::tuner::bench_policy()).median_ms);
+        as.push_back(rt::tuner::time_reduction(a, a_rotations, stream, g_policy).median_ms);
       else
-        bs.push_back(rt::tuner::time_reduction(b, b_rotations, stream, rt::tuner::bench_policy()).median_ms);
+        bs.push_back(rt::tuner::time_reduction(b, b_rotations, stream, g_policy).median_ms);
   std::sort(as.begin(), as.end());
   std::sort(bs.begin(), bs.end());
   return {as[as.size() / 2], bs[bs.size() / 2]};
@@ -318,7 +323,7 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
         for (std::size_t k = 0; k < impls.size(); ++k) {
           const std::size_t i = (k + static_cast<std::size_t>(round)) % impls.size();
           timings[i].push_back(
-              rt::tuner::time_reduction(impls[i].enqueue, rotations, stream.get(), rt::tuner::bench_policy()));
+              rt::tuner::time_reduction(impls[i].enqueue, rotations, stream.get(), g_policy));
         }
       for (std::size_t i = 0; i < impls.size(); ++i) {
         std::vector<double> medians;
@@ -425,10 +430,17 @@ int main(int argc, char** argv) {
       o.check = true;
     } else if (a == "--help" || a == "-h") {
       std::cout << "usage: reduce-tune bench [--device N] [--db PATH] [--ops LIST] [--dtypes LIST] [--sizes LIST] "
-                   "[--no-store] [--check]\n"
-                   "  --check  exit with 4 when, at some size, the tuned call is slower than 0.97x the built-in\n"
-                   "           default or than CUB, beyond the noise of the measurement\n";
+                   "[--no-store] [--check] [--timing paced|held]\n"
+                   "  --check   exit with 4 when, at some size, the tuned call is slower than 0.97x the built-in\n"
+                   "            default or than CUB, beyond the noise of the measurement\n"
+                   "  --timing  paced (default): back-to-back calls at the host's pace, as a caller sees them;\n"
+                   "            held: the launch queue held until a sample's calls are enqueued, so the device\n"
+                   "            runs them back to back (the tuner's view)\n";
       return 0;
+    } else if (a == "--timing") {
+      auto v = value();
+      if (!v || (*v != "paced" && *v != "held")) return usage("--timing: paced or held");
+      g_policy.hold_queue = *v == "held";
     } else if (a == "--device" || a == "--db" || a == "--ops" || a == "--dtypes" || a == "--sizes") {
       auto v = value();
       if (!v) return usage(a + ": needs a value");
@@ -477,7 +489,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(device.memory_clock_khz / 1000));
     rt::Stream launch_stream;
     const double empty_us = empty_launch_us(launch_stream.get());
-    std::printf("empty kernel launch, back to back: %.2f us\n", empty_us);
+    std::printf("empty kernel launch, back to back: %.2f us (timing: %s)\n", empty_us, g_policy.hold_queue ? "held, the device's view" : "paced, a caller's view");
     std::printf("%-5s %-8s %11s | %-23s | %-23s | %-23s | %-23s | %s\n", "op", "type", "n", "tuned us GB/s %peak",
                 "default us GB/s %peak", "cub us GB/s %peak", "multi_element us GB/s",
                 "cub/tuned cub/default default/tuned | tuned/empty");
