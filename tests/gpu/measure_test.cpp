@@ -56,10 +56,10 @@ TEST(Timing, AHeldQueueTimesTheDeviceNotTheHostsPace) {
   EXPECT_TRUE(device.held);
   EXPECT_EQ(device.hold_timeouts, 0);
   EXPECT_FALSE(host.held);
-  // The host's pace shows without the hold, and not with it (an empty kernel back to back
-  // takes a few microseconds at most).
+  // The host's pace shows without the hold, and not with it: an empty kernel back to back
+  // takes 1-2 us (14 us under compute-sanitizer, whose host pace is 70 us).
   EXPECT_GE(host.median_ms * 1e3, 19.0);
-  EXPECT_LT(device.median_ms * 1e3, 8.0);
+  EXPECT_LT(device.median_ms, 0.5 * host.median_ms);
   EXPECT_GT(device.median_ms, 0.0);
 }
 
