@@ -12,7 +12,12 @@
 // small-size candidates and made two runs disagree. The bench times a caller's view,
 // host pace included (hold_queue = false). L2: an input smaller than a quarter of L2 is timed L2-resident, as repeated
 // calls on the same data see it; larger inputs rotate among disjoint slices whose total
-// exceeds 4x L2, so no call finds its input left in L2 by the previous one.
+// exceeds 4x L2, so no call finds its input left in L2 by the previous one. Before an
+// L2-resident input's warm-up, scratch memory twice the L2's size is written
+// (evict_l2): the calls are timed from what their own warm-up leaves in L2, not on lines
+// another kernel brought in. Loads that do not keep their lines in L2 (ld.global.cs)
+// were timed 15-25% faster on the previous candidate's lines than on their own (an H100,
+// docs/BENCHMARKS.md, ninth set).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -48,6 +53,7 @@ struct TimingPolicy {
   // hold_timeout_ms; that sample is taken again with half the calls.
   bool hold_queue = true;
   double hold_timeout_ms = 50;
+  bool evict_l2 = true;  // with one rotation (see above)
 };
 // Calls per held sample at most: a two-pass call is two launches, and a stream's launch
 // queue holds about a thousand before the host blocks.
