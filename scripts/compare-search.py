@@ -11,7 +11,9 @@ run-to-run drift does not enter), plus the gap in the other run's own timing.
 The fastest of thousands of measurements is biased low where calls are bound by the
 launch rate (a few microseconds, a few percent of noise each), so the gap is also given
 against the exhaustive run's own winner at n (chosen, like every winner, by its worst
-case across the bucket).
+case across the bucket), and, where the exhaustive run also timed the other winner at
+its interior sizes (it was one of its finalists), as the worst ratio of the two across
+the bucket.
 """
 import sqlite3
 import sys
@@ -29,7 +31,7 @@ def main():
     other = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
     exhaustive_best = {(op, d, o, b): (cfg, ms) for op, d, o, b, cfg, ms in winners(exhaustive)}
     print(f"{'problem':<16} {'bucket':>6} {'candidates':>10} {'exhaustive best ms':>19} "
-          f"{'winner in exh. run':>19} {'gap':>7} {'own-run gap':>11} {'vs exh. winner':>14}  winner "
+          f"{'winner in exh. run':>19} {'gap':>7} {'own-run gap':>11} {'vs exh. winner':>14} {'worst in bucket':>14}  winner "
           f"(gaps against the fastest time, then against the exhaustive run's winner)")
     worst = worst_vs_winner = 0.0
     for op, d, o, b, cfg, ms in winners(other):
@@ -57,9 +59,22 @@ def main():
         exh_winner_ms = exhaustive_best[key][1]
         vs_winner = (same_run_ms / exh_winner_ms - 1) if same_run_ms else float("nan")
         worst_vs_winner = max(worst_vs_winner, vs_winner if vs_winner == vs_winner else 0)
+        # Across the bucket, as winners are chosen: where the exhaustive run timed the other
+        # winner at every size it timed its own winner (it was one of its finalists), the
+        # worst ratio of the two over those sizes; else only n could be compared ("-").
+        def times_by_size(config):
+            return dict(exhaustive.execute(
+                """SELECT m.n, MIN(m.median_ms) FROM measurements m JOIN configs c ON c.id = m.config_id
+                   WHERE m.op = ? AND m.dtype = ? AND m.out_dtype = ? AND m.n >= ? AND m.n < ?
+                     AND c.text = ? AND m.status = 'ok' GROUP BY m.n""",
+                (op, d, o, 1 << b, 2 << b, config)).fetchall())
+        mine, theirs = times_by_size(cfg), times_by_size(exhaustive_best[key][0])
+        across = "-"
+        if len(theirs) > 1 and set(theirs) <= set(mine):
+            across = f"{(max(mine[s] / theirs[s] for s in theirs) - 1) * 100:.2f}%"
         print(f"{op + '<' + d + '>':<16} {'2^' + str(b):>6} {candidates:>10} {best_ms:>19.5f} "
               f"{(same_run_ms or float('nan')):>19.5f} {gap * 100:>6.2f}% {own_gap * 100:>10.2f}% "
-              f"{vs_winner * 100:>13.2f}%  {cfg}")
+              f"{vs_winner * 100:>13.2f}% {across:>14}  {cfg}")
     print(f"largest gap (same-run times): {worst * 100:.2f}% against the fastest time, "
           f"{worst_vs_winner * 100:.2f}% against the exhaustive run's winner")
 
