@@ -489,7 +489,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(device.memory_clock_khz / 1000));
     rt::Stream launch_stream;
     const double empty_us = empty_launch_us(launch_stream.get());
-    std::printf("empty kernel launch, back to back: %.2f us (timing: %s)\n", empty_us, g_policy.hold_queue ? "held, the device's view" : "paced, a caller's view");
+    std::printf("empty kernel launch, back to back: %.2f us (timing: %s)\n", empty_us,
+                g_policy.hold_queue ? "held, the device's view" : "paced, a caller's view");
     std::printf("%-5s %-8s %11s | %-23s | %-23s | %-23s | %-23s | %s\n", "op", "type", "n", "tuned us GB/s %peak",
                 "default us GB/s %peak", "cub us GB/s %peak", "multi_element us GB/s",
                 "cub/tuned cub/default default/tuned | tuned/empty");

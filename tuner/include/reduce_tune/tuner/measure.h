@@ -10,8 +10,10 @@
 // call, not the pace at which the host happens to launch (a few microseconds per call,
 // slower while compile threads share the host), which hid the differences between
 // small-size candidates and made two runs disagree. The bench times a caller's view,
-// host pace included (hold_queue = false). L2: an input smaller than a quarter of L2 is timed L2-resident, as repeated
-// calls on the same data see it; larger inputs rotate among disjoint slices whose total
+// host pace included (hold_queue = false).
+//
+// L2: an input smaller than a quarter of L2 is timed L2-resident, as repeated calls on
+// the same data see it; larger inputs rotate among disjoint slices whose total
 // exceeds 4x L2, so no call finds its input left in L2 by the previous one. Before an
 // L2-resident input's warm-up, scratch memory twice the L2's size is written
 // (evict_l2): the calls are timed from what their own warm-up leaves in L2, not on lines
