@@ -39,11 +39,7 @@ class ThreadPool {
   auto submit(F f) -> std::shared_future<decltype(f())> {
     auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
     auto future = task->get_future().share();
-    {
-      std::lock_guard lock(mutex_);
-      queues_[0].emplace_back([task] { (*task)(); });
-    }
-    ready_.notify_one();
+    post([task] { (*task)(); });
     return future;
   }
 
