@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
   std::vector<rt::Op> ops = {rt::Op::sum, rt::Op::max};
   rt::DType dtype = rt::DType::f32;
   std::string db;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> shapes;  // empty: the grid
+  std::vector<std::string> layouts = {"rows", "columns"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--db" && i + 1 < argc) {
@@ -88,6 +90,29 @@ int main(int argc, char** argv) {
         return 2;
       }
       dtype = *d;
+    } else if (a == "--shapes" && i + 1 < argc) {
+      // R x outputs pairs, such as 1000x16385,16777216x7.
+      const std::string list = argv[++i];
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        const std::string item = list.substr(p, q - p);
+        char* end = nullptr;
+        const unsigned long long r = std::strtoull(item.c_str(), &end, 10);
+        const unsigned long long o = *end == 'x' ? std::strtoull(end + 1, &end, 10) : 0;
+        if (r == 0 || o == 0 || *end != '\0') {
+          std::fprintf(stderr, "reduce_tune_axis_bench: --shapes takes RxOUTPUTS,... (bad '%s')\n", item.c_str());
+          return 2;
+        }
+        shapes.emplace_back(r, o);
+        p = q + 1;
+      }
+    } else if (a == "--layouts" && i + 1 < argc) {
+      const std::string list = argv[++i];
+      if (list != "rows" && list != "columns" && list != "rows,columns") {
+        std::fprintf(stderr, "reduce_tune_axis_bench: --layouts takes rows, columns or rows,columns\n");
+        return 2;
+      }
+      layouts = list == "rows,columns" ? layouts : std::vector<std::string>{list};
     } else if (a == "--max-elements" && i + 1 < argc) {
       max_elements = std::strtoull(argv[++i], nullptr, 0);
     } else if (a == "--ops" && i + 1 < argc) {
@@ -106,10 +131,19 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16] "
-                   "[--db PATH]\n");
+                   "[--db PATH] [--shapes RxOUTPUTS,...] [--layouts rows,columns]\n");
       return 2;
     }
   }
+  for (const auto& [r, o] : shapes)
+    if (r * o > max_elements || o > (1ull << 24)) {
+      std::fprintf(stderr,
+                   "reduce_tune_axis_bench: shape %llux%llu has more than --max-elements (%llu) elements or more "
+                   "than 2^24 outputs\n",
+                   static_cast<unsigned long long>(r), static_cast<unsigned long long>(o),
+                   static_cast<unsigned long long>(max_elements));
+      return 2;
+    }
   try {
     RT_CUDA_CHECK(cudaSetDevice(device));
     const rt::DeviceKey key = rt::query_device(device);
@@ -143,10 +177,12 @@ int main(int argc, char** argv) {
 
     std::printf("layout  op       R   outputs | reduce-tune us  GB/s  %%peak | cub-segmented us  GB/s | built-in us | "
                 "rt kernel\n");
-    for (const char* layout : {"rows", "columns"}) {
-      const bool rows = std::strcmp(layout, "rows") == 0;
+    if (shapes.empty()) shapes = shape_grid(max_elements);
+    for (const std::string& layout_name : layouts) {
+      const char* layout = layout_name.c_str();
+      const bool rows = layout_name == "rows";
       for (rt::Op op : ops)
-        for (auto [r, outputs] : shape_grid(max_elements)) {
+        for (auto [r, outputs] : shapes) {
           const std::uint64_t elements = r * outputs;
           const std::uint64_t stride = (elements + 63) / 64 * 64;
           const int rotations = rt::tuner::rotation_count(elements * es, key.l2_bytes, buffer_elements * es);

@@ -5,6 +5,7 @@ CUDA events around batches of back-to-back calls, the median of 5 to 25 samples;
 past a quarter of L2 rotate through slices that together exceed 4x L2).
 
 Usage: torch_axes.py [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16]
+                     [--shapes RxOUTPUTS,...] [--layouts rows,columns]
 Prints "layout op R outputs | torch us GB/s", the keys of reduce_tune_axis_bench's lines.
 """
 import argparse
@@ -32,7 +33,13 @@ def main():
     parser.add_argument("--max-elements", type=int, default=1 << 28)
     parser.add_argument("--ops", default="sum,max")
     parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
+    parser.add_argument("--shapes", default="", help="R x outputs pairs such as 1000x16385 (default: the grid)")
+    parser.add_argument("--layouts", default="rows,columns")
     args = parser.parse_args()
+    if args.shapes:
+        shapes = [tuple(int(v) for v in item.split("x")) for item in args.shapes.split(",")]
+    else:
+        shapes = [(r, o) for r in R_VALUES for o in OUTPUT_VALUES]
     dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
     es = torch.tensor([], dtype=dtype).element_size()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -41,22 +48,21 @@ def main():
     ops = {"sum": lambda x, d: torch.sum(x, dim=d), "max": lambda x, d: torch.amax(x, dim=d)}
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, dtype {args.dtype}")
     print("layout  op       R   outputs | torch us     GB/s")
-    for layout in ("rows", "columns"):
+    for layout in args.layouts.split(","):
         for op_name in args.ops.split(","):
             op = ops[op_name]
-            for r in R_VALUES:
-                for outputs in OUTPUT_VALUES:
-                    elements = r * outputs
-                    if elements < 1024 or elements > args.max_elements:
-                        continue
-                    stride = (elements + 63) // 64 * 64
-                    rotations = rotation_count(elements * es, l2, buffer_elements * es)
-                    shape = (outputs, r) if layout == "rows" else (r, outputs)
-                    dim = 1 if layout == "rows" else 0
-                    views = [data[s * stride:s * stride + elements].view(shape) for s in range(rotations)]
-                    ms = time_call(lambda s: op(views[s], dim), rotations)
-                    print(f"{layout:7s} {op_name:4s} {r:9d} {outputs:9d} | {ms * 1e3:10.2f} "
-                          f"{elements * es / (ms * 1e6):8.1f}", flush=True)
+            for r, outputs in shapes:
+                elements = r * outputs
+                if elements > args.max_elements or (not args.shapes and elements < 1024):
+                    continue
+                stride = (elements + 63) // 64 * 64
+                rotations = rotation_count(elements * es, l2, buffer_elements * es)
+                shape = (outputs, r) if layout == "rows" else (r, outputs)
+                dim = 1 if layout == "rows" else 0
+                views = [data[s * stride:s * stride + elements].view(shape) for s in range(rotations)]
+                ms = time_call(lambda s: op(views[s], dim), rotations)
+                print(f"{layout:7s} {op_name:4s} {r:9d} {outputs:9d} | {ms * 1e3:10.2f} "
+                      f"{elements * es / (ms * 1e6):8.1f}", flush=True)
 
 
 if __name__ == "__main__":
