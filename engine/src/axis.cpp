@@ -138,6 +138,16 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
             shape.outputs >= threads_wanted) ||
            (r >= (1u << 16) && shape.outputs >= 512)))
         s.vec = 4;
+      // Wider elements: a 16-byte vector of adjacent outputs per thread, in blocks of
+      // 128, where R is long and split across blocks over more than 256 outputs (fewer
+      // than two blocks' worth per SM at 32 outputs a block). Tuned on an H200 (f32
+      // sums): from R = 2^16 over 512 and 769 outputs the fastest configs, 1.1 times
+      // faster than a thread per output.
+      const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
+      if (size_of(types.in) >= 4 && r >= 4096 && shape.outputs > 256 && shape.outputs < 64 * sms) {
+        s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+        s.block = 128;
+      }
       // Long columns, few of them: blocks of 512 (so 16 threads across R), the last
       // block folding the partials (H100, f32 and f16, R = 2^18 .. 2^20 with 64 to 256
       // outputs: 1.1 to 1.8 times faster than blocks of 256 and a second kernel).
@@ -146,11 +156,19 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
         s.block = 512;
         ticket_outputs = 256;
       }
+      // Many outputs (too many to split R) over R >= 256, in one wave of blocks of 512
+      // (32 outputs a block, four blocks per SM): 16 threads across R instead of 8, twice
+      // the loads in flight. Tuned on an H200 (f32 sums): R = 512 x 16384 outputs 11.0
+      // against 12.8 us in blocks of 256; at 24577 outputs (a wave and a half) 1.15 times
+      // slower than those, so only where the blocks fit one wave.
+      const bool one_wave = s.vec == 1 && !long_few && r >= 256 && shape.outputs >= 64 * sms &&
+                            ceil_div(shape.outputs, 32) <= 4 * sms;
+      if (one_wave) s.block = 512;
       // Threads across R only where the outputs alone would leave the GPU idle, and never
       // fewer than 32 threads across the outputs (a warp reads 128 contiguous bytes).
       const std::uint64_t outputs = shape.outputs / s.vec;
       std::uint32_t by = 1;
-      while (by < s.block / 32 && outputs * by < threads_wanted && r >= 16ull * by) by *= 2;
+      while (by < s.block / 32 && (one_wave || outputs * by < threads_wanted) && r >= 16ull * by) by *= 2;
       s.group = by;
       // Many outputs of very short columns (a thread walks R alone): four outputs per
       // thread and pass, where that still leaves every SM busy. From R = 4 on a thread
@@ -342,13 +360,14 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
   };
   // Whether a spec of this family and block splits R here (rows per pass are for many
   // outputs, never split).
-  auto splits_here = [&](AxisFamily family, std::uint32_t block, std::uint32_t group) {
+  auto splits_here = [&](AxisFamily family, std::uint32_t block, std::uint32_t group, std::uint32_t vec = 1) {
     AxisKernelSpec s;
     s.op = op;
     s.types = types;
     s.family = family;
     s.block = block;
     s.group = group;
+    s.vec = vec;
     s.split = AxisSplit::two_pass;
     return plan_axis_launch(s, shape, sm_count).splits > 1;
   };
@@ -405,14 +424,22 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           if (rows > 1 && (by > 1 || splits_here(AxisFamily::columns, block, by))) continue;
           add_unrolled(AxisFamily::columns, block, by, 1, rows);
         }
-        // 16-bit elements: four adjacent outputs per thread too (8-byte loads).
+        // Adjacent outputs per thread too: 16-bit elements four (8-byte loads); wider
+        // ones a 16-byte vector where R is split across blocks, at four blocks per SM
+        // (on an H200, f32 sums: from R = 2^16 over 512 to 769 outputs the fastest
+        // configs, 1.1 times faster than a thread per output inside the class; unsplit,
+        // R = 2 .. 4096 over 16384 outputs and more, never the fastest).
+        AxisKernelSpec s;
+        s.family = AxisFamily::columns;
+        s.block = block;
+        s.group = by;
         if (size_of(types.in) == 2) {
-          AxisKernelSpec s;
-          s.family = AxisFamily::columns;
-          s.block = block;
-          s.group = by;
           s.vec = 4;
           add_splits(s);
+        } else if (max_vec > 1 && splits_here(AxisFamily::columns, block, by, max_vec)) {
+          s.vec = max_vec;
+          s.split = shape.outputs <= 4 * kTicketOutputs ? AxisSplit::ticket : AxisSplit::two_pass;
+          add(s);
         }
       }
       add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);

@@ -411,23 +411,29 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
 // reduced element dropped, the rows' scalar head dropped, the identity returned, the
 // last output left unwritten) is rejected at shapes with odd extents, and passes without
 // the fault; a wrong answer handed to the comparison is caught at the output it is in.
-// 16-bit columns that read four adjacent outputs per thread: every such candidate the
-// tuner draws for a split shape (outputs off the vector grid, a tail of them) and an
-// unsplit one on the grid reduces right, and one that drops the last element is caught.
-TEST(AxisMutation, SixteenBitColumnVectorsAreRightAndBrokenOnesRejected) {
+// Columns that read several adjacent outputs per thread (16-bit types four, 8-byte
+// loads; wider types a 16-byte vector where R is split): every such candidate the tuner
+// draws for a split shape (outputs off the vector grid, a tail of them) and one on the
+// grid reduces right, and one that drops the last element is caught.
+TEST(AxisMutation, ColumnVectorsAreRightAndBrokenOnesRejected) {
   RT_REQUIRE_GPU();
   if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
   tuner::AxisChecker checker(0);
   const DeviceKey device = *testing::test_device();
   int checked = 0, rejected = 0;
-  for (DType dtype : {DType::f16, DType::bf16}) {
-    // Summed into f32, where the exact data's totals are exact: a dropped element shows.
-    const TypeRule t = *resolve_types(Op::sum, dtype, DType::f32).rule;
-    for (const tuner::AxisShape shape :
-         {tuner::AxisShape{AxisLayout::columns, 70001, 517}, tuner::AxisShape{AxisLayout::columns, 9, 1 << 18}}) {
+  for (DType dtype : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32}) {
+    // 16-bit types summed into f32, where the exact data's totals are exact: a dropped
+    // element shows.
+    const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
+    const std::uint32_t vec = size_of(dtype) == 2 ? 4 : static_cast<std::uint32_t>(16 / size_of(dtype));
+    const std::vector<tuner::AxisShape> shapes =
+        size_of(dtype) == 2
+            ? std::vector<tuner::AxisShape>{{AxisLayout::columns, 70001, 517}, {AxisLayout::columns, 9, 1 << 18}}
+            : std::vector<tuner::AxisShape>{{AxisLayout::columns, 70001, 517}, {AxisLayout::columns, 20000, 1024}};
+    for (const tuner::AxisShape& shape : shapes) {
       int drawn = 0;
       for (const auto& spec : axis_candidates(Op::sum, t, tuner::canonical_axis_shape(shape), device.sm_count)) {
-        if (spec.family != AxisFamily::columns || spec.vec != 4 || drawn == 4) continue;
+        if (spec.family != AxisFamily::columns || spec.vec != vec || drawn == 4) continue;
         ++drawn;
         const std::string label = to_string(spec) + " R=" + std::to_string(shape.reduced) + " x " +
                                   std::to_string(shape.outputs);
@@ -437,11 +443,10 @@ TEST(AxisMutation, SixteenBitColumnVectorsAreRightAndBrokenOnesRejected) {
         EXPECT_NE(why, "") << label << " drops the last element and passed";
         rejected += !why.empty();
       }
-      EXPECT_GT(drawn, 0) << "no vector columns candidate for R=" << shape.reduced;
+      EXPECT_GT(drawn, 0) << "no vector columns candidate for " << to_string(dtype) << " R=" << shape.reduced;
     }
   }
-  std::printf("[ counts   ] 16-bit column vectors: %d right, %d of %d broken ones rejected\n", checked, rejected,
-              checked);
+  std::printf("[ counts   ] column vectors: %d right, %d of %d broken ones rejected\n", checked, rejected, checked);
 }
 
 TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
