@@ -233,67 +233,6 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   return v;
 }
 
-// A few long rows split across blocks (the last block folding, SPLIT 2): split `split`
-// of `splits` folds tiles split, split + splits, ... of the row (a tile: kUnroll loads of
-// every lane of the group), so that the blocks of a row read neighbouring tiles at any
-// moment, as a grid-stride loop does, instead of one contiguous chunk each far from the
-// others. Split 0 also folds the scalar head and tail. The assignment and the order are
-// fixed: the result is deterministic. Measured on an H100 (built-in choice, 7 rows of
-// 2^24 elements): f32 sum 174 -> 158 us, f16 sum and max 94 -> 89 and 99 -> 91 us,
-// f32 max 175 -> 173; with 100 rows of 2^20 (SPLIT 1) f16 sums were 1.08 times slower
-// this way, so two-pass splits keep their contiguous chunks.
-template <class C>
-__device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* row, u64 n, u64 split, u64 splits,
-                                                          unsigned lane) {
-  typedef typename C::Acc A;
-  typedef typename C::In T;
-  typedef typename C::Op Op;
-  A v = Op::template identity<A>();
-  constexpr int U = C::kUnroll;
-  constexpr u64 kTile = (u64)U * C::kGroup;  // loads (elements or vectors) of one tile
-  if (C::kVec == 1) {
-    for (u64 base = split * kTile; base < n; base += splits * kTile) {
-      if (base + kTile <= n) {
-        A a[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) a[u] = (A)ldg(row + base + lane + u * C::kGroup);
-#pragma unroll
-        for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
-      } else {
-        for (u64 k = base + lane; k < n; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
-      }
-    }
-    return v;
-  }
-  const u64 bytes = sizeof(T) * C::kVec;
-  u64 head = ((bytes - (u64)row % bytes) % bytes) / sizeof(T);
-  if (head > n) head = n;
-  if (RT_MUTATION != 3 && split == 0)
-    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
-  const u64 vectors = (n - head) / C::kVec;
-  const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + head);
-  for (u64 base = split * kTile; base < vectors; base += splits * kTile) {
-    if (base + kTile <= vectors) {
-      AxisVec<T, C::kVec> x[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) x[u] = body[base + lane + u * C::kGroup];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
-    } else {
-      for (u64 i = base + lane; i < vectors; i += C::kGroup) {
-        const AxisVec<T, C::kVec> x = body[i];
-#pragma unroll
-        for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
-      }
-    }
-  }
-  if (split == 0)
-    for (u64 k = head + vectors * C::kVec + lane; k < n; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
-  return v;
-}
-
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   axis_mutate(p);
@@ -326,9 +265,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
       v[u] = Op::template identity<A>();
       if (j < p.outputs) {
         const T* start = in + output_offset<C::kFamily>(p, j);
-        if (C::kFamily == axis_rows && C::kTicket && splits > 1) {
-          v[u] = fold_row_split<C>(start, p.reduced, split, splits, lane);
-        } else if (C::kFamily == axis_rows) {
+        if (C::kFamily == axis_rows) {
           v[u] = fold_row<C>(start, lo, hi, lane);
         } else {
           for (u64 k = lo + lane; k < hi; k += C::kGroup)
