@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 
@@ -341,8 +342,9 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   };
   // A spec unsplit, or, where its plan splits R for this shape, split at 4, 8 and 16
-  // blocks per SM, the last block folding for few outputs, a second kernel otherwise.
-  auto add_splits = [&](AxisKernelSpec s) {
+  // blocks per SM (or those given), the last block folding for few outputs, a second
+  // kernel otherwise.
+  auto add_splits = [&](AxisKernelSpec s, std::initializer_list<std::uint32_t> per_sms = {4u, 8u, 16u}) {
     s.op = op;
     s.types = types;
     s.split = AxisSplit::two_pass;
@@ -353,7 +355,7 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       return;
     }
     s.split = shape.outputs <= 4 * kTicketOutputs ? AxisSplit::ticket : AxisSplit::two_pass;
-    for (std::uint32_t per_sm : {4u, 8u, 16u}) {
+    for (std::uint32_t per_sm : per_sms) {
       s.blocks_per_sm = per_sm;
       add(s);
     }
@@ -438,8 +440,7 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           add_splits(s);
         } else if (max_vec > 1 && splits_here(AxisFamily::columns, block, by, max_vec)) {
           s.vec = max_vec;
-          s.split = shape.outputs <= 4 * kTicketOutputs ? AxisSplit::ticket : AxisSplit::two_pass;
-          add(s);
+          add_splits(s, {4u});
         }
       }
       add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);
