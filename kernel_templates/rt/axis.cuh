@@ -22,7 +22,9 @@
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
 //                           runs this as a second kernel; SPLIT 2 (few outputs) lets the
-//                           last block to finish (by a ticket) do it, in one launch.
+//                           last block to finish (by a ticket) do it, in one launch;
+//                           SPLIT 3 is SPLIT 2 for rows whose splits take tiles of the
+//                           row in turn instead of one contiguous chunk each.
 //                           A split program whose plan has one split for a shape (a
 //                           class's winner on a shape with more outputs) writes its
 //                           outputs directly, as an unsplit one does.
@@ -35,7 +37,7 @@
 namespace rt {
 
 enum AxisFamilyId : int { axis_rows = 0, axis_general = 1, axis_columns = 2, axis_columns_dense = 3, axis_rows_dense = 4 };
-enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2 };
+enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2, axis_split_ticket_tiles = 3 };
 
 // Kernel arguments: rt::AxisParams is defined at the top of every generated source from
 // the host's one list of its fields (REDUCE_TUNE_AXIS_PARAMS in the engine's axis.h).
@@ -57,7 +59,9 @@ struct AxisConfig {
   static constexpr int kGroup = GROUP;
   static constexpr int kVec = VEC;
   static constexpr bool kSplit = SPLIT != 0;
-  static constexpr bool kTicket = SPLIT == 2;
+  static constexpr bool kTicket = SPLIT == 2 || SPLIT == 3;
+  // Rows split with a ticket whose splits take tiles of the row in turn (fold_row_split).
+  static constexpr bool kTiles = SPLIT == 3;
   // rows, general: outputs a group takes per pass (their loads issued together).
   static constexpr int kRows = ROWS;
   // Independent loads in flight per thread along R (4 or 8).
@@ -233,6 +237,63 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   return v;
 }
 
+// Rows split with a ticket finish, SPLIT 3: split `split` of `splits` folds tiles split,
+// split + splits, ... of the row (a tile: kUnroll loads of every lane of the group), so
+// that at any moment the blocks of a row read neighbouring tiles, as a grid-stride loop
+// does, instead of one contiguous chunk each, far apart. Split 0 also folds the scalar
+// head and tail. Which split folds what, and in which order, is fixed: deterministic.
+template <class C>
+__device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* row, u64 n, u64 split, u64 splits,
+                                                          unsigned lane) {
+  typedef typename C::Acc A;
+  typedef typename C::In T;
+  typedef typename C::Op Op;
+  A v = Op::template identity<A>();
+  constexpr int U = C::kUnroll;
+  constexpr u64 kTile = (u64)U * C::kGroup;  // loads (elements or vectors) of one tile
+  if (C::kVec == 1) {
+    for (u64 base = split * kTile; base < n; base += splits * kTile) {
+      if (base + kTile <= n) {
+        A a[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) a[u] = (A)ldg(row + base + lane + u * C::kGroup);
+#pragma unroll
+        for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
+      } else {
+        for (u64 k = base + lane; k < n; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+      }
+    }
+    return v;
+  }
+  const u64 bytes = sizeof(T) * C::kVec;
+  u64 head = ((bytes - (u64)row % bytes) % bytes) / sizeof(T);
+  if (head > n) head = n;
+  if (RT_MUTATION != 3 && split == 0)
+    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+  const u64 vectors = (n - head) / C::kVec;
+  const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + head);
+  for (u64 base = split * kTile; base < vectors; base += splits * kTile) {
+    if (base + kTile <= vectors) {
+      AxisVec<T, C::kVec> x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = body[base + lane + u * C::kGroup];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
+    } else {
+      for (u64 i = base + lane; i < vectors; i += C::kGroup) {
+        const AxisVec<T, C::kVec> x = body[i];
+#pragma unroll
+        for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
+      }
+    }
+  }
+  if (split == 0)
+    for (u64 k = head + vectors * C::kVec + lane; k < n; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+  return v;
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   axis_mutate(p);
@@ -265,7 +326,9 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
       v[u] = Op::template identity<A>();
       if (j < p.outputs) {
         const T* start = in + output_offset<C::kFamily>(p, j);
-        if (C::kFamily == axis_rows) {
+        if (C::kFamily == axis_rows && C::kTiles && splits > 1) {
+          v[u] = fold_row_split<C>(start, p.reduced, split, splits, lane);
+        } else if (C::kFamily == axis_rows) {
           v[u] = fold_row<C>(start, lo, hi, lane);
         } else {
           for (u64 k = lo + lane; k < hi; k += C::kGroup)

@@ -205,7 +205,8 @@ TEST(AxisSpec, ASplitSpecOnAShapeThatNeedsNoSplitPlansNone) {
     AxisKernelSpec s;
     s.family = family;
     s.group = family == AxisFamily::rows ? 256 : 8;
-    for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket}) {
+    for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket, AxisSplit::ticket_tiles}) {
+      if (split == AxisSplit::ticket_tiles && family != AxisFamily::rows) continue;
       s.split = split;
       const CanonicalAxes few = family == AxisFamily::rows ? shape_of({7, 1 << 20}, {1}) : shape_of({1 << 20, 7}, {0});
       const CanonicalAxes many = family == AxisFamily::rows ? shape_of({1 << 20, 1024}, {1}) : shape_of({1024, 1 << 20}, {0});
@@ -306,6 +307,42 @@ TEST(AxisConfig, CanonicalTextRoundTripsForEveryCandidate) {
   ASSERT_TRUE(deep);
   EXPECT_EQ(deep->unroll, 8u);
   EXPECT_EQ(deep->blocks_per_sm, 16u);
+  const auto tiles = parse_axis_config("rows:block=512,group=512,vec=4,split=ticket_tiles,sm=8", Op::sum, kF32);
+  ASSERT_TRUE(tiles);
+  EXPECT_EQ(tiles->split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(axis_config_text(*tiles), "rows:block=512,group=512,vec=4,split=ticket_tiles,rows=1,unroll=4,sm=8");
+}
+
+// A few long rows split with a last-block finish are searched in both reading orders:
+// contiguous chunks (every blocks-per-SM count) and tiles in turn (4 and 8 per SM).
+// Columns, and rows split into a second kernel or not split, never take tiles.
+TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
+  const auto count = [](const std::vector<AxisKernelSpec>& candidates, AxisSplit split, std::uint32_t per_sm) {
+    return std::count_if(candidates.begin(), candidates.end(), [&](const AxisKernelSpec& c) {
+      return c.split == split && c.blocks_per_sm == per_sm;
+    });
+  };
+  const auto few = axis_candidates(Op::max, kF32, shape_of({7, 1 << 24}, {1}), 132);
+  for (std::uint32_t per_sm : {4u, 8u}) {
+    EXPECT_GT(count(few, AxisSplit::ticket_tiles, per_sm), 0) << per_sm;
+    // Every contiguous ticket split at 4 and 8 blocks per SM has its tiled twin.
+    EXPECT_EQ(count(few, AxisSplit::ticket_tiles, per_sm), count(few, AxisSplit::ticket, per_sm)) << per_sm;
+  }
+  EXPECT_EQ(count(few, AxisSplit::ticket_tiles, 16), 0);
+  EXPECT_GT(count(few, AxisSplit::ticket, 16), 0);
+  for (const auto& c : few)
+    if (c.split == AxisSplit::ticket_tiles) {
+      AxisKernelSpec chunks = c;
+      chunks.split = AxisSplit::ticket;
+      EXPECT_NE(std::find(few.begin(), few.end(), chunks), few.end()) << to_string(c);
+    }
+  // The built-in choice keeps contiguous chunks.
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({7, 1 << 24}, {1}), 132).split, AxisSplit::ticket);
+  const CanonicalAxes others[] = {shape_of({1 << 24, 7}, {0}), shape_of({1000, 1 << 20}, {1}),
+                                  shape_of({1 << 20, 1000}, {1})};
+  for (const CanonicalAxes& shape : others)
+    for (const auto& c : axis_candidates(Op::max, kF32, shape, 132))
+      EXPECT_NE(c.split, AxisSplit::ticket_tiles) << to_string(c) << " for " << shape.to_string();
 }
 
 TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
@@ -326,6 +363,8 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"rows:block=256,group=4,vec=4,split=none,unroll=6", "unroll is 4 or 8"},
       {"rows:block=256,group=256,vec=4,split=two_pass,sm=5", "sm is 4, 8 or 16"},
       {"rows:block=256,group=4,vec=4,split=none,sm=8", "split plans only"},
+      {"columns:block=256,by=8,vec=1,split=ticket_tiles", "rows only"},
+      {"columns_dense:block=256,group=1,vec=4,split=ticket_tiles", "rows only"},
   };
   for (const auto& [text, why] : bad) {
     std::string error;

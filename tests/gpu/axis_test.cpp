@@ -449,6 +449,43 @@ TEST(AxisMutation, ColumnVectorsAreRightAndBrokenOnesRejected) {
   std::printf("[ counts   ] column vectors: %d right, %d of %d broken ones rejected\n", checked, rejected, checked);
 }
 
+// Few long rows split with a last-block finish whose splits take tiles of the row in
+// turn (split=ticket_tiles): every such candidate the tuner draws, on rows whose starts
+// fall off the 16-byte grid (a scalar head and tail per row), vector and scalar, reduces
+// right; one that drops the last element or the head is caught.
+TEST(AxisMutation, RowTilesAreRightAndBrokenOnesRejected) {
+  RT_REQUIRE_GPU();
+  if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
+  tuner::AxisChecker checker(0);
+  const DeviceKey device = *testing::test_device();
+  int checked = 0, rejected = 0, cases = 0;
+  for (DType dtype : {DType::f16, DType::f32, DType::f64, DType::i64}) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
+    for (const tuner::AxisShape shape : {tuner::AxisShape{AxisLayout::rows, 300007, 3},
+                                         tuner::AxisShape{AxisLayout::rows, 1048579, 2},
+                                         tuner::AxisShape{AxisLayout::rows, 65541, 9}}) {
+      int drawn = 0;
+      for (const auto& spec : axis_candidates(Op::sum, t, tuner::canonical_axis_shape(shape), device.sm_count)) {
+        if (spec.split != AxisSplit::ticket_tiles || drawn == 6) continue;
+        ++drawn;
+        const std::string label = to_string(spec) + " R=" + std::to_string(shape.reduced) + " x " +
+                                  std::to_string(shape.outputs);
+        EXPECT_EQ(checker.check(spec, shape), "") << label;
+        ++checked;
+        for (int k : {2, 3}) {
+          if (k == 3 && spec.vec == 1) continue;  // no head without vectors
+          ++cases;
+          const std::string why = checker.check(spec, shape, {"-DRT_MUTATION=" + std::to_string(k)});
+          EXPECT_NE(why, "") << label << (k == 2 ? " drops the last element" : " drops the head") << " and passed";
+          rejected += !why.empty();
+        }
+      }
+      EXPECT_GT(drawn, 0) << "no ticket_tiles candidate for " << to_string(dtype) << " R=" << shape.reduced;
+    }
+  }
+  std::printf("[ counts   ] row tiles: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
+}
+
 TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
   RT_REQUIRE_GPU();
   if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
@@ -496,7 +533,7 @@ TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
   // Split programs on shapes where their plan does not split (a class's winner chosen at
   // a corner that splits, serving a shape of the class with more outputs): right, with
   // no partials and no finalize kernel.
-  for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket}) {
+  for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket, AxisSplit::ticket_tiles}) {
     AxisKernelSpec rows_spec;
     rows_spec.op = Op::sum;
     rows_spec.types = rule(Op::sum, DType::f32);
@@ -508,6 +545,7 @@ TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
     columns_spec.family = AxisFamily::columns;
     columns_spec.group = 8;
     columns_spec.vec = 1;
+    if (split == AxisSplit::ticket_tiles) columns_spec.split = AxisSplit::ticket;  // rows only
     const std::pair<AxisKernelSpec, tuner::AxisShape> unsplit[] = {
         {rows_spec, {AxisLayout::rows, 769, 12289}}, {columns_spec, {AxisLayout::columns, 769, 12289}}};
     for (const auto& [spec, shape] : unsplit) {
