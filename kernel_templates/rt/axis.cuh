@@ -491,16 +491,28 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
 #pragma unroll
           for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], smem[(y * kBx + tx) * V + e]);
     }
-    if (ty == 0)
+    if (ty == 0) {
+      typedef typename C::Out O;
+      O* out = static_cast<O*>(p.out) + j;
+      if (V > 1 && !(C::kSplit && splits > 1) && j + V <= p.outputs && (u64)out % (sizeof(O) * V) == 0) {
+        // The V adjacent results as one aligned vector store (the outputs are written
+        // C-contiguous, so they are adjacent there too).
+        AxisVec<O, V> r;
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const u64 je = j + e;
-        if (je >= p.outputs) break;
-        if (C::kSplit && splits > 1)
-          static_cast<A*>(p.partials)[je * splits + split] = v[e];
-        else
-          static_cast<typename C::Out*>(p.out)[je] = epilogue<Op, typename C::Out>(v[e], p.reduced);
+        for (int e = 0; e < V; ++e) r.v[e] = epilogue<Op, O>(v[e], p.reduced);
+        *reinterpret_cast<AxisVec<O, V>*>(out) = r;
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const u64 je = j + e;
+          if (je >= p.outputs) break;
+          if (C::kSplit && splits > 1)
+            static_cast<A*>(p.partials)[je * splits + split] = v[e];
+          else
+            out[e] = epilogue<Op, O>(v[e], p.reduced);
+        }
       }
+    }
   }
   ticket_finish<C>(p);
 }

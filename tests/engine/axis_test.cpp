@@ -108,11 +108,19 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(s.group, 1u);
   EXPECT_EQ(s.rows_per_pass, 1u);
-  // Very short columns over many outputs: four outputs per thread and pass.
+  // Very short columns over many outputs off the 16-byte grid: four outputs per thread
+  // and pass; on the grid, a vector of four adjacent outputs.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({3, (1 << 22) + 1}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.vec, 1u);
+  EXPECT_EQ(s.rows_per_pass, 4u);
   s = builtin_axis_spec(Op::max, kF32, shape_of({3, 1 << 22}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(s.group, 1u);
-  EXPECT_EQ(s.rows_per_pass, 4u);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.rows_per_pass, 1u);
+  EXPECT_EQ(s.split, AxisSplit::none);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 16, 1000}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_GT(s.group, 1u);
@@ -137,7 +145,23 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({256, 1 << 14}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1000}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1 << 20}, {0}), 132).vec, 1u);
+  // 4-byte columns: the same vectors (16 bytes) over R <= 128 and many outputs on the
+  // grid; not off the grid, past R = 128, under 1024 outputs per SM, or for 8-byte types.
+  const TypeRule i32{DType::i32, DType::i32, DType::i32};
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1 << 20}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, i32, shape_of({2, 1 << 18}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({128, 1 << 20}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({129, 1 << 20}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, (1 << 20) + 2}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1 << 16}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({16, 1 << 20}, {0}), 132).vec, 1u);
+  // A sliced view whose rows are 2^20 + 2 elements apart: off the grid.
+  const CanonicalResult sliced =
+      canonicalize(TensorDesc::strided({16, 1 << 20}, {(1 << 20) + 2, 1}), AxisList{0});
+  ASSERT_TRUE(sliced.ok) << sliced.error;
+  EXPECT_EQ(sliced.axes.layout, AxisLayout::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, sliced.axes, 132).vec, 1u);
   // Wider elements: a 16-byte vector of adjacent outputs, in blocks of 128, over a long
   // R split across blocks and more than 256 outputs; a thread per output otherwise.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({65537, 1000}, {0}), 132);

@@ -412,9 +412,11 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
 // last output left unwritten) is rejected at shapes with odd extents, and passes without
 // the fault; a wrong answer handed to the comparison is caught at the output it is in.
 // Columns that read several adjacent outputs per thread (16-bit types four, 8-byte
-// loads; wider types a 16-byte vector where R is split): every such candidate the tuner
-// draws for a split shape (outputs off the vector grid, a tail of them) and one on the
-// grid reduces right, and one that drops the last element is caught.
+// loads; wider types a 16-byte vector where R is split or short) and write them as one
+// vector where unsplit: every such candidate the tuner draws for a split shape (outputs
+// off the vector grid, a tail of them), for short columns on the grid and off it (rows
+// of 262147 elements: scalar loads, vector stores), reduces right, and one that drops
+// the last element is caught.
 TEST(AxisMutation, ColumnVectorsAreRightAndBrokenOnesRejected) {
   RT_REQUIRE_GPU();
   if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
@@ -429,7 +431,10 @@ TEST(AxisMutation, ColumnVectorsAreRightAndBrokenOnesRejected) {
     const std::vector<tuner::AxisShape> shapes =
         size_of(dtype) == 2
             ? std::vector<tuner::AxisShape>{{AxisLayout::columns, 70001, 517}, {AxisLayout::columns, 9, 1 << 18}}
-            : std::vector<tuner::AxisShape>{{AxisLayout::columns, 70001, 517}, {AxisLayout::columns, 20000, 1024}};
+            : std::vector<tuner::AxisShape>{{AxisLayout::columns, 70001, 517},
+                                            {AxisLayout::columns, 20000, 1024},
+                                            {AxisLayout::columns, 3, 1 << 18},
+                                            {AxisLayout::columns, 5, 262147}};
     for (const tuner::AxisShape& shape : shapes) {
       int drawn = 0;
       for (const auto& spec : axis_candidates(Op::sum, t, tuner::canonical_axis_shape(shape), device.sm_count)) {
