@@ -87,7 +87,8 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
     return "the dense families take group 1";
   }
   if (s.family == AxisFamily::rows_dense && s.split != AxisSplit::none) return "rows_dense is never split";
-  if (s.split == AxisSplit::ticket_tiles && s.family != AxisFamily::rows) return "ticket_tiles splits rows only";
+  if (s.split == AxisSplit::ticket_tiles && s.family != AxisFamily::rows && s.family != AxisFamily::columns_dense)
+    return "ticket_tiles splits rows and columns_dense only";
   // Its tile is 128 bytes per thread (plus a 1/32 skew) of static shared memory, 48 KiB at most.
   if (s.family == AxisFamily::rows_dense && s.block > 256) return "rows_dense takes blocks of at most 256 threads";
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
@@ -369,11 +370,11 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       s.blocks_per_sm = per_sm;
       add(s);
     }
-    // Rows split with a last-block finish also take tiles of the row in turn, at 4 and 8
-    // blocks per SM. Neither reading order wins on every GPU (built-in choice, 7 rows of
-    // 2^24: tiles 1.10 times faster for f32 sums on an H100 and an H200, 1.08 times
-    // slower for f32 max on an H200), so the tuner measures both.
-    if (s.family == AxisFamily::rows && s.split == AxisSplit::ticket) {
+    // Rows and dense columns split with a last-block finish also take tiles of R in
+    // turn, at 4 and 8 blocks per SM. Neither reading order wins on every GPU (rows,
+    // built-in choice, 7 rows of 2^24: tiles 1.10 times faster for f32 sums on an H100
+    // and an H200, 1.08 times slower for f32 max on an H200), so the tuner measures both.
+    if ((s.family == AxisFamily::rows || s.family == AxisFamily::columns_dense) && s.split == AxisSplit::ticket) {
       s.split = AxisSplit::ticket_tiles;
       for (std::uint32_t per_sm : per_sms) {
         if (per_sm > 8) continue;

@@ -23,8 +23,8 @@
 //                           folds an output's partials in order and writes it. SPLIT 1
 //                           runs this as a second kernel; SPLIT 2 (few outputs) lets the
 //                           last block to finish (by a ticket) do it, in one launch;
-//                           SPLIT 3 is SPLIT 2 for rows whose splits take tiles of the
-//                           row in turn instead of one contiguous chunk each.
+//                           SPLIT 3 is SPLIT 2 for rows and columns_dense whose splits
+//                           take tiles of R in turn instead of one contiguous chunk each.
 //                           A split program whose plan has one split for a shape (a
 //                           class's winner on a shape with more outputs) writes its
 //                           outputs directly, as an unsplit one does.
@@ -60,7 +60,8 @@ struct AxisConfig {
   static constexpr int kVec = VEC;
   static constexpr bool kSplit = SPLIT != 0;
   static constexpr bool kTicket = SPLIT == 2 || SPLIT == 3;
-  // Rows split with a ticket whose splits take tiles of the row in turn (fold_row_split).
+  // Split with a ticket, the splits taking tiles of R in turn (rows: fold_row_split;
+  // columns_dense: tiles of whole rows).
   static constexpr bool kTiles = SPLIT == 3;
   // rows, general: outputs a group takes per pass (their loads issued together).
   static constexpr int kRows = ROWS;
@@ -517,6 +518,59 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
   ticket_finish<C>(p);
 }
 
+// columns_dense: thread t folds its positions t * kVec + j (+ k * step) of the slice's
+// elements [begin, end) into acc (begin a multiple of kVec and of step from the slice's
+// start; end anywhere: the last vector may be partial).
+template <class C>
+__device__ __forceinline__ void columns_dense_fold(const typename C::In* slice, u64 begin, u64 end, u64 step,
+                                                   unsigned t, typename C::Acc (&acc)[C::kVec]) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int V = C::kVec;
+  constexpr int U = C::kUnroll;
+  u64 q = begin + t * V;
+  if (V > 1 && (u64)slice % (sizeof(T) * V) == 0) {
+    // begin is a multiple of kVec, so every q is a vector boundary.
+    const AxisVec<T, V>* vs = reinterpret_cast<const AxisVec<T, V>*>(slice);
+    for (; q + (U - 1) * step + V <= end; q += U * step) {
+      AxisVec<T, V> x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = vs[(q + u * step) / V];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)x[u].v[j]);
+    }
+    for (; q + V <= end; q += step) {
+      const AxisVec<T, V> x = vs[q / V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)x.v[j]);
+    }
+  } else {
+    // Scalar loads of the same positions (kVec 1, or a slice off the vector grid).
+    for (; q + (U - 1) * step + V <= end; q += U * step) {
+      A a[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) a[u][j] = (A)ldg(slice + q + u * step + j);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], a[u][j]);
+    }
+    for (; q + V <= end; q += step) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
+    }
+  }
+  // The last, partial vector of this thread's positions.
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    if (q + j < end) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParams p) {
   axis_mutate(p);
@@ -549,46 +603,16 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
 #pragma unroll
     for (int j = 0; j < V; ++j) acc[j] = Op::template identity<A>();
     if (t < active) {
-      u64 q = lo * inner + t * V;
-      if (V > 1 && (u64)slice % (sizeof(T) * V) == 0) {
-        // lo * inner is a multiple of kVec, so every q is a vector boundary.
-        const AxisVec<T, V>* vs = reinterpret_cast<const AxisVec<T, V>*>(slice);
-        for (; q + (U - 1) * step + V <= end; q += U * step) {
-          AxisVec<T, V> x[U];
-#pragma unroll
-          for (int u = 0; u < U; ++u) x[u] = vs[(q + u * step) / V];
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)x[u].v[j]);
-        }
-        for (; q + V <= end; q += step) {
-          const AxisVec<T, V> x = vs[q / V];
-#pragma unroll
-          for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)x.v[j]);
-        }
+      if (C::kTiles && splits > 1) {
+        // Tiles of kUnroll steps (whole rows), split, split + splits, ...: the blocks of
+        // a slice read neighbouring tiles at any moment, as a grid-stride loop does.
+        const u64 tile_rows = U * step / inner;
+        for (u64 r0 = split * tile_rows; r0 < p.reduced; r0 += splits * tile_rows)
+          columns_dense_fold<C>(slice, r0 * inner, (r0 + tile_rows < p.reduced ? r0 + tile_rows : p.reduced) * inner,
+                                step, t, acc);
       } else {
-        // Scalar loads of the same positions (kVec 1, or a slice off the vector grid).
-        for (; q + (U - 1) * step + V <= end; q += U * step) {
-          A a[U][V];
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int j = 0; j < V; ++j) a[u][j] = (A)ldg(slice + q + u * step + j);
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], a[u][j]);
-        }
-        for (; q + V <= end; q += step) {
-#pragma unroll
-          for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
-        }
+        columns_dense_fold<C>(slice, lo * inner, end, step, t, acc);
       }
-      // The last, partial vector of this thread's positions.
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-        if (q + j < end) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
     }
     __syncthreads();
 #pragma unroll

@@ -338,8 +338,9 @@ TEST(AxisConfig, CanonicalTextRoundTripsForEveryCandidate) {
 }
 
 // A few long rows split with a last-block finish are searched in both reading orders:
-// contiguous chunks (every blocks-per-SM count) and tiles in turn (4 and 8 per SM).
-// Columns, and rows split into a second kernel or not split, never take tiles.
+// contiguous chunks (every blocks-per-SM count) and tiles in turn (4 and 8 per SM), and
+// so are dense columns. The columns family, and splits into a second kernel or none,
+// never take tiles.
 TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
   const auto count = [](const std::vector<AxisKernelSpec>& candidates, AxisSplit split, std::uint32_t per_sm) {
     return std::count_if(candidates.begin(), candidates.end(), [&](const AxisKernelSpec& c) {
@@ -362,8 +363,17 @@ TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
     }
   // The built-in choice keeps contiguous chunks.
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({7, 1 << 24}, {1}), 132).split, AxisSplit::ticket);
-  const CanonicalAxes others[] = {shape_of({1 << 24, 7}, {0}), shape_of({1000, 1 << 20}, {1}),
-                                  shape_of({1 << 20, 1000}, {1})};
+  // Dense columns over a long R (7 columns of 2^24 rows) too; the columns family never.
+  const auto narrow = axis_candidates(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132);
+  int dense_tiles = 0;
+  for (const auto& c : narrow) {
+    if (c.split != AxisSplit::ticket_tiles) continue;
+    EXPECT_EQ(c.family, AxisFamily::columns_dense) << to_string(c);
+    ++dense_tiles;
+  }
+  EXPECT_GT(dense_tiles, 0);
+  const CanonicalAxes others[] = {shape_of({1000, 1 << 20}, {1}), shape_of({1 << 20, 1000}, {1}),
+                                  shape_of({1 << 20, 1000}, {0})};
   for (const CanonicalAxes& shape : others)
     for (const auto& c : axis_candidates(Op::max, kF32, shape, 132))
       EXPECT_NE(c.split, AxisSplit::ticket_tiles) << to_string(c) << " for " << shape.to_string();
@@ -387,8 +397,7 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"rows:block=256,group=4,vec=4,split=none,unroll=6", "unroll is 4 or 8"},
       {"rows:block=256,group=256,vec=4,split=two_pass,sm=5", "sm is 4, 8 or 16"},
       {"rows:block=256,group=4,vec=4,split=none,sm=8", "split plans only"},
-      {"columns:block=256,by=8,vec=1,split=ticket_tiles", "rows only"},
-      {"columns_dense:block=256,group=1,vec=4,split=ticket_tiles", "rows only"},
+      {"columns:block=256,by=8,vec=1,split=ticket_tiles", "rows and columns_dense only"},
   };
   for (const auto& [text, why] : bad) {
     std::string error;
@@ -417,10 +426,10 @@ TEST(AxisConfig, CandidatesAreValidFitTheirShapeAndIncludeTheBuiltInChoice) {
     if (shape.reduced >= 16) {
       EXPECT_GE(groups.size(), 3u) << shape.to_string();
     }
-    // The default run's classes (4- and 8-byte types) stay within 90 candidates; 16-bit
+    // The default run's classes (4- and 8-byte types) stay within 96 candidates; 16-bit
     // columns add vectors of adjacent outputs at every split (16-bit axis classes are
     // tuned when named).
-    EXPECT_LE(candidates.size(), size_of(types.in) == 2 ? 112u : 90u) << shape.to_string();
+    EXPECT_LE(candidates.size(), size_of(types.in) == 2 ? 120u : 96u) << shape.to_string();
   }
 }
 
@@ -473,7 +482,10 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 1, AxisSplit::none},
                         {AxisFamily::columns_dense, 1, 4, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 4, AxisSplit::two_pass},
                         {AxisFamily::columns, 4, 2, AxisSplit::two_pass}, {AxisFamily::columns, 1, 2, AxisSplit::none},
-                        {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none}};
+                        {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none},
+                        {AxisFamily::rows, 256, 4, AxisSplit::ticket_tiles}, {AxisFamily::rows, 32, 1, AxisSplit::ticket_tiles},
+                        {AxisFamily::columns_dense, 1, 4, AxisSplit::ticket_tiles},
+                        {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket_tiles}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;

@@ -454,11 +454,12 @@ TEST(AxisMutation, ColumnVectorsAreRightAndBrokenOnesRejected) {
   std::printf("[ counts   ] column vectors: %d right, %d of %d broken ones rejected\n", checked, rejected, checked);
 }
 
-// Few long rows split with a last-block finish whose splits take tiles of the row in
-// turn (split=ticket_tiles): every such candidate the tuner draws, on rows whose starts
-// fall off the 16-byte grid (a scalar head and tail per row), vector and scalar, reduces
-// right; one that drops the last element or the head is caught.
-TEST(AxisMutation, RowTilesAreRightAndBrokenOnesRejected) {
+// Few long rows, and few dense columns over a long R, split with a last-block finish
+// whose splits take tiles of R in turn (split=ticket_tiles): every such candidate the
+// tuner draws, on rows whose starts fall off the 16-byte grid (a scalar head and tail per
+// row) and on columns of 3 and 9 outputs (a partial last vector), reduces right; one
+// that drops the last element (or a row's head) is caught.
+TEST(AxisMutation, TiledSplitsAreRightAndBrokenOnesRejected) {
   RT_REQUIRE_GPU();
   if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
   tuner::AxisChecker checker(0);
@@ -466,9 +467,10 @@ TEST(AxisMutation, RowTilesAreRightAndBrokenOnesRejected) {
   int checked = 0, rejected = 0, cases = 0;
   for (DType dtype : {DType::f16, DType::f32, DType::f64, DType::i64}) {
     const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
-    for (const tuner::AxisShape shape : {tuner::AxisShape{AxisLayout::rows, 300007, 3},
-                                         tuner::AxisShape{AxisLayout::rows, 1048579, 2},
-                                         tuner::AxisShape{AxisLayout::rows, 65541, 9}}) {
+    for (const tuner::AxisShape shape :
+         {tuner::AxisShape{AxisLayout::rows, 300007, 3}, tuner::AxisShape{AxisLayout::rows, 1048579, 2},
+          tuner::AxisShape{AxisLayout::rows, 65541, 9}, tuner::AxisShape{AxisLayout::columns, 300007, 3},
+          tuner::AxisShape{AxisLayout::columns, 1048579, 9}}) {
       int drawn = 0;
       for (const auto& spec : axis_candidates(Op::sum, t, tuner::canonical_axis_shape(shape), device.sm_count)) {
         if (spec.split != AxisSplit::ticket_tiles || drawn == 6) continue;
@@ -478,17 +480,18 @@ TEST(AxisMutation, RowTilesAreRightAndBrokenOnesRejected) {
         EXPECT_EQ(checker.check(spec, shape), "") << label;
         ++checked;
         for (int k : {2, 3}) {
-          if (k == 3 && spec.vec == 1) continue;  // no head without vectors
+          if (k == 3 && (spec.family != AxisFamily::rows || spec.vec == 1)) continue;  // rows' vector head only
           ++cases;
           const std::string why = checker.check(spec, shape, {"-DRT_MUTATION=" + std::to_string(k)});
           EXPECT_NE(why, "") << label << (k == 2 ? " drops the last element" : " drops the head") << " and passed";
           rejected += !why.empty();
         }
       }
-      EXPECT_GT(drawn, 0) << "no ticket_tiles candidate for " << to_string(dtype) << " R=" << shape.reduced;
+      EXPECT_GT(drawn, 0) << "no ticket_tiles candidate for " << to_string(dtype) << " R=" << shape.reduced << " "
+                          << to_string(shape.layout);
     }
   }
-  std::printf("[ counts   ] row tiles: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
+  std::printf("[ counts   ] tiled splits: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
 }
 
 TEST(AxisMutation, BrokenAxisKernelsAreRejected) {

@@ -21,8 +21,8 @@ const char* to_string(AxisFamily family);
 
 // How a reduction split across blocks along R finishes: not split; a second kernel folds
 // the partials; or the last block to finish does (one launch, for few outputs). Splits
-// read one contiguous chunk of R each, except ticket_tiles (rows only): a ticket finish
-// whose splits take tiles of the row in turn, as a grid-stride loop does.
+// read one contiguous chunk of R each, except ticket_tiles (rows and columns_dense): a
+// ticket finish whose splits take tiles of R in turn, as a grid-stride loop does.
 enum class AxisSplit : std::uint8_t { none = 0, two_pass = 1, ticket = 2, ticket_tiles = 3 };
 const char* to_string(AxisSplit split);
 
