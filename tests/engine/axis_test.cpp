@@ -87,9 +87,11 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.group, s.block);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.split, AxisSplit::none);
-  // Two very long rows: split across blocks, the last block folds the partials.
+  // Two very long rows: split across blocks, the last block folds the partials, the
+  // splits taking tiles of the row in turn (at most 16 rows from R = 2^20 on).
   s = builtin_axis_spec(Op::sum, kF32, shape_of({2, 1 << 24}, {1}), 132);
-  EXPECT_EQ(s.split, AxisSplit::ticket);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(s.blocks_per_sm, 8u);
   auto plan = plan_axis_launch(s, shape_of({2, 1 << 24}, {1}), 132);
   EXPECT_GT(plan.splits, 1u);
   EXPECT_EQ(plan.grid % plan.splits, 0u);
@@ -361,8 +363,16 @@ TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
       chunks.split = AxisSplit::ticket;
       EXPECT_NE(std::find(few.begin(), few.end(), chunks), few.end()) << to_string(c);
     }
-  // The built-in choice keeps contiguous chunks.
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({7, 1 << 24}, {1}), 132).split, AxisSplit::ticket);
+  // The built-in choice takes tiles for up to 16 rows from R = 2^20 on (at 8 blocks per
+  // SM, a candidate), contiguous chunks otherwise, and for dense columns.
+  const AxisKernelSpec builtin = builtin_axis_spec(Op::max, kF32, shape_of({7, 1 << 24}, {1}), 132);
+  EXPECT_EQ(builtin.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(builtin.blocks_per_sm, 8u);
+  EXPECT_NE(std::find(few.begin(), few.end(), builtin), few.end());
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({16, 1 << 20}, {1}), 132).split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({17, 1 << 22}, {1}), 132).split, AxisSplit::ticket);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({7, (1 << 20) - 1}, {1}), 132).split, AxisSplit::ticket);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132).split, AxisSplit::ticket);
   // Dense columns over a long R (7 columns of 2^24 rows) too; the columns family never.
   const auto narrow = axis_candidates(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132);
   int dense_tiles = 0;

@@ -103,6 +103,7 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({3, 5}), {1}},              // rows, tiny
       {TensorDesc::contiguous({1025, 1023}), {1}},        // rows
       {TensorDesc::contiguous({7, 65537}), {1}},          // few long rows: split, one pass
+      {TensorDesc::contiguous({2, 1048579}), {1}},        // few very long rows: splits take tiles in turn
       {TensorDesc::contiguous({2, 1}), {1}},              // R = 1
       {TensorDesc::contiguous({4099, 3}), {1}},           // many tiny rows
       {TensorDesc::contiguous({1023, 1025}), {0}},        // columns, outer = 1
@@ -117,7 +118,7 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({3, 4099, 5}), {1}},        // dense columns with an outer: vector and scalar slices
       {TensorDesc::contiguous({3, 1001, 64}), {1}},       // dense columns, the widest
       {TensorDesc::contiguous({20011, 7}), {0}},          // dense columns, a step of 7-element rows and vectors
-      {TensorDesc::contiguous({4, 262144}), {0}},         // many short columns: 16-bit types read 4 outputs a thread
+      {TensorDesc::contiguous({4, 262144}), {0}},         // many short columns: 4 adjacent outputs a thread
       {TensorDesc::contiguous({100003, 4}), {1}},         // short rows: a lane per element
       {TensorDesc::contiguous({349526, 3}), {1}},         // many short rows: a thread per row
       {TensorDesc::contiguous({69907, 15}), {1}},         // misaligned short rows: scalar loads
@@ -138,7 +139,7 @@ TEST(Axes, EveryLayoutClassEveryOpAndDtypeMatchesTheHost) {
   for (DType dtype : dtypes)
     for (Op op : kAllOps) {
       const TypeRule t = rule(op, dtype);
-      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 1100000, 7));
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 2100000, 7));
       for (const Shape& s : odd_shapes()) {
         EXPECT_EQ(check(ctx, op, t, buffer, 0, s.view, s.axes), "");
         ++checked;
