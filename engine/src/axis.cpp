@@ -147,7 +147,7 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // store of the results. Tuned on an H100 and an H200 (f32 sums and max, R = 2 ..
       // 97 over 2^18 .. 2^24 outputs): the fastest configs, R = 3 x 2^24 in 94.5 against
       // 106.8 us (H100) and 71.3 against 92.1 us (H200); off the grid (rows of an odd
-      // number of outputs: scalar loads) within 2% of a thread per output, so not there.
+      // number of outputs: scalar loads) 1 to 4% slower than a thread per output, so not there.
       const bool on_grid = shape.inner % 4 == 0 && shape.reduced_stride % 4 == 0 && shape.outer_stride % 4 == 0;
       if (size_of(types.in) == 4 && r <= 128 && on_grid && shape.outputs >= threads_wanted) s.vec = 4;
       // Wider elements: a 16-byte vector of adjacent outputs per thread, in blocks of
