@@ -74,13 +74,19 @@ int run_show_command(const std::vector<std::string>& args, std::ostream& out, st
     // database without them is unchanged. GB/s is the stored input bytes / time.
     std::stable_sort(axis.begin(), axis.end(),
                      [](const db::AxisWinner& a, const db::AxisWinner& b) { return a.problem < b.problem; });
+    // A class filled in between tuned ones (its neighbours' winners and the built-in
+    // choice timed there, no search) says so.
     if (!axis.empty()) {
+      const auto tuned = database->axis_tuned_buckets(d.id);
       out << std::left << std::setw(42) << "  axis class" << std::right << std::setw(11) << "time ms" << std::setw(10)
           << "GB/s" << "  config\n";
-      for (const auto& w : axis)
+      for (const auto& w : axis) {
         out << "  " << std::left << std::setw(40) << db::to_string(w.problem) << std::right << std::fixed
             << std::setprecision(4) << std::setw(11) << w.median_ms << std::setprecision(1) << std::setw(10) << w.gbps
-            << "  " << w.config << '\n';
+            << "  " << w.config;
+        if (std::find(tuned.begin(), tuned.end(), w.problem) == tuned.end()) out << "  (filled)";
+        out << '\n';
+      }
     }
   }
   if (!shown) {

@@ -110,7 +110,8 @@ class ConsoleProgress final : public Progress {
 
  private:
   static std::string label(const BucketReport& b) {
-    return b.axis ? db::to_string(*b.axis) : to_string(b.problem) + " n=" + size_label(b.n);
+    if (b.axis) return db::to_string(*b.axis) + (b.fill ? " (filled)" : "");
+    return to_string(b.problem) + " n=" + size_label(b.n);
   }
   static std::string bar(int done, int total) {
     const int width = 20;
@@ -166,6 +167,9 @@ void print_dry_run(const TuneOptions& o, int arch, std::ostream& out) {
     }
     out << " (" << fewest << " to " << most << " candidates each on a 132-SM GPU; ops other than sum start from the "
         << "sum's best)";
+    if (o.fill_axis_neighbours)
+      out << "; then the untuned classes one bucket from tuned ones are filled (their neighbours' winners and the "
+             "built-in choice, timed there)";
   }
   out << '\n';
 }
@@ -198,6 +202,8 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
            "  --budget N|Ss       candidates per bucket (default 48 for local) or seconds for the run\n"
            "  --db PATH           database file (default $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db)\n"
            "  --fresh             retune buckets that are already stored (default: resume)\n"
+           "  --no-fill           do not fill the axis classes one bucket from tuned ones (default:\n"
+           "                      time the neighbours' winners and the built-in choice there)\n"
            "  --keep-binaries winners|all  store the winners' and finalists' compiled kernels\n"
            "                      (default), or every one, compressed, so that a --fresh rerun\n"
            "                      compiles nothing (reduce-tune db gc trims later)\n"
@@ -254,11 +260,11 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
       out << "device " << devices[i] << " (" << r.device.name << "): " << r.buckets_tuned << " bucket"
           << (r.buckets_tuned == 1 ? "" : "s") << " tuned and saved, " << r.buckets_already_done << " already done, "
           << r.axis_classes_tuned << " axis class" << (r.axis_classes_tuned == 1 ? "" : "es") << " tuned and saved, "
-          << r.axis_classes_already_done << " already done, "
+          << r.axis_classes_already_done << " already done, " << r.axis_classes_filled << " filled in between, "
           << r.candidates << " candidates measured (" << r.failed_candidates << " failed), kernels compiled "
           << r.compiles.compiles << ", from the database cache " << r.compiles.store_hits << ", binaries stored "
           << r.binaries_stored << ", in " << format_seconds(r.seconds) << '\n';
-    if (o.verbose && r.buckets_tuned + r.axis_classes_tuned > 0) {
+    if (o.verbose && r.buckets_tuned + r.axis_classes_tuned + r.axis_classes_filled > 0) {
       const auto& p = r.phases;
       out << std::fixed << std::setprecision(1) << "  time: compile wait " << p.compile_wait << " s, checks "
           << p.verify << " s, timing " << p.timing << " s, finalists " << p.finalists << " s, references "

@@ -130,13 +130,14 @@ std::string tune_usage() {
   return "usage: reduce-tune tune [--device N|all] [--ops LIST] [--dtypes LIST] [--sizes LIST]\n"
          "                        [--strategy exhaustive|random|local] [--budget N|SECONDSs]\n"
          "                        [--layouts flat,rows,columns] [--axis-shapes RxOUTPUTS,...]\n"
-         "                        [--db PATH] [--fresh] [--keep-binaries all|winners]\n"
+         "                        [--db PATH] [--fresh] [--no-fill] [--keep-binaries all|winners]\n"
          "                        [--dry-run [--arch SM]] [--quiet|--verbose]\n";
 }
 
 TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
   TuneOptions o;
   std::string device = "0", ops, dtypes, sizes, strategy = "local", budget, db, keep = "winners", layouts, axis_shapes;
+  bool no_fill = false;
   po::options_description desc;
   desc.add_options()
       ("help,h", po::bool_switch(&o.help), "")
@@ -152,6 +153,7 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
       ("dry-run", po::bool_switch(&o.dry_run), "")
       ("arch", po::value(&o.dry_run_arch), "")
       ("fresh", po::bool_switch(&o.fresh), "")
+      ("no-fill", po::bool_switch(&no_fill), "")
       ("keep-binaries", po::value(&keep), "")
       ("quiet,q", po::bool_switch(&o.quiet), "")
       ("verbose,v", po::bool_switch(&o.verbose), "");
@@ -164,6 +166,7 @@ TuneParseResult parse_tune_options(const std::vector<std::string>& args) {
     return fail(e.what());
   }
   if (o.quiet && o.verbose) return fail("--quiet and --verbose exclude each other");
+  o.fill_axis_neighbours = !no_fill;
   std::string error;
   if (device == "all") {
     o.all_devices = true;

@@ -350,9 +350,10 @@ StoredBucket Database::store_axis_bucket(const AxisBucketResult& result) {
     w.created_at = result.created_at;
     writer.put_axis_winner(stored.device_id, w, stored.measurement_ids[*result.winner], WinnerSource::tuned);
   }
-  writer.mark_axis_bucket(stored.device_id,
-                          AxisTunedBucket{stored.device_id, result.problem, result.tool_version, result.created_at},
-                          /*refresh=*/true);
+  if (result.mark_tuned)
+    writer.mark_axis_bucket(stored.device_id,
+                            AxisTunedBucket{stored.device_id, result.problem, result.tool_version, result.created_at},
+                            /*refresh=*/true);
   transaction.commit();
   return stored;
 }

@@ -292,12 +292,14 @@ struct Context::Impl {
     db::Database* database = open_database();
     std::vector<db::Winner> own, same_arch;
     std::vector<db::AxisWinner> own_axes, same_arch_axes;
+    std::vector<db::AxisProblemClass> own_tuned_axes;
     std::map<db::RowId, std::string> names;
     if (database) {
       try {
         if (auto id = database->find_device(d->key.uuid)) {
           own = database->winners_for_device(*id);
           own_axes = database->axis_winners_for_device(*id);
+          own_tuned_axes = database->axis_tuned_buckets(*id);
         }
         same_arch = database->winners_for_same_arch(d->key);
         same_arch_axes = database->axis_winners_for_same_arch(d->key);
@@ -308,12 +310,14 @@ struct Context::Impl {
         own.clear();
         same_arch.clear();
         own_axes.clear();
+        own_tuned_axes.clear();
         same_arch_axes.clear();
       }
     }
     d->selector = std::make_unique<Selector>(d->key, std::move(own), std::move(same_arch), names);
     d->axis_selector =
-        std::make_unique<AxisSelector>(d->key, std::move(own_axes), std::move(same_arch_axes), std::move(names));
+        std::make_unique<AxisSelector>(d->key, std::move(own_axes), std::move(same_arch_axes), std::move(names),
+                                       own_tuned_axes);
     d->store = std::make_unique<DatabaseBinaryStore>(database);
     d->cache = std::make_unique<BinaryCache>(d->compiler, d->store.get());
     DeviceRuntime* raw = d.get();

@@ -1,5 +1,6 @@
 #include "reduce_tune/runtime/selector.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <tuple>
@@ -105,11 +106,15 @@ std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& t
 }
 
 AxisSelector::AxisSelector(DeviceKey device, std::vector<db::AxisWinner> own, std::vector<db::AxisWinner> same_arch,
-                           std::map<db::RowId, std::string> same_arch_names)
+                           std::map<db::RowId, std::string> same_arch_names,
+                           const std::vector<db::AxisProblemClass>& own_tuned)
     : device_(std::move(device)),
       own_(std::move(own)),
       same_arch_(std::move(same_arch)),
-      same_arch_names_(std::move(same_arch_names)) {}
+      same_arch_names_(std::move(same_arch_names)) {
+  for (const auto& w : own_)
+    if (std::find(own_tuned.begin(), own_tuned.end(), w.problem) != own_tuned.end()) own_tuned_.push_back(w);
+}
 
 namespace {
 
@@ -162,7 +167,7 @@ AxisSelection AxisSelector::select(Op op, const TypeRule& types, const Canonical
     s.match = MatchKind::exact;
     s.source_device = device_.name;
     why << "tuned on this device for " << db::to_string(*problem);
-  } else if ((w = pick_axis(own_, *problem, 1, op, types, shape, &spec))) {
+  } else if ((w = pick_axis(own_tuned_, *problem, 1, op, types, shape, &spec))) {
     s.match = MatchKind::nearest_size;
     s.source_device = device_.name;
     why << "no winner for " << db::to_string(*problem) << " on this device; nearest tuned class "

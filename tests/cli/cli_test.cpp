@@ -120,6 +120,27 @@ TEST(Cli, ShowListsAxisWinnersAfterTheFlatOnes) {
     flat.winners = {{db::Determinism::deterministic, 0}};
     flat.tool_version = "0.3.0";
     database.store_bucket(flat);
+    // A class filled in between tuned ones: listed, and said to be filled.
+    db::AxisBucketResult fill;
+    fill.device = report::testing::axis_device();
+    fill.problem = {Op::max, DType::f32, DType::f32, AxisLayout::rows, 5, 17};
+    db::AxisMeasurement am;
+    am.op = Op::max;
+    am.dtype = am.out_dtype = DType::f32;
+    am.layout = AxisLayout::rows;
+    am.reduced = 32;
+    am.outputs = 1 << 17;
+    am.config = "rows:block=256,group=8,vec=4,split=none,rows=1,unroll=4,sm=4";
+    am.status = db::MeasurementStatus::ok;
+    am.median_ms = 0.02;
+    am.repetitions = 10;
+    am.gbps = 838.8608;
+    am.tool_version = "0.3.0";
+    fill.measurements = {am};
+    fill.winner = 0;
+    fill.tool_version = "0.3.0";
+    fill.mark_tuned = false;
+    database.store_axis_bucket(fill);
   }
   const Result r = run({"show", "--db", path.string()});
   ASSERT_EQ(r.code, kExitOk) << r.err;
@@ -146,6 +167,14 @@ TEST(Cli, ShowListsAxisWinnersAfterTheFlatOnes) {
   EXPECT_NE(r.out.find("  sum<f32>[rows R 2^10 x 2^14 outputs]   "), std::string::npos) << r.out;
   // The class tuned without a winner is not listed.
   EXPECT_EQ(r.out.find("R 2^12 x 2^16"), std::string::npos);
+  const auto filled = r.out.find("  max<f32>[rows R 2^5 x 2^17 outputs]", device);
+  ASSERT_NE(filled, std::string::npos) << r.out;
+  const std::string line = r.out.substr(filled, r.out.find('\n', filled) - filled);
+  EXPECT_NE(line.find("unroll=4,sm=4  (filled)"), std::string::npos) << line;
+  // Only that class: the tuned ones are not marked.
+  std::size_t marks = 0;
+  for (auto at = r.out.find("(filled)"); at != std::string::npos; at = r.out.find("(filled)", at + 1)) ++marks;
+  EXPECT_EQ(marks, 1u) << r.out;
 }
 
 TEST(Cli, HelpForEveryCommand) {

@@ -25,6 +25,9 @@ TEST(TuneOptions, DefaultsCoverTheDefaultScope) {
   EXPECT_FALSE(r.options->keep_all_binaries);
   EXPECT_TRUE(parse({"--keep-binaries", "all"}).options->keep_all_binaries);
   EXPECT_FALSE(parse({"--keep-binaries", "winners"}).options->keep_all_binaries);
+  // Axis classes next to tuned ones are filled unless told not to.
+  EXPECT_TRUE(r.options->fill_axis_neighbours);
+  EXPECT_FALSE(parse({"--no-fill"}).options->fill_axis_neighbours);
   EXPECT_EQ(default_sizes().size(), 21u);
   EXPECT_EQ(default_sizes().front(), 1024u);
   EXPECT_EQ(default_sizes().back(), 1ull << 30);

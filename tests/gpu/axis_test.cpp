@@ -311,7 +311,9 @@ class SilentProgress : public tuner::Progress {
 // A small tuning run over two rows and two columns classes: every class gets a verified
 // winner measured at both of its sample shapes; a context over the database then serves
 // shapes of those classes (and the mean, from the sum's winner) with it, right at every
-// output; min starts from the sum's best; a fresh rerun compiles nothing.
+// output; min starts from the sum's best; a fresh rerun compiles nothing. The classes
+// one bucket from them are filled: each gets a winner timed at both of its sample
+// shapes, is not marked tuned, and serves its own shapes exactly and right.
 TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   RT_REQUIRE_GPU();
   if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
@@ -330,17 +332,25 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   EXPECT_EQ(first.axis_classes_tuned, 8);
   EXPECT_EQ(first.buckets_tuned, 0);
   EXPECT_FALSE(first.interrupted);
-  std::printf("[ tuning   ] axis run: %d classes, %d candidates (%d failed), %zu compiles, %.1f s\n",
-              first.axis_classes_tuned, first.candidates, first.failed_candidates, first.compiles.compiles,
-              first.seconds);
+  // Each of the 8 classes has 4 neighbours; a neighbour whose candidates are all one
+  // config is left to the runtime's fallback, which gives that config.
+  EXPECT_GT(first.axis_classes_filled, 0);
+  EXPECT_LE(first.axis_classes_filled, 32);
+  std::printf("[ tuning   ] axis run: %d classes and %d filled, %d candidates (%d failed), %zu compiles, %.1f s\n",
+              first.axis_classes_tuned, first.axis_classes_filled, first.candidates, first.failed_candidates,
+              first.compiles.compiles, first.seconds);
   std::map<std::string, std::string> winners;  // class -> config
+  std::vector<db::AxisProblemClass> filled;
   {
     auto database = db::Database::open(db_path);
     const auto id = database.find_device(first.device.uuid);
     ASSERT_TRUE(id);
     const auto stored = database.axis_winners_for_device(*id);
-    EXPECT_EQ(stored.size(), 8u);
+    const auto tuned = database.axis_tuned_buckets(*id);
+    EXPECT_EQ(tuned.size(), 8u);
+    EXPECT_EQ(stored.size(), 8u + static_cast<std::size_t>(first.axis_classes_filled));
     for (const auto& w : stored) {
+      if (std::find(tuned.begin(), tuned.end(), w.problem) == tuned.end()) filled.push_back(w.problem);
       winners[db::to_string(w.problem)] = w.config;
       ASSERT_TRUE(w.measurement_id);
       // The winner was verified and timed at both sample shapes of its class.
@@ -352,7 +362,7 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
           shapes.insert({m.reduced, m.outputs});
         }
       EXPECT_EQ(shapes.size(), tuner::axis_sample_shapes(w.problem).size()) << db::to_string(w.problem);
-      if (w.problem.op == Op::min) {
+      if (w.problem.op == Op::min && std::find(tuned.begin(), tuned.end(), w.problem) != tuned.end()) {
         // min searched the sum's best configs and the built-in choice, not the space.
         std::set<std::string> configs;
         for (const auto& m : ms) configs.insert(m.config);
@@ -385,6 +395,20 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
                                                        static_cast<std::size_t>(count), 21));
       EXPECT_EQ(check(ctx, op, t, buffer, 0, c.view, c.axes), "") << e.to_string();
     }
+  // Filled classes serve their own shapes (the interior one: odd extents), right.
+  ASSERT_EQ(filled.size(), static_cast<std::size_t>(first.axis_classes_filled));
+  for (const auto& f : filled) {
+    const tuner::AxisShape inside = tuner::axis_sample_shapes(f).back();
+    const auto r = static_cast<std::int64_t>(inside.reduced), outputs = static_cast<std::int64_t>(inside.outputs);
+    const Case c = f.layout == AxisLayout::rows ? Case{TensorDesc::contiguous({outputs, r}), {1}}
+                                                 : Case{TensorDesc::contiguous({r, outputs}), {0}};
+    const TypeRule t = rule(f.op, DType::f32);
+    const AxisExplanation e = ctx.explain_axes(f.op, t.in, t.out, c.view, c.axes);
+    EXPECT_EQ(e.match, MatchKind::exact) << e.to_string();
+    const Buffer buffer = upload(testing::make_input(f.op, DType::f32, testing::Pattern::exact,
+                                                     static_cast<std::size_t>(r * outputs), 22));
+    EXPECT_EQ(check(ctx, f.op, t, buffer, 0, c.view, c.axes), "") << e.to_string();
+  }
   // A fresh rerun finds every binary the first stored in the database. (min starts from
   // the sum's best configs over both runs' measurements, so it may try a config the
   // first run did not: its compiles are exactly the binaries new to the database.)
@@ -399,6 +423,7 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   SilentProgress again;
   const auto second = tuner::tune_device(0, o, db_path, again, interrupt);
   EXPECT_EQ(second.axis_classes_tuned, 8);
+  EXPECT_GT(second.axis_classes_filled, 0);
   std::size_t new_keys = 0;
   for (const auto& k : binary_keys()) new_keys += before.count(k) == 0;
   EXPECT_EQ(second.compiles.compiles, new_keys) << "a second run compiled what the first stored";

@@ -143,8 +143,10 @@ TEST(Selector, PassesOverWinnersInvalidOnThisDevice) {
 
 // Axis reductions: one winner per (layout, R bucket, outputs bucket) class.
 void store_axis_winner(db::Database& database, const DeviceKey& key, Op op, DType dtype, AxisLayout layout,
-                       std::uint64_t r, std::uint64_t outputs, const std::string& config, double ms) {
+                       std::uint64_t r, std::uint64_t outputs, const std::string& config, double ms,
+                       bool tuned = true) {
   db::AxisBucketResult result;
+  result.mark_tuned = tuned;
   result.device = key;
   result.problem = {op, dtype, dtype, layout, size_bucket(r), size_bucket(outputs)};
   db::AxisMeasurement m;
@@ -170,10 +172,14 @@ void store_axis_winner(db::Database& database, const DeviceKey& key, Op op, DTyp
 
 AxisSelector axis_selector_for(db::Database& database, const DeviceKey& key) {
   std::vector<db::AxisWinner> own;
-  if (auto id = database.find_device(key.uuid)) own = database.axis_winners_for_device(*id);
+  std::vector<db::AxisProblemClass> tuned;
+  if (auto id = database.find_device(key.uuid)) {
+    own = database.axis_winners_for_device(*id);
+    tuned = database.axis_tuned_buckets(*id);
+  }
   std::map<db::RowId, std::string> names;
   for (const auto& d : database.list_devices()) names[d.id] = d.key.name;
-  return AxisSelector(key, own, database.axis_winners_for_same_arch(key), names);
+  return AxisSelector(key, own, database.axis_winners_for_same_arch(key), names, tuned);
 }
 
 CanonicalAxes rows_shape(std::int64_t outputs, std::int64_t r) {
@@ -246,6 +252,35 @@ TEST(AxisSelector, FallsBackToANeighbourThenTheSameArchThenTheBuiltInChoice) {
   s = sel.select(Op::sum, kF32Sum, general.axes);
   EXPECT_EQ(s.match, MatchKind::default_config);
   EXPECT_EQ(s.spec.family, AxisFamily::general);
+}
+
+// A class the tuner filled in between tuned ones (its winner timed against the
+// neighbours' and the built-in choice only) serves its own shapes, but is never lent to
+// a neighbouring class: there the nearest tuned class's winner, or the built-in choice.
+TEST(AxisSelector, AFilledClassServesItselfButIsNotLentToItsNeighbours) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  const char* const filled = "rows:block=256,group=32,vec=4,split=none,rows=1,unroll=8,sm=4";
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 1 << 9, 1 << 13, kRowsConfig, 0.01);
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 1 << 9, 1 << 14, filled, 0.01,
+                    /*tuned=*/false);
+  const auto sel = axis_selector_for(database, me);
+  auto s = sel.select(Op::sum, kF32Sum, rows_shape(3 << 13, 600));
+  EXPECT_EQ(s.match, MatchKind::exact) << s.reason;
+  EXPECT_EQ(axis_config_text(s.spec), filled);
+  // One bucket from the filled class and from the tuned one: the tuned one's winner.
+  s = sel.select(Op::sum, kF32Sum, rows_shape(1 << 13, 1 << 10));
+  EXPECT_EQ(s.match, MatchKind::nearest_size) << s.reason;
+  EXPECT_EQ(axis_config_text(s.spec), kRowsConfig);
+  // One bucket from the filled class only: the built-in choice.
+  s = sel.select(Op::sum, kF32Sum, rows_shape(1 << 15, 1 << 9));
+  EXPECT_EQ(s.match, MatchKind::default_config) << s.reason;
+  EXPECT_EQ(s.spec, builtin_axis_spec(Op::sum, kF32Sum, rows_shape(1 << 15, 1 << 9), 132));
+  // The filled class is not marked done: a run that tunes it searches it.
+  const auto id = database.find_device(me.uuid);
+  ASSERT_TRUE(id);
+  EXPECT_EQ(database.axis_tuned_buckets(*id).size(), 1u);
+  EXPECT_EQ(database.axis_winners_for_device(*id).size(), 2u);
 }
 
 TEST(AxisSelector, PassesOverConfigsThatDoNotParseOrDoNotFitTheShape) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "reduce_tune/db/database.h"
@@ -66,19 +67,26 @@ TEST(AxisTuning, DefaultGridReachesEveryClassWithAnOddBucket) {
     }
 }
 
-TEST(AxisTuning, SampleShapesAreTheCornerAndAnOddShapeInsideTheClass) {
+TEST(AxisTuning, SampleShapesAreTheCornerAnOddShapeInsideAndTheTopOfTheClass) {
   const auto shapes = axis_sample_shapes(rows_class(10, 14));
-  ASSERT_EQ(shapes.size(), 2u);
+  ASSERT_EQ(shapes.size(), 3u);
   EXPECT_EQ(shapes[0], (AxisShape{AxisLayout::rows, 1024, 16384}));
   EXPECT_EQ(shapes[1], (AxisShape{AxisLayout::rows, 1024 + 512 + 1, 16384 + 8192 + 1}));
+  EXPECT_EQ(shapes[2], (AxisShape{AxisLayout::rows, 2047, 32767}));
   for (const auto& s : shapes) {
     EXPECT_EQ(size_bucket(s.reduced), 10);
     EXPECT_EQ(size_bucket(s.outputs), 14);
   }
-  EXPECT_EQ(axis_top_shape(rows_class(10, 14)), (AxisShape{AxisLayout::rows, 2047, 32767}));
+  EXPECT_EQ(axis_top_shape(rows_class(10, 14)), shapes[2]);
+  // Each shape once: in [2, 4) and [4, 8) the inside shape is the top.
   const auto small = axis_sample_shapes(rows_class(1, 1));
   ASSERT_EQ(small.size(), 2u);
   EXPECT_EQ(small[1], (AxisShape{AxisLayout::rows, 3, 3}));
+  const auto mixed = axis_sample_shapes(rows_class(2, 3));
+  ASSERT_EQ(mixed.size(), 3u);
+  EXPECT_EQ(mixed[1], (AxisShape{AxisLayout::rows, 7, 13}));
+  EXPECT_EQ(mixed[2], (AxisShape{AxisLayout::rows, 7, 15}));
+  EXPECT_EQ(axis_sample_shapes(rows_class(0, 1)).size(), 2u);  // R = 1: (1, 2), (1, 3)
 }
 
 TEST(AxisTuning, ClassCandidatesFitTheWholeClass) {
@@ -163,6 +171,25 @@ TEST(AxisTuning, WorkPlanFollowsLayoutsOpsAndDtypes) {
   }
 }
 
+// Stores a class with one measurement at its corner, the winner; `tuned` marks it done.
+db::RowId store_rows_class(db::Database& database, const DeviceKey& device, const db::AxisProblemClass& c,
+                      const std::string& config, bool tuned) {
+  db::AxisBucketResult r;
+  r.device = device;
+  r.problem = c;
+  db::AxisMeasurement m = timed(axis_sample_shapes(c).front(), config, 0.01);
+  m.op = c.op;
+  m.dtype = m.out_dtype = DType::f32;
+  m.tool_version = "test";
+  m.created_at = db::now_timestamp();
+  r.measurements = {m};
+  r.winner = 0;
+  r.tool_version = "test";
+  r.created_at = db::now_timestamp();
+  r.mark_tuned = tuned;
+  return database.store_axis_bucket(r).device_id;
+}
+
 TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
   auto database = db::Database::open_in_memory();
   DeviceKey device;
@@ -175,19 +202,8 @@ TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
   o.dtypes = {DType::f32};
   o.layouts = {AxisLayout::rows};
   o.axis_shapes = {{1024, 4096}, {1 << 20, 64}};
-  db::AxisBucketResult r;
-  r.device = device;
-  r.problem = rows_class(10, 12);
-  db::AxisMeasurement m = timed({AxisLayout::rows, 1024, 4096}, "rows:block=256,group=32,vec=4,split=none,rows=1", 0.01);
-  m.op = Op::sum;
-  m.dtype = m.out_dtype = DType::f32;
-  m.tool_version = "test";
-  m.created_at = db::now_timestamp();
-  r.measurements = {m};
-  r.winner = 0;
-  r.tool_version = "test";
-  r.created_at = db::now_timestamp();
-  const db::RowId id = database.store_axis_bucket(r).device_id;
+  const db::RowId id = store_rows_class(database, device, rows_class(10, 12),
+                                        "rows:block=256,group=32,vec=4,split=none,rows=1", true);
   NotingProgress progress;
   auto plan = plan_axis_work(o, database, id, ~0ull, progress);
   ASSERT_EQ(plan.items.size(), 1u);
@@ -195,8 +211,8 @@ TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
   EXPECT_EQ(plan.items[0].problem, rows_class(20, 6));
   o.fresh = true;
   EXPECT_EQ(plan_axis_work(o, database, id, ~0ull, progress).items.size(), 2u);
-  // The interior shape of [2^20, 2^21) x [64, 128) has (1.5 * 2^20 + 1)(97) elements.
-  const std::uint64_t needed = (1536ull * 1024 + 1) * 97 * 4;
+  // The top shape of [2^20, 2^21) x [64, 128) has (2^21 - 1)(127) elements.
+  const std::uint64_t needed = ((2ull << 20) - 1) * 127 * 4;
   plan = plan_axis_work(o, database, id, needed - 1, progress);
   EXPECT_EQ(plan.items.size(), 1u);
   EXPECT_EQ(plan.skipped, 1);
@@ -204,11 +220,108 @@ TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
   EXPECT_NE(progress.notes.back().find("MiB of device memory"), std::string::npos) << progress.notes.back();
 }
 
+// After tuning, each untuned class one bucket from a tuned class of the run's scope is
+// filled: its candidates are the built-in choice and its tuned neighbours' winners
+// (never a filled class's), each fitting the whole class; a class filled before is
+// skipped unless the run is fresh; --no-fill plans nothing.
+TEST(AxisTuning, FillPlansTheUntunedNeighboursOfTunedClasses) {
+  auto database = db::Database::open_in_memory();
+  DeviceKey device;
+  device.name = "Fake GPU";
+  device.cc_major = 9;
+  device.sm_count = 132;
+  device.uuid = "GPU-00000000-0000-0000-0000-0000000000f1";
+  const std::string w1 = "rows:block=128,group=8,vec=4,split=none,rows=4,unroll=4,sm=4";
+  const std::string w2 = "rows:block=256,group=32,vec=4,split=none,rows=1,unroll=8,sm=4";
+  const std::string w3 = "rows:block=256,group=16,vec=4,split=none,rows=1,unroll=4,sm=4";
+  for (const auto& w : {w1, w2, w3}) {
+    const auto spec = parse_axis_config(w, Op::sum, kF32);
+    ASSERT_TRUE(spec) << w;
+    ASSERT_EQ(axis_config_text(*spec), w);
+  }
+  store_rows_class(database, device, rows_class(9, 13), w1, true);
+  store_rows_class(database, device, rows_class(9, 15), w2, true);
+  store_rows_class(database, device, rows_class(8, 14), w3, false);  // filled before
+  const db::RowId id = *database.find_device(device.uuid);
+  TuneOptions o;
+  o.ops = {Op::sum};
+  o.dtypes = {DType::f32};
+  o.layouts = {AxisLayout::rows};
+  o.axis_shapes = {{512, 1 << 13}, {512, 1 << 15}, {1 << 12, 1 << 12}};  // the last is not tuned
+  auto plan = plan_axis_fill(o, database, id, ~0ull, 132);
+  std::map<db::AxisProblemClass, std::vector<std::string>> planned;
+  for (const auto& w : plan.items) {
+    EXPECT_TRUE(w.fill);
+    EXPECT_EQ(w.op, Op::sum);
+    auto& texts = planned[w.problem];
+    EXPECT_TRUE(texts.empty()) << "planned twice: " << db::to_string(w.problem);
+    for (const auto& c : w.candidates) {
+      texts.push_back(axis_config_text(c));
+      for (const auto& s : axis_sample_shapes(w.problem))
+        EXPECT_EQ(axis_spec_mismatch(c, canonical_axis_shape(s)), "") << texts.back();
+      EXPECT_EQ(axis_spec_mismatch(c, canonical_axis_shape(axis_top_shape(w.problem))), "") << texts.back();
+    }
+    ASSERT_GE(texts.size(), 2u) << db::to_string(w.problem);
+    EXPECT_EQ(std::set<std::string>(texts.begin(), texts.end()).size(), texts.size()) << "a config twice";
+    // The built-in choice at the corner comes first.
+    const auto corner = canonical_axis_shape(axis_sample_shapes(w.problem).front());
+    EXPECT_EQ(texts.front(), axis_config_text(builtin_axis_spec(Op::sum, kF32, corner, 132)));
+    // Never the filled class's winner, unless it is a built-in choice here.
+    std::set<std::string> builtins;
+    for (const auto& shape : axis_sample_shapes(w.problem))
+      builtins.insert(axis_config_text(builtin_axis_spec(Op::sum, kF32, canonical_axis_shape(shape), 132)));
+    if (!builtins.count(w3)) {
+      EXPECT_EQ(std::count(texts.begin(), texts.end(), w3), 0) << db::to_string(w.problem);
+    }
+  }
+  // The neighbours of (9, 13) and (9, 15), (9, 14) once, less (8, 14) which has a winner;
+  // nothing around the untuned 2^12 x 2^12.
+  const std::set<db::AxisProblemClass> want = {rows_class(8, 13), rows_class(10, 13), rows_class(9, 12),
+                                               rows_class(9, 14), rows_class(8, 15), rows_class(10, 15),
+                                               rows_class(9, 16)};
+  std::set<db::AxisProblemClass> got;
+  for (const auto& [c, texts] : planned) got.insert(c);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(plan.already_done, 0);  // (8, 14) is no neighbour of a tuned class
+  // Between the two tuned classes: both winners are candidates.
+  const auto& between = planned[rows_class(9, 14)];
+  EXPECT_EQ(std::count(between.begin(), between.end(), w1), 1);
+  EXPECT_EQ(std::count(between.begin(), between.end(), w2), 1);
+  EXPECT_EQ(std::count(between.begin(), between.end(), w3), 0);  // the filled (8, 14)'s
+  // One bucket from (9, 13) only: its winner, not (9, 15)'s.
+  const auto& below = planned[rows_class(9, 12)];
+  EXPECT_EQ(std::count(below.begin(), below.end(), w1), 1);
+  EXPECT_EQ(std::count(below.begin(), below.end(), w2), 0);
+
+  // A class filled before (a winner, not marked tuned) is skipped; fresh refills it.
+  store_rows_class(database, device, rows_class(9, 14), w1, false);
+  plan = plan_axis_fill(o, database, id, ~0ull, 132);
+  EXPECT_EQ(plan.items.size(), want.size() - 1);
+  EXPECT_EQ(plan.already_done, 1);
+  o.fresh = true;
+  EXPECT_EQ(plan_axis_fill(o, database, id, ~0ull, 132).items.size(), want.size());
+  // Memory: classes whose interior shape does not fit are skipped.
+  const std::uint64_t largest = 2047ull * 65535 * 4;  // (10, 15)'s top, the largest shape
+  plan = plan_axis_fill(o, database, id, largest - 1, 132);
+  EXPECT_EQ(plan.items.size(), want.size() - 1);
+  EXPECT_EQ(plan.skipped, 1);
+  // Another op's or layout's scope does not reach these classes; --no-fill plans nothing.
+  o.ops = {Op::max};
+  EXPECT_TRUE(plan_axis_fill(o, database, id, ~0ull, 132).items.empty());
+  o.ops = {Op::sum};
+  o.fill_axis_neighbours = false;
+  EXPECT_TRUE(plan_axis_fill(o, database, id, ~0ull, 132).items.empty());
+}
+
 TEST(AxisWinner, TheConfigThatHoldsAcrossTheClassWins) {
   const auto shapes = axis_sample_shapes(rows_class(10, 14));
-  // a: fastest at the corner, 1.5x the best inside; b: 1.05x at the corner, best inside.
+  ASSERT_EQ(shapes.size(), 3u);
+  // a: fastest at the corner, 1.5x the best inside; b: 1.05x at the corner, best inside
+  // and at the top; c: the best at the corner and inside, twice b's time at the top.
   const std::vector<db::AxisMeasurement> ms = {
-      timed(shapes[0], "a", 1.00), timed(shapes[0], "b", 1.05), timed(shapes[1], "a", 3.0), timed(shapes[1], "b", 2.0)};
+      timed(shapes[0], "a", 1.00), timed(shapes[0], "b", 1.05), timed(shapes[1], "a", 3.0), timed(shapes[1], "b", 2.0),
+      timed(shapes[2], "a", 5.0),  timed(shapes[2], "b", 4.0),  timed(shapes[0], "c", 0.99), timed(shapes[1], "c", 1.99),
+      timed(shapes[2], "c", 8.0)};
   const auto w = choose_axis_winner(ms, shapes, "builtin");
   ASSERT_TRUE(w);
   EXPECT_EQ(ms[*w].config, "b");
@@ -216,7 +329,8 @@ TEST(AxisWinner, TheConfigThatHoldsAcrossTheClassWins) {
 }
 
 TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
-  const auto shapes = axis_sample_shapes(rows_class(10, 14));
+  auto shapes = axis_sample_shapes(rows_class(10, 14));
+  shapes.resize(2);  // the corner and inside
   const std::vector<db::AxisMeasurement> ms = {
       timed(shapes[0], "fast_but_wrong_inside", 0.5), timed(shapes[1], "fast_but_wrong_inside", 0.5,
                                                               db::MeasurementStatus::wrong_result),
@@ -230,7 +344,8 @@ TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
 }
 
 TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
-  const auto shapes = axis_sample_shapes(rows_class(10, 14));
+  auto shapes = axis_sample_shapes(rows_class(10, 14));
+  shapes.resize(2);  // the corner and inside
   std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "tuned", 1.000), timed(shapes[1], "tuned", 2.000),
                                          timed(shapes[0], "builtin", 1.005), timed(shapes[1], "builtin", 2.010)};
   auto w = choose_axis_winner(ms, shapes, "builtin");

@@ -53,8 +53,8 @@ AxisShape with_op_shape(const db::AxisProblemClass& p, std::uint64_t r, std::uin
 std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p) {
   const auto rs = bucket_samples(p.reduced_bucket), os = bucket_samples(p.outputs_bucket);
   std::vector<AxisShape> shapes = {with_op_shape(p, rs.front(), os.front())};
-  const AxisShape inside = with_op_shape(p, rs.back(), os.back());
-  if (!(inside == shapes.front())) shapes.push_back(inside);
+  for (const AxisShape& s : {with_op_shape(p, rs.back(), os.back()), axis_top_shape(p)})
+    if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
   return shapes;
 }
 
@@ -62,15 +62,19 @@ AxisShape axis_top_shape(const db::AxisProblemClass& p) {
   return {p.layout, (std::uint64_t{2} << p.reduced_bucket) - 1, (std::uint64_t{2} << p.outputs_bucket) - 1};
 }
 
-std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, const db::AxisProblemClass& problem,
-                                                  int sm_count) {
-  const std::vector<AxisShape> samples = axis_sample_shapes(problem);
+namespace {
+
+// The canonical shapes a class's winner must fit: its sample shapes (the top of the
+// class among them).
+std::vector<CanonicalAxes> class_fit_shapes(const db::AxisProblemClass& problem) {
   std::vector<CanonicalAxes> shapes;
-  for (const auto& s : samples) shapes.push_back(canonical_axis_shape(s));
-  shapes.push_back(canonical_axis_shape(axis_top_shape(problem)));
-  std::vector<AxisKernelSpec> all;
-  for (std::size_t i = 0; i < samples.size(); ++i) all.push_back(builtin_axis_spec(op, types, shapes[i], sm_count));
-  for (const auto& c : axis_candidates(op, types, shapes.front(), sm_count)) all.push_back(c);
+  for (const auto& s : axis_sample_shapes(problem)) shapes.push_back(canonical_axis_shape(s));
+  return shapes;
+}
+
+// `all` without repeats and without the specs that do not fit every shape, in order.
+std::vector<AxisKernelSpec> fitting_once(const std::vector<AxisKernelSpec>& all,
+                                         const std::vector<CanonicalAxes>& shapes) {
   std::vector<AxisKernelSpec> out;
   for (const auto& c : all) {
     bool fits = true;
@@ -80,56 +84,141 @@ std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, 
   return out;
 }
 
-AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
-                            std::uint64_t input_capacity, Progress& progress) {
-  AxisWorkPlan plan;
+// The built-in choice at each sample shape of a class (the first shape is its corner).
+std::vector<AxisKernelSpec> builtin_specs(Op op, const TypeRule& types, const std::vector<CanonicalAxes>& shapes,
+                                          int sm_count) {
+  std::vector<AxisKernelSpec> specs;
+  for (const auto& shape : shapes) specs.push_back(builtin_axis_spec(op, types, shape, sm_count));
+  return specs;
+}
+
+struct ScopeClass {
+  Op op;
+  TypeRule types;
+  db::AxisProblemClass problem;
+  std::uint64_t reduced, outputs;  // the shape that named it
+};
+
+// The axis classes of a run's scope, each once: sums first (the other ops of a dtype
+// start from the sum's best configs), f16 before bf16 (bf16's sums start from f16's).
+std::vector<ScopeClass> scope_classes(const TuneOptions& options) {
+  std::vector<ScopeClass> classes;
   std::vector<AxisLayout> layouts;
   for (AxisLayout l : {AxisLayout::rows, AxisLayout::columns})
     if (std::find(options.layouts.begin(), options.layouts.end(), l) != options.layouts.end()) layouts.push_back(l);
-  if (layouts.empty()) return plan;
-  // Sums first: the other ops of a dtype start from the sum's best configs (and bf16's
-  // sums from f16's).
+  if (layouts.empty()) return classes;
   std::vector<Op> ops;
   for (Op want : {Op::sum, Op::min, Op::max})
     for (Op op : options.ops)
       if ((op == Op::mean ? Op::sum : op) == want && std::find(ops.begin(), ops.end(), want) == ops.end())
         ops.push_back(want);
-  // f16 before bf16 whatever the order given: bf16's sums start from f16's.
   std::vector<DType> dtypes;
   for (DType d : kAllDTypes)
     if (in_axis_scope(options, d) && std::find(options.dtypes.begin(), options.dtypes.end(), d) != options.dtypes.end())
       dtypes.push_back(d);
   const auto shapes = options.axis_shapes.empty() ? default_axis_shapes() : options.axis_shapes;
-  const auto done = database.axis_tuned_buckets(device_id);
   std::set<db::AxisProblemClass> seen;
   for (Op op : ops)
     for (DType dtype : dtypes) {
       const TypeRule types = *resolve_types(op, dtype, default_out_dtype(op, dtype)).rule;
       for (AxisLayout layout : layouts)
         for (const auto& [r, o] : shapes) {
-          const AxisShape shape{layout, r, o};
-          const db::AxisProblemClass problem = axis_class_of(op, types, shape);
-          if (!seen.insert(problem).second) continue;
-          if (r < 2 || o < 2) {
-            progress.note(db::to_string(problem) + ": skipped, axis classes need R >= 2 and outputs >= 2");
-            ++plan.skipped;
-            continue;
-          }
-          if (!options.fresh && std::find(done.begin(), done.end(), problem) != done.end()) {
-            ++plan.already_done;
-            continue;
-          }
-          std::uint64_t largest = 0;
-          for (const auto& s : axis_sample_shapes(problem)) largest = std::max(largest, s.elements());
-          if (largest > input_capacity / size_of(dtype)) {
-            ++plan.skipped;
-            progress.note(db::to_string(problem) + ": skipped, needs " +
-                          std::to_string((largest * size_of(dtype)) >> 20) + " MiB of device memory");
-            continue;
-          }
-          plan.items.push_back({op, types, problem});
+          const db::AxisProblemClass problem = axis_class_of(op, types, AxisShape{layout, r, o});
+          if (seen.insert(problem).second) classes.push_back({op, types, problem, r, o});
         }
     }
+  return classes;
+}
+
+// The bytes of input the largest sample shape of a class reads.
+std::uint64_t largest_sample_bytes(const db::AxisProblemClass& problem) {
+  std::uint64_t largest = 0;
+  for (const auto& s : axis_sample_shapes(problem)) largest = std::max(largest, s.elements());
+  return largest * size_of(problem.dtype);
+}
+
+}  // namespace
+
+std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, const db::AxisProblemClass& problem,
+                                                  int sm_count) {
+  const std::vector<CanonicalAxes> shapes = class_fit_shapes(problem);
+  std::vector<AxisKernelSpec> all = builtin_specs(op, types, shapes, sm_count);
+  for (const auto& c : axis_candidates(op, types, shapes.front(), sm_count)) all.push_back(c);
+  return fitting_once(all, shapes);
+}
+
+AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
+                            std::uint64_t input_capacity, Progress& progress) {
+  AxisWorkPlan plan;
+  const auto done = database.axis_tuned_buckets(device_id);
+  for (const auto& c : scope_classes(options)) {
+    const db::AxisProblemClass& problem = c.problem;
+    if (c.reduced < 2 || c.outputs < 2) {
+      progress.note(db::to_string(problem) + ": skipped, axis classes need R >= 2 and outputs >= 2");
+      ++plan.skipped;
+      continue;
+    }
+    if (!options.fresh && std::find(done.begin(), done.end(), problem) != done.end()) {
+      ++plan.already_done;
+      continue;
+    }
+    const std::uint64_t bytes = largest_sample_bytes(problem);
+    if (bytes > input_capacity) {
+      ++plan.skipped;
+      progress.note(db::to_string(problem) + ": skipped, needs " + std::to_string(bytes >> 20) +
+                    " MiB of device memory");
+      continue;
+    }
+    plan.items.push_back({c.op, c.types, problem, false, {}});
+  }
+  return plan;
+}
+
+AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& database, db::RowId device_id,
+                            std::uint64_t input_capacity, int sm_count) {
+  AxisWorkPlan plan;
+  if (!options.fill_axis_neighbours) return plan;
+  const auto tuned_list = database.axis_tuned_buckets(device_id);
+  const std::set<db::AxisProblemClass> tuned(tuned_list.begin(), tuned_list.end());
+  std::map<db::AxisProblemClass, std::string> winners;
+  for (const auto& w : database.axis_winners_for_device(device_id)) winners[w.problem] = w.config;
+  auto neighbours = [](const db::AxisProblemClass& p) {
+    std::vector<db::AxisProblemClass> v;
+    for (const auto& [dr, dout] : {std::pair{-1, 0}, {1, 0}, {0, -1}, {0, 1}}) {
+      db::AxisProblemClass n = p;
+      n.reduced_bucket += dr;
+      n.outputs_bucket += dout;
+      // R >= 2 and outputs >= 2; no class past 2^40 elements fits a device.
+      if (n.reduced_bucket >= 1 && n.outputs_bucket >= 1 && n.reduced_bucket + n.outputs_bucket <= 40)
+        v.push_back(n);
+    }
+    return v;
+  };
+  std::set<db::AxisProblemClass> seen;
+  for (const auto& c : scope_classes(options)) {
+    if (!tuned.count(c.problem)) continue;
+    for (const auto& n : neighbours(c.problem)) {
+      if (tuned.count(n) || !seen.insert(n).second) continue;
+      if (!options.fresh && winners.count(n)) {
+        ++plan.already_done;
+        continue;
+      }
+      if (largest_sample_bytes(n) > input_capacity) {
+        ++plan.skipped;
+        continue;
+      }
+      const std::vector<CanonicalAxes> shapes = class_fit_shapes(n);
+      std::vector<AxisKernelSpec> all = builtin_specs(c.op, c.types, shapes, sm_count);
+      for (const auto& m : neighbours(n)) {
+        auto w = winners.find(m);
+        if (w == winners.end() || !tuned.count(m)) continue;
+        if (auto spec = parse_axis_config(w->second, c.op, c.types)) all.push_back(*spec);
+      }
+      std::vector<AxisKernelSpec> candidates = fitting_once(all, shapes);
+      if (candidates.size() < 2) continue;
+      plan.items.push_back({c.op, c.types, n, true, std::move(candidates)});
+    }
+  }
   return plan;
 }
 
@@ -425,7 +514,9 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     // So does bf16's sum from f16's: the same bytes through the same code, only the
     // conversion to float differs.
     std::vector<AxisKernelSpec> candidates;
-    if (w.op != Op::sum || w.types.in == DType::bf16) {
+    if (w.fill) {
+      candidates = w.candidates;
+    } else if (w.op != Op::sum || w.types.in == DType::bf16) {
       const DType lead_dtype = w.op == Op::sum ? DType::f16 : w.types.in;
       const db::AxisProblemClass sum_class{Op::sum, lead_dtype, lead_dtype, w.problem.layout,
                                            w.problem.reduced_bucket, w.problem.outputs_bucket};
@@ -443,6 +534,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     BucketReport report;
     report.device_name = device.key().name;
     report.axis = w.problem;
+    report.fill = w.fill;
     report.index = index_offset + static_cast<int>(index) + 1;
     report.total = total;
 
@@ -566,11 +658,20 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
             }
       }
     }
-    for (std::size_t s = 1; s < shapes.size(); ++s)
+    // Inside the class, then at its top: a finalist more than the band slower than the
+    // best somewhere already (its worst ratio so far) is not timed further, and cannot
+    // win; the built-in choice always is.
+    for (std::size_t s = 1; s < shapes.size(); ++s) {
+      const auto so_far = rank_axis_configs(measurements, std::vector<AxisShape>(shapes.begin(), shapes.begin() + s));
       for (const auto& c : finalists) {
         if (interrupt.load()) break;
-        if (!failed[axis_config_text(c)]) measure(c, shapes[s]);
+        const std::string text = axis_config_text(c);
+        if (failed[text]) continue;
+        const auto found = std::find_if(so_far.begin(), so_far.end(), [&](const auto& e) { return e.first == text; });
+        if (found == so_far.end() || (found->second > kAxisFinalistBand && !(c == builtin))) continue;
+        measure(c, shapes[s]);
       }
+    }
     if (interrupt.load()) {
       result.interrupted = true;
       return;
@@ -583,6 +684,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     stored.winner = choose_axis_winner(measurements, shapes, builtin_text);
     stored.tool_version = tool_version_string();
     stored.created_at = db::now_timestamp();
+    stored.mark_tuned = !w.fill;
     {
       PhaseTimer timer(result.phases.store);
       std::set<std::string> keep = checks.binary_keys();
@@ -603,7 +705,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
       result.binaries_stored += options.keep_all_binaries ? device.store().keep_all() : device.store().keep(keep);
       database.store_axis_bucket(stored);
     }
-    ++result.axis_classes_tuned;
+    ++(w.fill ? result.axis_classes_filled : result.axis_classes_tuned);
     ++done_here;
     result.candidates += report.candidates;
     result.failed_candidates += report.failed;

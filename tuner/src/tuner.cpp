@@ -551,7 +551,10 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
   const std::vector<WorkItem>& work = plan.items;
   const int total = static_cast<int>(work.size() + axis_plan.items.size());
   progress.device_started(result.device, total, result.buckets_already_done + result.axis_classes_already_done);
-  if (total == 0) {
+  auto fill_plan = [&] {
+    return plan_axis_fill(options, database, device_id, input_capacity, result.device.sm_count);
+  };
+  if (total == 0 && fill_plan().items.empty()) {
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     return result;
   }
@@ -788,7 +791,17 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
   if (!result.interrupted)
     tune_axis_classes(device, database, device_id, axis_plan, options, progress, interrupt, result,
                       static_cast<int>(work.size()), total);
-  if (options.keep_all_binaries && result.buckets_tuned + result.axis_classes_tuned > 0) {
+  if (!result.interrupted) {
+    // The classes between tuned ones, planned from what the database holds now.
+    const AxisWorkPlan fill = fill_plan();
+    if (!fill.items.empty()) {
+      const int count = static_cast<int>(fill.items.size());
+      progress.note("filling " + std::to_string(count) + " untuned axis class" + (count == 1 ? "" : "es") +
+                    " next to tuned ones: the neighbours' winners and the built-in choice, timed there");
+      tune_axis_classes(device, database, device_id, fill, options, progress, interrupt, result, 0, count);
+    }
+  }
+  if (options.keep_all_binaries && result.buckets_tuned + result.axis_classes_tuned + result.axis_classes_filled > 0) {
     PhaseTimer timer(result.phases.store);
     device.finish_compiles();
     result.binaries_stored += device.store().keep_all();

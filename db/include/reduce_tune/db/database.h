@@ -88,12 +88,13 @@ class Database {
 
   // Axis reductions. store_axis_bucket writes a class's device, measurements, winner
   // (replacing the class's previous winner; a result without one leaves it standing) and
-  // "done" mark in one transaction; measurements equal to stored ones (same device,
-  // shape, config, timestamp, tool version) are not duplicated. Throws InvalidArgument,
-  // before writing anything, for an inconsistent result (a layout other than rows or
-  // columns, a shape outside the class, rows with inner != 1, columns whose inner does
-  // not divide the outputs, an empty config, a winner that is not a timed ok
-  // measurement), DbError for SQLite errors. Ids are parallel to result.measurements.
+  // "done" mark (unless result.mark_tuned is false) in one transaction; measurements
+  // equal to stored ones (same device, shape, config, timestamp, tool version) are not
+  // duplicated. Throws InvalidArgument, before writing anything, for an inconsistent
+  // result (a layout other than rows or columns, a shape outside the class, rows with
+  // inner != 1, columns whose inner does not divide the outputs, an empty config, a
+  // winner that is not a timed ok measurement), DbError for SQLite errors. Ids are
+  // parallel to result.measurements.
   StoredBucket store_axis_bucket(const AxisBucketResult& result);
   // The axis classes already tuned for a device, in AxisProblemClass order; for resuming.
   std::vector<AxisProblemClass> axis_tuned_buckets(RowId device_id) const;

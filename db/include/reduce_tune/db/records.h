@@ -258,6 +258,11 @@ struct AxisBucketResult {
   std::optional<std::size_t> winner;  // index into measurements (status ok), if any
   std::string tool_version;
   Timestamp created_at{};
+  // Whether the class counts as tuned (a rerun skips it, and the runtime lends its
+  // winner to the neighbouring classes). False for a class the tuner filled in between
+  // tuned ones by timing only their winners and the built-in choice: its winner serves
+  // the class itself, and a later search of the class replaces it.
+  bool mark_tuned = true;
 };
 
 struct DbCounts {

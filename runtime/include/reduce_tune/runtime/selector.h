@@ -73,16 +73,21 @@ struct AxisSelection {
 // for layouts that are not tuned (flat, general).
 std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& types, const CanonicalAxes& shape);
 
+// Serves a class its own winner (tuned, or filled in between tuned classes), else the
+// winner of the nearest class one bucket away that was tuned (searched) on this device,
+// else a same-arch device's winner of the class, else the built-in choice. `own_tuned`
+// lists the device's tuned classes: a filled class's winner is never lent to another.
 class AxisSelector {
  public:
   AxisSelector(DeviceKey device, std::vector<db::AxisWinner> own, std::vector<db::AxisWinner> same_arch,
-               std::map<db::RowId, std::string> same_arch_names);
+               std::map<db::RowId, std::string> same_arch_names, const std::vector<db::AxisProblemClass>& own_tuned);
   AxisSelection select(Op op, const TypeRule& types, const CanonicalAxes& shape) const;
   bool empty() const { return own_.empty() && same_arch_.empty(); }
 
  private:
   DeviceKey device_;
   std::vector<db::AxisWinner> own_;
+  std::vector<db::AxisWinner> own_tuned_;  // those of own_ whose class was tuned
   std::vector<db::AxisWinner> same_arch_;
   std::map<db::RowId, std::string> same_arch_names_;
 };

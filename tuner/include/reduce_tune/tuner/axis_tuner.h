@@ -38,9 +38,11 @@ CanonicalAxes canonical_axis_shape(const AxisShape& shape);
 // The class a shape falls in (op and types of the caller's problem).
 db::AxisProblemClass axis_class_of(Op op, const TypeRule& types, const AxisShape& shape);
 
-// The shapes a class is measured at: its corner (2^a, 2^b), then one inside it where the
+// The shapes a class is measured at: its corner (2^a, 2^b), one inside it where the
 // bucket holds more than one value (1.5 * 2^k + 1 in each such dimension: odd, a
-// multiple of no vector or tile). The first is the one the winner's time is stored at.
+// multiple of no vector or tile), and its top (axis_top_shape), each once. The first is
+// the one the winner's time is stored at. A rule that changes inside the class (rows
+// of 1000 want more threads than rows of 512) shows at the top.
 std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& problem);
 // The largest shape of the class (2^(a+1) - 1, 2^(b+1) - 1): a winner must fit it.
 AxisShape axis_top_shape(const db::AxisProblemClass& problem);
@@ -55,6 +57,10 @@ struct AxisWorkItem {
   Op op;
   TypeRule types;
   db::AxisProblemClass problem;
+  // A class filled in between tuned ones: these configs are timed (no search), and the
+  // class is not marked tuned.
+  bool fill = false;
+  std::vector<AxisKernelSpec> candidates;
 };
 struct AxisWorkPlan {
   std::vector<AxisWorkItem> items;  // sums first (their results narrow the other ops' search)
@@ -67,6 +73,17 @@ struct AxisWorkPlan {
 // those whose shapes would not fit in `input_capacity` bytes.
 AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                             std::uint64_t input_capacity, Progress& progress);
+
+// The classes a run fills after tuning (options.fill_axis_neighbours): each class one
+// bucket in R or in outputs from a class of the run's scope that the database holds as
+// tuned on the device, which is itself not tuned and (unless options.fresh) has no
+// winner. The runtime would otherwise serve it a neighbour's winner, never timed there.
+// Its candidates are the built-in choice at its sample shapes and the winners of its
+// tuned neighbours, those that fit the whole class; a class with one candidate is left
+// out (the fallback gives the same config). Sums first, as in plan_axis_work; classes
+// that would not fit in `input_capacity` bytes are skipped.
+AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& database, db::RowId device_id,
+                            std::uint64_t input_capacity, int sm_count);
 
 // The winner among a class's measurements: of the configs verified and timed at every
 // sample shape, the one whose worst ratio to the fastest config at any shape is lowest.

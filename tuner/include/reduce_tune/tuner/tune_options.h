@@ -43,6 +43,10 @@ struct TuneOptions {
   int dry_run_arch = 90;             // --arch for --dry-run without a GPU
   bool fresh = false;                // retune buckets that are already done
   bool keep_all_binaries = false;    // store every compiled kernel (else winners' and finalists' only)
+  // After the axis classes: fill each untuned class one bucket from a tuned class of the
+  // run's scope, timing the neighbours' winners and the built-in choice there (--no-fill
+  // leaves them to the runtime's nearest-class fallback).
+  bool fill_axis_neighbours = true;
   bool quiet = false;
   bool verbose = false;
   bool help = false;

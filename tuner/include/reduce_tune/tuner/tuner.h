@@ -42,6 +42,7 @@ struct BucketReport {
   // and axis_winner names the winner's config).
   std::optional<db::AxisProblemClass> axis;
   std::string axis_winner;
+  bool fill = false;  // an axis class filled in between tuned ones (plan_axis_fill)
   int index = 0;  // 1-based position in this run
   int total = 0;
   int candidates = 0;
@@ -72,6 +73,7 @@ struct DeviceTuneResult {
   int axis_classes_tuned = 0;
   int axis_classes_already_done = 0;
   int axis_classes_skipped = 0;
+  int axis_classes_filled = 0;  // untuned classes next to tuned ones (plan_axis_fill)
   int candidates = 0;
   int failed_candidates = 0;
   int binaries_stored = 0;  // winners' and finalists' binaries written to the database
