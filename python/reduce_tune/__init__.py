@@ -341,6 +341,8 @@ def _new_output(view, shape, out_dtype):
 # check after their first call of a kind (the C++ layer still checks pointers).
 _plans = {}
 _MAX_PLANS = 4096
+_torch_bound = []  # non-empty once the PyTorch fast path knows torch's objects
+_fast = _core.torch_call
 
 
 def _plan(fname, op_name, view, dim, keepdim, dtype):
@@ -383,7 +385,13 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         keepdim = keepdims
     torch = _sys.modules.get("torch")
     if torch is not None and type(x) is torch.Tensor and x.is_cuda and (out is None or type(out) is torch.Tensor):
-        # The hot path: PyTorch's tensor, on its current stream, into a new tensor or out=.
+        # PyTorch's tensor, on its current stream, into a new tensor or out=. The call's
+        # checks run here once per kind of call; then _core.torch_call serves the kind
+        # without coming back here (the public functions try it first).
+        if not _torch_bound:
+            _core.torch_bind(torch.Tensor, torch.dtype, torch.empty_like, torch.contiguous_format,
+                             _torch_stream_function(torch))
+            _torch_bound.append(True)
         shape, strides, device = x.shape, x.stride(), x.get_device()
         key = ("torch", op_name, x.dtype, shape, strides, device, tuple(dim) if type(dim) is list else dim, keepdim,
                dtype, None if out is None else (out.dtype, out.shape, out.stride(), out.is_cuda))
@@ -391,6 +399,7 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
             plan = _plans.get(key)
         except TypeError:  # an unhashable dim: _axes says what is wrong with it
             plan = key = None
+        remember = plan is None or plan[7]  # a known kind is here again: the C++ cache was cleared
         if plan is None:
             view = _view_torch(fname, x, torch, "the input")
             if out is None:
@@ -401,18 +410,21 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
             # torch.empty_like (about half of torch.empty's host time) makes a C-contiguous
             # result of the right shape, dtype and device without holding its memory.
             template = torch.empty((), dtype=_TORCH_DTYPE[_DT_NAME[plan[2]]], device=device).expand(plan[4])
-            plan = plan + (template, _torch_stream_function(torch))
-            if len(_plans) >= _MAX_PLANS:
-                _plans.clear()
-            if key is not None:
-                _plans[key] = plan
-        op, in_code, out_code, axes, out_shape, template, current_stream = plan
-        if out is None:
-            result = torch.empty_like(template, memory_format=torch.contiguous_format)
-        elif out.get_device() != device:
+            plan = plan + (template, _torch_stream_function(torch), True)
+        op, in_code, out_code, axes, out_shape, template, current_stream, fast = plan
+        if out is not None and out.get_device() != device:
             raise ValueError(f"reduce_tune.{fname}: out= is on device {out.get_device()}, the input on device {device}")
-        else:
-            result = out
+        if remember:
+            # False where the call has no fast path (a dim or keepdim of another form):
+            # then this layer keeps serving it.
+            fast = _core.torch_remember(op, x, dim, keepdim, keepdims, dtype, out, in_code, out_code, axes,
+                                        template if out is None else None)
+            plan = plan[:7] + (fast,)
+            if key is not None:
+                if len(_plans) >= _MAX_PLANS:
+                    _plans.clear()
+                _plans[key] = plan
+        result = torch.empty_like(template, memory_format=torch.contiguous_format) if out is None else out
         _core.reduce(op, in_code, out_code, x.data_ptr(), shape, strides, axes, result.data_ptr(),
                      current_stream(device), device)
         return result
@@ -534,29 +546,47 @@ def _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax):
     return call(x)
 
 
+_SUM, _PROD, _MIN, _MAX, _MEAN = (_OP[name] for name in ("sum", "prod", "min", "max", "mean"))
+
+
 def sum(x, dim=None, keepdim=False, *, dtype=None, out=None, keepdims=None):
     """The sum of ``x`` along ``dim`` (int, tuple of ints, or None for every axis)."""
-    return _reduce("sum", "sum", x, dim, keepdim, keepdims, dtype, out)
+    result = _fast(_SUM, x, dim, keepdim, keepdims, dtype, out)
+    if result is NotImplemented:
+        result = _reduce("sum", "sum", x, dim, keepdim, keepdims, dtype, out)
+    return result
 
 
 def prod(x, dim=None, keepdim=False, *, dtype=None, out=None, keepdims=None):
     """The product of ``x`` along ``dim``."""
-    return _reduce("prod", "prod", x, dim, keepdim, keepdims, dtype, out)
+    result = _fast(_PROD, x, dim, keepdim, keepdims, dtype, out)
+    if result is NotImplemented:
+        result = _reduce("prod", "prod", x, dim, keepdim, keepdims, dtype, out)
+    return result
 
 
 def min(x, dim=None, keepdim=False, *, out=None, keepdims=None):
     """The minimum of ``x`` along ``dim`` (values only; NaN propagates)."""
-    return _reduce("min", "min", x, dim, keepdim, keepdims, None, out)
+    result = _fast(_MIN, x, dim, keepdim, keepdims, None, out)
+    if result is NotImplemented:
+        result = _reduce("min", "min", x, dim, keepdim, keepdims, None, out)
+    return result
 
 
 def max(x, dim=None, keepdim=False, *, out=None, keepdims=None):
     """The maximum of ``x`` along ``dim`` (values only; NaN propagates)."""
-    return _reduce("max", "max", x, dim, keepdim, keepdims, None, out)
+    result = _fast(_MAX, x, dim, keepdim, keepdims, None, out)
+    if result is NotImplemented:
+        result = _reduce("max", "max", x, dim, keepdim, keepdims, None, out)
+    return result
 
 
 def mean(x, dim=None, keepdim=False, *, dtype=None, out=None, keepdims=None):
     """The mean of ``x`` along ``dim``: float64 for integer input unless ``dtype`` says."""
-    return _reduce("mean", "mean", x, dim, keepdim, keepdims, dtype, out)
+    result = _fast(_MEAN, x, dim, keepdim, keepdims, dtype, out)
+    if result is NotImplemented:
+        result = _reduce("mean", "mean", x, dim, keepdim, keepdims, dtype, out)
+    return result
 
 
 def explain(x, dim=None, op="sum", *, dtype=None):

@@ -9,7 +9,9 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -249,6 +251,173 @@ std::uintptr_t dlpack_stream(std::uintptr_t stream) {
   return stream;  // 2 is cudaStreamPerThread's handle value
 }
 
+// ---- The PyTorch fast path ----
+//
+// A call on a torch.Tensor (the exact type, on a CUDA device) whose kind of call the
+// package has checked before goes from the Python function straight to the launch:
+// the key of the call (op, the tensor's dtype, shape, strides and device, the axes,
+// keepdim, dtype=, and out='s dtype, shape, strides and device) is read with a few
+// attribute calls and looked up here. A miss, or any argument outside the plain forms
+// (dim an int, a tuple or list of ints, or None; keepdim a bool; dtype= None or a
+// torch.dtype), answers NotImplemented, and the package's Python layer checks the call,
+// raises what is wrong or tells this cache the plan (torch_remember). Every argument
+// check the Python layer makes thus holds for every call served here; the C++ context
+// still checks the pointers of each call.
+struct TorchKey {
+  int op = 0;
+  PyObject* dtype = nullptr;  // torch dtypes are singletons of the torch module
+  PyObject* out_dtype_arg = nullptr;
+  int rank = 0;
+  std::int64_t extents[kMaxRank] = {};
+  std::int64_t strides[kMaxRank] = {};
+  int device = 0;
+  unsigned axes = 0;  // bit i: axis i reduced
+  bool keepdim = false;
+  bool has_out = false;
+  PyObject* out_dtype = nullptr;
+  int out_rank = 0;
+  std::int64_t out_extents[kMaxRank] = {};
+  std::int64_t out_strides[kMaxRank] = {};
+  int out_device = 0;
+  bool operator==(const TorchKey& o) const {
+    return op == o.op && dtype == o.dtype && out_dtype_arg == o.out_dtype_arg && rank == o.rank &&
+           std::equal(extents, extents + rank, o.extents) && std::equal(strides, strides + rank, o.strides) &&
+           device == o.device && axes == o.axes && keepdim == o.keepdim && has_out == o.has_out &&
+           out_dtype == o.out_dtype && out_rank == o.out_rank &&
+           std::equal(out_extents, out_extents + out_rank, o.out_extents) &&
+           std::equal(out_strides, out_strides + out_rank, o.out_strides) && out_device == o.out_device;
+  }
+};
+struct TorchKeyHash {
+  std::size_t operator()(const TorchKey& k) const {
+    std::size_t h = std::hash<const void*>()(k.dtype) ^ (static_cast<std::size_t>(k.op) << 1);
+    auto mix = [&](std::int64_t v) { h = h * 1099511628211ull ^ static_cast<std::size_t>(v); };
+    for (int i = 0; i < k.rank; ++i) {
+      mix(k.extents[i]);
+      mix(k.strides[i]);
+    }
+    mix(k.device);
+    mix(k.axes);
+    mix(k.keepdim);
+    mix(reinterpret_cast<std::intptr_t>(k.out_dtype_arg));
+    mix(k.has_out);
+    for (int i = 0; i < k.out_rank; ++i) mix(k.out_extents[i]);
+    return h;
+  }
+};
+struct TorchPlan {
+  Op op = Op::sum;
+  DType in = DType::f32, out = DType::f32;
+  AxisList axes;
+  nb::object result_template;  // empty_like of it is the result (None with out=)
+};
+
+struct TorchState {
+  bool bound = false;
+  PyTypeObject* tensor_type = nullptr;
+  PyTypeObject* dtype_type = nullptr;
+  nb::object empty_like, empty_like_kwargs, raw_stream;
+  nb::object shape_name, stride_name, get_device_name, dtype_name, is_cuda_name, data_ptr_name;
+  std::unordered_map<TorchKey, TorchPlan, TorchKeyHash> plans;
+};
+// Touched with the GIL held only; never destroyed (the interpreter may outlive it).
+TorchState& torch_state() {
+  static TorchState* state = new TorchState;
+  return *state;
+}
+constexpr std::size_t kMaxTorchPlans = 4096;
+
+// An int64 of a Python int, or false.
+bool int64_of(PyObject* o, std::int64_t* v) {
+  if (o == nullptr || !PyLong_Check(o) || PyBool_Check(o)) return false;
+  int overflow = 0;
+  *v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow != 0 || (*v == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+// A tuple (or torch.Size) of at most kMaxRank ints into `values`; false otherwise.
+bool ints_of(PyObject* tuple, std::int64_t* values, int* count) {
+  if (tuple == nullptr || !PyTuple_Check(tuple)) return false;
+  const Py_ssize_t n = PyTuple_Size(tuple);
+  if (n < 0 || n > kMaxRank) return false;
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!int64_of(PyTuple_GetItem(tuple, i), &values[i])) return false;
+  *count = static_cast<int>(n);
+  return true;
+}
+
+// dtype, shape, strides and device of a CUDA torch.Tensor, or false (an exception
+// raised on the way is cleared: the Python layer reports the problem).
+bool read_tensor(const TorchState& st, nb::handle t, PyObject** dtype, std::int64_t* extents, std::int64_t* strides,
+                 int* rank, int* device) {
+  nb::object is_cuda = nb::steal(PyObject_GetAttr(t.ptr(), st.is_cuda_name.ptr()));
+  if (!is_cuda.is_valid() || is_cuda.ptr() != Py_True) {
+    PyErr_Clear();
+    return false;
+  }
+  nb::object shape = nb::steal(PyObject_GetAttr(t.ptr(), st.shape_name.ptr()));
+  nb::object stride = nb::steal(PyObject_CallMethodObjArgs(t.ptr(), st.stride_name.ptr(), nullptr));
+  nb::object dev = nb::steal(PyObject_CallMethodObjArgs(t.ptr(), st.get_device_name.ptr(), nullptr));
+  nb::object dt = nb::steal(PyObject_GetAttr(t.ptr(), st.dtype_name.ptr()));
+  int stride_rank = 0;
+  std::int64_t device_value = 0;
+  if (!shape.is_valid() || !stride.is_valid() || !dev.is_valid() || !dt.is_valid() ||
+      !ints_of(shape.ptr(), extents, rank) || !ints_of(stride.ptr(), strides, &stride_rank) || stride_rank != *rank ||
+      !int64_of(dev.ptr(), &device_value) || device_value < 0 || device_value > 65535) {
+    PyErr_Clear();
+    return false;
+  }
+  *device = static_cast<int>(device_value);
+  *dtype = dt.ptr();  // a torch dtype lives as long as the torch module
+  return true;
+}
+
+// The key of a call, or false where an argument is not in a plain form.
+bool torch_key(const TorchState& st, int op, nb::handle x, nb::handle dim, nb::handle keepdim, nb::handle keepdims,
+               nb::handle dtype, nb::handle out, TorchKey* k) {
+  if (!st.bound || Py_TYPE(x.ptr()) != st.tensor_type) return false;
+  if (!out.is_none() && Py_TYPE(out.ptr()) != st.tensor_type) return false;
+  k->op = op;
+  if (!read_tensor(st, x, &k->dtype, k->extents, k->strides, &k->rank, &k->device)) return false;
+  nb::handle keep = keepdims.is_none() ? keepdim : keepdims;
+  if (keep.ptr() != Py_True && keep.ptr() != Py_False) return false;
+  k->keepdim = keep.ptr() == Py_True;
+  if (!dtype.is_none() && Py_TYPE(dtype.ptr()) != st.dtype_type) return false;
+  k->out_dtype_arg = dtype.is_none() ? nullptr : dtype.ptr();
+  if (k->rank == 0) return false;  // 0-d tensors take the Python layer's rules
+  auto add_axis = [&](PyObject* item) {
+    std::int64_t d = 0;
+    if (!int64_of(item, &d) || d < -k->rank || d >= k->rank) return false;
+    const unsigned bit = 1u << (d < 0 ? d + k->rank : d);
+    if (k->axes & bit) return false;  // named twice: the Python layer says so
+    k->axes |= bit;
+    return true;
+  };
+  k->axes = 0;
+  if (dim.is_none()) {
+    k->axes = (1u << k->rank) - 1;
+  } else if (PyTuple_Check(dim.ptr()) || PyList_Check(dim.ptr())) {
+    nb::object items = nb::steal(PySequence_Tuple(dim.ptr()));
+    if (!items.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    const Py_ssize_t n = PyTuple_Size(items.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!add_axis(PyTuple_GetItem(items.ptr(), i))) return false;
+  } else if (!add_axis(dim.ptr())) {
+    return false;
+  }
+  k->has_out = !out.is_none();
+  if (k->has_out && !read_tensor(st, out, &k->out_dtype, k->out_extents, k->out_strides, &k->out_rank, &k->out_device))
+    return false;
+  return true;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -448,6 +617,93 @@ NB_MODULE(_core, m) {
         return nb::steal(capsule);
       },
       "A DLPack capsule of a DeviceBuffer, ready for the consumer's stream.");
+
+  m.def(
+      "torch_bind",
+      [](nb::handle tensor_type, nb::handle dtype_type, nb::object empty_like, nb::object contiguous_format,
+         nb::object raw_stream) {
+        TorchState& st = torch_state();
+        if (st.bound) return;
+        if (!PyType_Check(tensor_type.ptr()) || !PyType_Check(dtype_type.ptr()))
+          throw nb::type_error("torch_bind: torch.Tensor and torch.dtype must be types");
+        st.tensor_type = reinterpret_cast<PyTypeObject*>(tensor_type.inc_ref().ptr());
+        st.dtype_type = reinterpret_cast<PyTypeObject*>(dtype_type.inc_ref().ptr());
+        st.empty_like = std::move(empty_like);
+        nb::dict kwargs;
+        kwargs["memory_format"] = contiguous_format;
+        st.empty_like_kwargs = std::move(kwargs);
+        st.raw_stream = std::move(raw_stream);
+        st.shape_name = nb::str("shape");
+        st.stride_name = nb::str("stride");
+        st.get_device_name = nb::str("get_device");
+        st.dtype_name = nb::str("dtype");
+        st.is_cuda_name = nb::str("is_cuda");
+        st.data_ptr_name = nb::str("data_ptr");
+        st.bound = true;
+      },
+      "Binds the PyTorch fast path to torch's objects (once).");
+  m.def(
+      "torch_remember",
+      [](int op, nb::handle x, nb::handle dim, nb::handle keepdim, nb::handle keepdims, nb::handle dtype,
+         nb::handle out, int in_code, int out_code, nb::handle axes, nb::object result_template) {
+        // A plan the Python layer checked: served by torch_call from now on.
+        TorchState& st = torch_state();
+        TorchKey k;
+        if (!torch_key(st, op, x, dim, keepdim, keepdims, dtype, out, &k)) return false;
+        TorchPlan plan;
+        plan.op = op_of(op);
+        plan.in = dtype_of(in_code);
+        plan.out = dtype_of(out_code);
+        plan.axes = axes_of(axes);
+        plan.result_template = std::move(result_template);
+        if (st.plans.size() >= kMaxTorchPlans) st.plans.clear();
+        st.plans[k] = std::move(plan);
+        return true;
+      },
+      nb::arg("op"), nb::arg("x").none(), nb::arg("dim").none(), nb::arg("keepdim").none(),
+      nb::arg("keepdims").none(), nb::arg("dtype").none(), nb::arg("out").none(), nb::arg("in_dtype"),
+      nb::arg("out_dtype"), nb::arg("axes"), nb::arg("result_template").none(),
+      "Stores the checked plan of a PyTorch call; false where the call has no fast path.");
+  m.def(
+      "torch_call",
+      [](int op, nb::handle x, nb::handle dim, nb::handle keepdim, nb::handle keepdims, nb::handle dtype,
+         nb::handle out) -> nb::object {
+        TorchState& st = torch_state();
+        TorchKey k;
+        if (!torch_key(st, op, x, dim, keepdim, keepdims, dtype, out, &k)) return nb::borrow(Py_NotImplemented);
+        const auto found = st.plans.find(k);
+        if (found == st.plans.end()) return nb::borrow(Py_NotImplemented);
+        const TorchPlan& plan = found->second;
+        nb::object result;
+        if (k.has_out) {
+          result = nb::borrow(out);
+        } else {
+          nb::tuple args = nb::make_tuple(plan.result_template);
+          result = nb::steal(PyObject_Call(st.empty_like.ptr(), args.ptr(), st.empty_like_kwargs.ptr()));
+          if (!result.is_valid()) throw nb::python_error();
+        }
+        nb::object in_ptr = nb::steal(PyObject_CallMethodObjArgs(x.ptr(), st.data_ptr_name.ptr(), nullptr));
+        nb::object out_ptr = nb::steal(PyObject_CallMethodObjArgs(result.ptr(), st.data_ptr_name.ptr(), nullptr));
+        nb::object stream = st.raw_stream(k.device);
+        if (!in_ptr.is_valid() || !out_ptr.is_valid()) throw nb::python_error();
+        const auto in = reinterpret_cast<const void*>(nb::cast<std::uintptr_t>(in_ptr));
+        const auto out_address = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(out_ptr));
+        const cudaStream_t s = stream_of(nb::cast<std::uintptr_t>(stream));
+        const TensorDesc t = TensorDesc::strided(k.extents, k.strides, k.rank);
+        const Op op_value = plan.op;
+        const DType in_t = plan.in, out_t = plan.out;
+        const AxisList axes = plan.axes;
+        {
+          nb::gil_scoped_release released;
+          DeviceScope scope(k.device);
+          default_context().reduce_axes(op_value, in_t, out_t, in, t, axes, out_address, s);
+        }
+        return result;
+      },
+      nb::arg("op"), nb::arg("x").none(), nb::arg("dim").none(), nb::arg("keepdim").none(),
+      nb::arg("keepdims").none(), nb::arg("dtype").none(), nb::arg("out").none(),
+      "A checked PyTorch call, enqueued on torch's current stream; NotImplemented where the "
+      "Python layer must check it first.");
 
   nb::class_<StreamEvent>(m, "StreamEvent")
       .def(nb::init<std::uintptr_t, int>(), nb::arg("stream"), nb::arg("device"))

@@ -129,6 +129,137 @@ class ArgumentErrorTest(unittest.TestCase):
             rt.sum(FakeCuda((3, 4)), dim=1, out=FakeCuda((3,)))
 
 
+# A stand-in for PyTorch, run in a child process (the fast path binds to the first torch
+# it sees, for the life of the process): a CUDA tensor at a made-up address, and
+# counters of what only the package's Python layer reads (a tensor's layout) and what
+# every call does (allocate its result).
+FAKE_TORCH = r"""
+import json, sys, types
+torch = types.ModuleType("torch")
+class dtype:
+    def __init__(self, name): self.name = name
+    def __str__(self): return "torch." + self.name
+for name in ("int32", "int64", "uint32", "float32", "float64", "float16", "bfloat16"):
+    setattr(torch, name, dtype(name))
+torch.dtype = dtype
+torch.strided = object()
+torch.contiguous_format = object()
+counts = {"layout": 0, "empty_like": 0}
+def contiguous(shape):
+    strides, step = [], 1
+    for e in reversed(shape):
+        strides.append(step)
+        step *= e
+    return tuple(reversed(strides))
+class Tensor:
+    def __init__(self, shape, strides=None, dt=None, device=0, ptr=0x7F0000000000):
+        self.shape, self._strides = tuple(shape), tuple(strides or contiguous(shape))
+        self.dtype, self._device, self._ptr = dt or torch.float32, device, ptr
+    is_cuda = property(lambda self: self._device >= 0)
+    @property
+    def layout(self):
+        counts["layout"] += 1
+        return torch.strided
+    def stride(self): return self._strides
+    def get_device(self): return self._device
+    device = property(lambda self: "cuda:%d" % self._device if self._device >= 0 else "cpu")
+    def data_ptr(self): return self._ptr
+    def expand(self, shape): return Tensor(shape, (0,) * len(shape), self.dtype, self._device)
+torch.Tensor = Tensor
+torch.empty = lambda shape, dtype=None, device=None: Tensor(shape, None, dtype, device)
+def empty_like(t, memory_format=None):
+    counts["empty_like"] += 1
+    return Tensor(t.shape, None, t.dtype, t._device, 0x7F0000100000)
+torch.empty_like = empty_like
+torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
+sys.modules["torch"] = torch
+
+import reduce_tune as rt
+from reduce_tune import _core
+# A made-up address: refused by the pointer check where there is a device.
+device_error = rt.InvalidArgument if _core.device_count() > 0 else rt.NoDeviceError
+x = Tensor((4, 1024))
+steps = []
+def call(label, **kwargs):
+    before = dict(counts)
+    try:
+        getattr(rt, kwargs.pop("op", "sum"))(kwargs.pop("x", x), **kwargs)
+        raised = "none"
+    except device_error:
+        raised = "device"
+    except (TypeError, ValueError) as e:
+        raised = type(e).__name__ + ": " + str(e)
+    steps.append({"label": label, "raised": raised, "python_layer": counts["layout"] > before["layout"],
+                  "allocated": counts["empty_like"] - before["empty_like"]})
+call("first", dim=1)
+call("again", dim=1)
+call("dim as a tuple", dim=(1,))
+call("dim as a list from the end", dim=[-1])
+call("keepdim, first", dim=1, keepdim=True)
+call("keepdim, again", dim=1, keepdims=True)
+call("keepdim as an int, first", dim=1, keepdim=1)
+call("keepdim as an int, again", dim=1, keepdim=1)
+call("a transposed view, first", x=Tensor((1024, 4), (1, 1024)), dim=0)
+call("a transposed view, again", x=Tensor((1024, 4), (1, 1024)), dim=0)
+call("dim out of range", dim=2)
+call("dim out of range, again", dim=2)
+call("another op", op="max", dim=1)
+call("dtype=, first", dim=1, dtype=torch.float64)
+call("dtype=, again", dim=1, dtype=torch.float64)
+call("out=, first", dim=1, out=Tensor((4,)))
+call("out=, again", dim=1, out=Tensor((4,), ptr=0x7F0000200000))
+call("out= on another device", dim=1, out=Tensor((4,), device=1))
+call("out= on another device, again", dim=1, out=Tensor((4,), device=1))
+call("out= of the wrong shape", dim=1, out=Tensor((5,)))
+call("a CPU tensor", x=Tensor((4, 1024), device=-1), dim=1)
+# Forms the fast path leaves to the Python layer, even after a call of the kind.
+steps.append({"label": "fast path for keepdim=1",
+              "raised": str(_core.torch_call(rt._SUM, x, 1, 1, None, None, None) is NotImplemented)})
+steps.append({"label": "fast path for a 0-d array dim",
+              "raised": str(_core.torch_call(rt._SUM, x, types.SimpleNamespace(), False, None, None, None)
+                            is NotImplemented)})
+print(json.dumps(steps))
+"""
+
+
+class TorchFastPathTest(unittest.TestCase):
+    """The PyTorch fast path (against a stand-in for torch, in a child process): the
+    first call of a kind goes through the package's checks, a repeated kind skips them,
+    and every kind of call that is wrong raises each time."""
+
+    def test_a_checked_kind_skips_the_python_layer(self):
+        import json
+        import subprocess
+        run = subprocess.run([sys.executable, "-c", FAKE_TORCH], capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        steps = {s["label"]: s for s in json.loads(run.stdout.strip().splitlines()[-1])}
+        # Served by the fast path: no Python checks, one result allocated, the device reached.
+        for label in ("again", "dim as a tuple", "dim as a list from the end", "keepdim, again",
+                      "a transposed view, again", "dtype=, again"):
+            self.assertEqual(steps[label]["raised"], "device", label)
+            self.assertFalse(steps[label]["python_layer"], label)
+            self.assertEqual(steps[label]["allocated"], 1, label)
+        self.assertEqual(steps["out=, again"]["raised"], "device")
+        self.assertFalse(steps["out=, again"]["python_layer"])
+        self.assertEqual(steps["out=, again"]["allocated"], 0)  # the result is out=
+        # A new kind goes through the checks first.
+        for label in ("first", "keepdim, first", "a transposed view, first", "another op", "dtype=, first",
+                      "out=, first"):
+            self.assertEqual(steps[label]["raised"], "device", label)
+            self.assertTrue(steps[label]["python_layer"], label)
+        # Forms without a fast path stay with the Python layer (its cached checks).
+        self.assertEqual(steps["keepdim as an int, again"]["raised"], "device")
+        self.assertEqual(steps["fast path for keepdim=1"]["raised"], "True")
+        self.assertEqual(steps["fast path for a 0-d array dim"]["raised"], "True")
+        # Wrong calls raise every time, never cached.
+        for label in ("dim out of range", "dim out of range, again"):
+            self.assertIn("ValueError: reduce_tune.sum: dim 2 is out of range", steps[label]["raised"], label)
+        for label in ("out= on another device", "out= on another device, again"):
+            self.assertIn("out= is on device 1, the input on device 0", steps[label]["raised"], label)
+        self.assertIn("out= has shape [5]", steps["out= of the wrong shape"]["raised"])
+        self.assertIn("TypeError: reduce_tune.sum: the input is a tensor on", steps["a CPU tensor"]["raised"])
+
+
 class CheckTest(unittest.TestCase):
     """_core.check: the canonical form without the device."""
 
