@@ -171,6 +171,15 @@ TEST(AxisTuning, WorkPlanFollowsLayoutsOpsAndDtypes) {
   }
 }
 
+DeviceKey fake_device(const std::string& uuid) {
+  DeviceKey device;
+  device.name = "Fake GPU";
+  device.cc_major = 9;
+  device.sm_count = 132;
+  device.uuid = uuid;
+  return device;
+}
+
 // Stores a class with one measurement at its corner, the winner; `tuned` marks it done.
 db::RowId store_rows_class(db::Database& database, const DeviceKey& device, const db::AxisProblemClass& c,
                       const std::string& config, bool tuned) {
@@ -192,11 +201,7 @@ db::RowId store_rows_class(db::Database& database, const DeviceKey& device, cons
 
 TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
   auto database = db::Database::open_in_memory();
-  DeviceKey device;
-  device.name = "Fake GPU";
-  device.cc_major = 9;
-  device.sm_count = 132;
-  device.uuid = "GPU-00000000-0000-0000-0000-0000000000a1";
+  const DeviceKey device = fake_device("GPU-00000000-0000-0000-0000-0000000000a1");
   TuneOptions o;
   o.ops = {Op::sum};
   o.dtypes = {DType::f32};
@@ -226,11 +231,7 @@ TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
 // skipped unless the run is fresh; --no-fill plans nothing.
 TEST(AxisTuning, FillPlansTheUntunedNeighboursOfTunedClasses) {
   auto database = db::Database::open_in_memory();
-  DeviceKey device;
-  device.name = "Fake GPU";
-  device.cc_major = 9;
-  device.sm_count = 132;
-  device.uuid = "GPU-00000000-0000-0000-0000-0000000000f1";
+  const DeviceKey device = fake_device("GPU-00000000-0000-0000-0000-0000000000f1");
   const std::string w1 = "rows:block=128,group=8,vec=4,split=none,rows=4,unroll=4,sm=4";
   const std::string w2 = "rows:block=256,group=32,vec=4,split=none,rows=1,unroll=8,sm=4";
   const std::string w3 = "rows:block=256,group=16,vec=4,split=none,rows=1,unroll=4,sm=4";
