@@ -673,7 +673,9 @@ NB_MODULE(_core, m) {
         if (!torch_key(st, op, x, dim, keepdim, keepdims, dtype, out, &k)) return nb::borrow(Py_NotImplemented);
         const auto found = st.plans.find(k);
         if (found == st.plans.end()) return nb::borrow(Py_NotImplemented);
-        const TorchPlan& plan = found->second;
+        // A copy: torch releases the GIL inside its calls below, and another thread may
+        // then clear the cache.
+        const TorchPlan plan = found->second;
         nb::object result;
         if (k.has_out) {
           result = nb::borrow(out);
