@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <ostream>
+#include <set>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -77,14 +78,15 @@ int run_show_command(const std::vector<std::string>& args, std::ostream& out, st
     // A class filled in between tuned ones (its neighbours' winners and the built-in
     // choice timed there, no search) says so.
     if (!axis.empty()) {
-      const auto tuned = database->axis_tuned_buckets(d.id);
+      const auto tuned_list = database->axis_tuned_buckets(d.id);
+      const std::set<db::AxisProblemClass> tuned(tuned_list.begin(), tuned_list.end());
       out << std::left << std::setw(42) << "  axis class" << std::right << std::setw(11) << "time ms" << std::setw(10)
           << "GB/s" << "  config\n";
       for (const auto& w : axis) {
         out << "  " << std::left << std::setw(40) << db::to_string(w.problem) << std::right << std::fixed
             << std::setprecision(4) << std::setw(11) << w.median_ms << std::setprecision(1) << std::setw(10) << w.gbps
             << "  " << w.config;
-        if (std::find(tuned.begin(), tuned.end(), w.problem) == tuned.end()) out << "  (filled)";
+        if (!tuned.count(w.problem)) out << "  (filled)";
         out << '\n';
       }
     }

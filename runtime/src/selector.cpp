@@ -1,6 +1,5 @@
 #include "reduce_tune/runtime/selector.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <tuple>
@@ -111,9 +110,10 @@ AxisSelector::AxisSelector(DeviceKey device, std::vector<db::AxisWinner> own, st
     : device_(std::move(device)),
       own_(std::move(own)),
       same_arch_(std::move(same_arch)),
-      same_arch_names_(std::move(same_arch_names)) {
+      same_arch_names_(std::move(same_arch_names)),
+      tuned_classes_(own_tuned.begin(), own_tuned.end()) {
   for (const auto& w : own_)
-    if (std::find(own_tuned.begin(), own_tuned.end(), w.problem) != own_tuned.end()) own_tuned_.push_back(w);
+    if (tuned_classes_.count(w.problem)) own_tuned_.push_back(w);
 }
 
 namespace {
@@ -166,7 +166,11 @@ AxisSelection AxisSelector::select(Op op, const TypeRule& types, const Canonical
   } else if ((w = pick_axis(own_, *problem, 0, op, types, shape, &spec))) {
     s.match = MatchKind::exact;
     s.source_device = device_.name;
-    why << "tuned on this device for " << db::to_string(*problem);
+    if (tuned_classes_.count(*problem))
+      why << "tuned on this device for " << db::to_string(*problem);
+    else
+      why << "timed on this device for " << db::to_string(*problem)
+          << " (filled in between tuned classes: their winners and the built-in choice)";
   } else if ((w = pick_axis(own_tuned_, *problem, 1, op, types, shape, &spec))) {
     s.match = MatchKind::nearest_size;
     s.source_device = device_.name;

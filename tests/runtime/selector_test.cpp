@@ -268,6 +268,8 @@ TEST(AxisSelector, AFilledClassServesItselfButIsNotLentToItsNeighbours) {
   auto s = sel.select(Op::sum, kF32Sum, rows_shape(3 << 13, 600));
   EXPECT_EQ(s.match, MatchKind::exact) << s.reason;
   EXPECT_EQ(axis_config_text(s.spec), filled);
+  EXPECT_NE(s.reason.find("filled in between tuned classes"), std::string::npos) << s.reason;
+  EXPECT_EQ(sel.select(Op::sum, kF32Sum, rows_shape(1 << 13, 600)).reason.find("filled"), std::string::npos);
   // One bucket from the filled class and from the tuned one: the tuned one's winner.
   s = sel.select(Op::sum, kF32Sum, rows_shape(1 << 13, 1 << 10));
   EXPECT_EQ(s.match, MatchKind::nearest_size) << s.reason;

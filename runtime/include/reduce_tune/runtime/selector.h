@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ class Selector {
   std::vector<db::Winner> own_;
   std::vector<db::Winner> same_arch_;
   std::map<db::RowId, std::string> same_arch_names_;
+  std::set<db::AxisProblemClass> tuned_classes_;
 };
 
 // Axis reductions (issue 12): rows and columns shapes are tuned per (R bucket, outputs
@@ -90,6 +92,7 @@ class AxisSelector {
   std::vector<db::AxisWinner> own_tuned_;  // those of own_ whose class was tuned
   std::vector<db::AxisWinner> same_arch_;
   std::map<db::RowId, std::string> same_arch_names_;
+  std::set<db::AxisProblemClass> tuned_classes_;
 };
 
 }  // namespace reduce_tune
