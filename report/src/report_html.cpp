@@ -271,6 +271,7 @@ std::string axis_tooltip(const DeviceReport& device, const AxisReport& axis, con
     tip += " at R = " + std::to_string(m->reduced) + ", outputs = " + std::to_string(m->outputs);
     if (axis.layout == AxisLayout::columns) tip += ", inner = " + std::to_string(m->inner);
   }
+  if (w.filled) tip += "; filled in between tuned classes";
   return tip + "\n" + w.winner.config;
 }
 

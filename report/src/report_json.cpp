@@ -94,6 +94,7 @@ Json axis_winner_json(const DeviceReport& device, const AxisReport& axis, const 
             {"gbps", number_or_null(gbps)},
             {"percent_of_peak", number_or_null(percent_of_peak(device.key, gbps))},
             {"source", to_string(w.source)},
+            {"filled", entry.filled},
             {"tool_version", w.tool_version},
             {"measurement", nullptr}};
   if (const auto& m = entry.measurement)

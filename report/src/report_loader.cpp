@@ -129,15 +129,17 @@ std::vector<AxisReport> load_axis_reports(const db::Database& database, db::RowI
       const auto id = m.id;
       measurements.emplace(id, std::move(m));
     }
+  const auto tuned_list = database.axis_tuned_buckets(device_id);
+  const std::set<db::AxisProblemClass> tuned(tuned_list.begin(), tuned_list.end());
   std::set<db::AxisProblemClass> with_winner;
   for (auto& w : winners) {
     with_winner.insert(w.problem);
-    ReportAxisWinner entry{w, std::nullopt};
+    ReportAxisWinner entry{w, std::nullopt, !tuned.contains(w.problem)};
     if (w.measurement_id)
       if (const auto it = measurements.find(*w.measurement_id); it != measurements.end()) entry.measurement = it->second;
     group(w.problem).winners.push_back(std::move(entry));
   }
-  for (const auto& c : database.axis_tuned_buckets(device_id))
+  for (const auto& c : tuned_list)
     if (selected(filter, c.op, c.dtype) && !with_winner.contains(c))
       group(c).without_winner.emplace_back(c.reduced_bucket, c.outputs_bucket);
 

@@ -207,7 +207,8 @@ Table strategy_table(const ProblemReport& problem) {
 }
 
 std::string axis_heat_cell_text(const AxisReport& axis, int reduced_bucket, int outputs_bucket) {
-  if (const auto* w = find_axis_winner(axis, reduced_bucket, outputs_bucket)) return fixed_number(axis_gbps(*w), 1);
+  if (const auto* w = find_axis_winner(axis, reduced_bucket, outputs_bucket))
+    return fixed_number(axis_gbps(*w), 1) + (w->filled ? "*" : "");
   if (axis_class_without_winner(axis, reduced_bucket, outputs_bucket)) return "none";
   return "-";
 }
@@ -262,7 +263,8 @@ std::string axis_heat_note(const AxisReport& axis) {
   return "Axis reductions of " + axis_layout_shape(axis.layout) +
          ", reduced along R. Rows: R bucket (R in [2^a, 2^(a+1))); columns: outputs bucket (outputs in "
          "[2^b, 2^(b+1))); cells: the class winner's GB/s (input bytes / time). \"-\": not tuned; \"none\": tuned, "
-         "no candidate passed.";
+         "no candidate passed; \"*\": filled in between tuned classes (their winners and the built-in choice timed "
+         "there, not the whole space).";
 }
 
 }  // namespace reduce_tune::report

@@ -121,26 +121,8 @@ TEST(Cli, ShowListsAxisWinnersAfterTheFlatOnes) {
     flat.tool_version = "0.3.0";
     database.store_bucket(flat);
     // A class filled in between tuned ones: listed, and said to be filled.
-    db::AxisBucketResult fill;
-    fill.device = report::testing::axis_device();
-    fill.problem = {Op::max, DType::f32, DType::f32, AxisLayout::rows, 5, 17};
-    db::AxisMeasurement am;
-    am.op = Op::max;
-    am.dtype = am.out_dtype = DType::f32;
-    am.layout = AxisLayout::rows;
-    am.reduced = 32;
-    am.outputs = 1 << 17;
-    am.config = "rows:block=256,group=8,vec=4,split=none,rows=1,unroll=4,sm=4";
-    am.status = db::MeasurementStatus::ok;
-    am.median_ms = 0.02;
-    am.repetitions = 10;
-    am.gbps = 838.8608;
-    am.tool_version = "0.3.0";
-    fill.measurements = {am};
-    fill.winner = 0;
-    fill.tool_version = "0.3.0";
-    fill.mark_tuned = false;
-    database.store_axis_bucket(fill);
+    report::testing::store_filled_axis_class(database, {Op::max, DType::f32, DType::f32, AxisLayout::rows, 5, 17},
+                                             "rows:block=256,group=8,vec=4,split=none,rows=1,unroll=4,sm=4", 0.02);
   }
   const Result r = run({"show", "--db", path.string()});
   ASSERT_EQ(r.code, kExitOk) << r.err;

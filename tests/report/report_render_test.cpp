@@ -542,6 +542,41 @@ TEST(Report, HtmlDrawsAColouredHeatMapWithConfigTooltips) {
     EXPECT_EQ(html.find(outside), std::string::npos) << outside;
 }
 
+// A class the tuner filled in between tuned ones (a winner, no done mark) in the
+// untuned cell 2^11 x 2^15 of the sum f32 rows map: marked with "*" in the heat maps
+// (the note says what that means), in the tooltip, and as "filled" in JSON.
+TEST(Report, FilledAxisClassesAreMarked) {
+  auto database = db::Database::open_in_memory();
+  store_axis_results(database);
+  const std::string config = "rows:block=256,group=32,vec=4,split=none,rows=1,unroll=8,sm=4";
+  store_filled_axis_class(database, {Op::sum, DType::f32, DType::f32, AxisLayout::rows, 11, 15}, config, 0.1);
+  const ReportData data = load_report_data(database);
+  const auto& rows = data.devices.at(0).axis.at(0);
+  ASSERT_EQ(rows.layout, AxisLayout::rows);
+  const auto* w = find_axis_winner(rows, 11, 15);
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->filled);
+  EXPECT_FALSE(find_axis_winner(rows, 10, 14)->filled);
+  const std::string gbps = fixed_number(2048.0 * 32768 * 4 / (0.1 * 1e6), 1);
+  const auto md = render_markdown(data);
+  EXPECT_NE(md.find("| 2^11 | - | " + gbps + "\\* | - |"), std::string::npos) << md;  // Markdown-escaped
+  EXPECT_EQ(count_of(md, "* |"), 1u);  // the tuned classes carry no mark
+  EXPECT_NE(md.find("\"\\*\": filled in between tuned classes"), std::string::npos);
+  const auto html = render_html(data);
+  const auto cell = heat_cell(html, 0, 11, 15);
+  EXPECT_NE(cell.find("; filled in between tuned classes\n" + config), std::string::npos) << cell;
+  EXPECT_NE(cell.find(">" + gbps + "*</td>"), std::string::npos) << cell;
+  EXPECT_EQ(heat_cell(html, 0, 10, 14).find("filled"), std::string::npos);
+  const auto json_report = json::parse(render_json(data));
+  std::size_t filled = 0;
+  for (const auto& a : json_report.at("devices")[0].at("axis_winners")) {
+    const bool here = a.at("reduced_bucket") == 11 && a.at("outputs_bucket") == 15;
+    EXPECT_EQ(a.at("filled").get<bool>(), here);
+    filled += here;
+  }
+  EXPECT_EQ(filled, 1u);
+}
+
 TEST(Report, HtmlHeatMapScalesToTheFastestCellWithoutAPeak) {
   ReportData data = axis_report_data();
   auto& device = data.devices.back();

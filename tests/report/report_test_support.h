@@ -156,6 +156,34 @@ inline void store_axis_results(db::Database& database) {
   database.store_axis_bucket(r);
 }
 
+// A class the tuner filled in between tuned ones, on the axis device: one measurement
+// (at the class's corner, `ms` milliseconds), the winner, and no done mark.
+inline void store_filled_axis_class(db::Database& database, const db::AxisProblemClass& problem,
+                                    const std::string& config, double ms) {
+  db::AxisMeasurement m;
+  m.op = problem.op;
+  m.dtype = problem.dtype;
+  m.out_dtype = problem.out_dtype;
+  m.layout = problem.layout;
+  m.reduced = std::uint64_t{1} << problem.reduced_bucket;
+  m.outputs = std::uint64_t{1} << problem.outputs_bucket;
+  m.inner = problem.layout == AxisLayout::columns ? m.outputs : 1;
+  m.config = config;
+  m.status = db::MeasurementStatus::ok;
+  m.median_ms = ms;
+  m.repetitions = 9;
+  m.gbps = static_cast<double>(m.reduced * m.outputs * size_of(problem.dtype)) / (ms * 1e6);
+  m.tool_version = "0.3.0";
+  db::AxisBucketResult fill;
+  fill.device = axis_device();
+  fill.problem = problem;
+  fill.measurements = {m};
+  fill.winner = 0;
+  fill.tool_version = "0.3.0";
+  fill.mark_tuned = false;
+  database.store_axis_bucket(fill);
+}
+
 inline std::filesystem::path fixture_path() {
   return std::filesystem::path(REDUCE_TUNE_REPORT_ASSETS) / "fixture.db";
 }

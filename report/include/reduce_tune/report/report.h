@@ -71,6 +71,9 @@ struct ProblemReport {
 struct ReportAxisWinner {
   db::AxisWinner winner;
   std::optional<db::AxisMeasurement> measurement;
+  // A class the tuner filled in between tuned ones (no done mark): its tuned
+  // neighbours' winners and the built-in choice were timed there, not the whole space.
+  bool filled = false;
 };
 
 // The tuned axis classes of one (op, input type, output type, layout): what the report
