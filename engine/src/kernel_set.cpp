@@ -18,13 +18,16 @@ CompileRequest make_compile_request(std::span<const KernelSpec> specs, int arch)
 
 KernelSet::KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t spec_count)
     : program_(std::move(program)), library_(program_->cubin) {
-  if (program_->lowered_names.size() != 2 * spec_count)
-    throw Error("compiled program has " + std::to_string(program_->lowered_names.size()) +
-                " kernels, expected " + std::to_string(2 * spec_count));
+  // Two kernels per spec; one axis spec may add a third, its main kernel's peeled twin.
+  const std::size_t names = program_->lowered_names.size();
+  if (names != 2 * spec_count && !(spec_count == 1 && names == 3))
+    throw Error("compiled program has " + std::to_string(names) + " kernels, expected " +
+                std::to_string(2 * spec_count));
   for (std::size_t i = 0; i < spec_count; ++i) {
     KernelHandles h;
     h.reduce = library_.kernel(program_->lowered_names[2 * i]);
     h.finalize = library_.kernel(program_->lowered_names[2 * i + 1]);
+    if (names == 3) h.reduce_peeled = library_.kernel(program_->lowered_names[2]);
     handles_.push_back(h);
   }
 }

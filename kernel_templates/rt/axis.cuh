@@ -2,11 +2,12 @@
 // core/include/reduce_tune/tensor.h. Every output is reduced by a fixed set of threads in
 // a fixed order, so results are the same bits on every run (no atomics).
 //
-//   axis_rows_kernel<C>     rows and general: a group of GROUP threads per output
+//   axis_rows_kernel<C, PEELED>  rows and general: a group of GROUP threads per output
 //                           (GROUP <= 32 within a warp, or the whole block). Rows read
 //                           R contiguous elements with 16-byte vector loads after a
-//                           scalar head that reaches alignment; general decomposes the
-//                           reduced index over up to 8 dimensions.
+//                           scalar head that reaches alignment (PEELED: the head's and
+//                           the tail's loads issued with the body's, see fold_row);
+//                           general decomposes the reduced index over up to 8 dimensions.
 //   axis_columns_kernel<C>  [outer, R, inner] with inner contiguous: threads across
 //                           outputs (consecutive inner elements, coalesced), BY threads
 //                           of a block across R, combined in shared memory in order.
@@ -186,8 +187,51 @@ __device__ __forceinline__ void ticket_finish(const AxisParams& p) {
 // Aligned vector of VEC elements of T.
 template <class T, int VEC> struct alignas(sizeof(T) * VEC) AxisVec { T v[VEC]; };
 
-// Rows: lanes of a group fold [lo, hi) of a row starting at `row`, in a fixed pattern.
+// Elements of a row's scalar head (or tail) one lane of a group reads at most.
+template <class C> __host__ __device__ constexpr int rows_peel_count() {
+  return C::kVec > 1 ? (C::kVec - 1 + C::kGroup - 1) / C::kGroup : 0;
+}
+
+// Rows: lane `lane` of a group folds vectors lane, lane + kGroup, ... < vectors into v,
+// kUnroll of them in flight at a time, in a fixed order.
 template <class C>
+__device__ __forceinline__ typename C::Acc fold_row_body(const AxisVec<typename C::In, C::kVec>* body, u64 vectors,
+                                                         unsigned lane, typename C::Acc v) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  constexpr int U = C::kUnroll;
+  u64 i = lane;
+  for (; i + (U - 1) * C::kGroup < vectors; i += U * C::kGroup) {
+    AxisVec<typename C::In, C::kVec> x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) x[u] = body[i + u * C::kGroup];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
+  }
+  for (; i < vectors; i += C::kGroup) {
+    const AxisVec<typename C::In, C::kVec> x = body[i];
+#pragma unroll
+    for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
+  }
+  return v;
+}
+
+// Rows: lanes of a group fold [lo, hi) of a row starting at `row`, in a fixed pattern:
+// a scalar head up to the first 16-byte boundary, the vector body, a scalar tail.
+//   PEELED false: the head, the body and the tail are read in turn, each its own round
+//                 trip to memory; the kernel for rows that are all on the vector grid
+//                 (no head, no tail), where it is the faster code.
+//   PEELED true:  the head's and the tail's loads (up to 3 of each per lane) go out before
+//                 the body's, and are folded after it: one round trip fewer per row end
+//                 off the grid. The runtime launches this twin, where the program has one
+//                 (axis_has_peeled_twin in the engine's axis.h), for rows off the grid
+//                 (axis_rows_peeled). Measured on an H200 (f32 and f16 sum and max,
+//                 R = 33 .. 12289, built-in configs): up to 1.13 times faster off the
+//                 grid, and up to 1.03 times slower on it, hence two kernels.
+// Either way the fold order is fixed, so results are the same bits on every run.
+template <class C, bool PEELED>
 __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u64 lo, u64 hi, unsigned lane) {
   typedef typename C::Acc A;
   typedef typename C::In T;
@@ -206,35 +250,42 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
     for (; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
     return v;
   }
-  // Scalar head up to the first 16-byte boundary, vector body, scalar tail.
   const u64 bytes = sizeof(T) * C::kVec;
   const u64 address = (u64)(row + lo);
   u64 head = ((bytes - address % bytes) % bytes) / sizeof(T);
-  if (address % sizeof(T) != 0) head = hi - lo;  // never: inputs are element-aligned
+  if (!PEELED || rows_peel_count<C>() > 3) {
+    if (address % sizeof(T) != 0) head = hi - lo;  // never: inputs are element-aligned
+    if (head > hi - lo) head = hi - lo;
+    // The head has up to kVec - 1 elements: lanes stride over it (a group may be narrower).
+    if (RT_MUTATION != 3)
+      for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + lo + k));
+    const u64 start = lo + head;
+    const u64 vectors = (hi - start) / C::kVec;
+    v = fold_row_body<C>(reinterpret_cast<const AxisVec<T, C::kVec>*>(row + start), vectors, lane, v);
+    for (u64 k = start + vectors * C::kVec + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+    return v;
+  }
+  // Inputs are element-aligned (the runtime refuses others), so the head is < kVec.
   if (head > hi - lo) head = hi - lo;
-  // The head has up to kVec - 1 elements: lanes stride over it (a group may be narrower).
-  if (RT_MUTATION != 3)
-    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + lo + k));
   const u64 start = lo + head;
   const u64 vectors = (hi - start) / C::kVec;
+  const u64 tail = start + vectors * C::kVec;  // [tail, hi): fewer than kVec elements
   const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + start);
-  u64 i = lane;
-  // kUnroll vectors in flight per lane, folded in a fixed order.
-  for (; i + (U - 1) * C::kGroup < vectors; i += U * C::kGroup) {
-    AxisVec<T, C::kVec> x[U];
+  constexpr int kHeld = rows_peel_count<C>() >= 1 && rows_peel_count<C>() <= 3 ? rows_peel_count<C>() : 1;
+  A h[kHeld], t[kHeld];
 #pragma unroll
-    for (int u = 0; u < U; ++u) x[u] = body[i + u * C::kGroup];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
+  for (int m = 0; m < kHeld; ++m) {
+    const u64 k = lane + (u64)m * C::kGroup;
+    h[m] = t[m] = Op::template identity<A>();
+    if (k < head) h[m] = (A)ldg(row + lo + k);
+    if (tail + k < hi) t[m] = (A)ldg(row + tail + k);
   }
-  for (; i < vectors; i += C::kGroup) {
-    const AxisVec<T, C::kVec> x = body[i];
+  v = fold_row_body<C>(body, vectors, lane, v);
 #pragma unroll
-    for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
-  }
-  for (u64 k = start + vectors * C::kVec + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+  for (int m = 0; m < kHeld; ++m)
+    if (RT_MUTATION != 3) v = Op::template apply<A>(v, h[m]);
+#pragma unroll
+  for (int m = 0; m < kHeld; ++m) v = Op::template apply<A>(v, t[m]);
   return v;
 }
 
@@ -295,7 +346,7 @@ __device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* 
   return v;
 }
 
-template <class C>
+template <class C, bool PEELED = false>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   axis_mutate(p);
   typedef typename C::Acc A;
@@ -330,7 +381,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
         if (C::kFamily == axis_rows && C::kTiles && splits > 1) {
           v[u] = fold_row_split<C>(start, p.reduced, split, splits, lane);
         } else if (C::kFamily == axis_rows) {
-          v[u] = fold_row<C>(start, lo, hi, lane);
+          v[u] = fold_row<C, PEELED>(start, lo, hi, lane);
         } else {
           for (u64 k = lo + lane; k < hi; k += C::kGroup)
             v[u] = Op::template apply<A>(v[u], (A)ldg(start + reduced_offset(p, k)));

@@ -511,9 +511,85 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
       const CompiledProgram program = compiler.compile(make_axis_compile_request(s, 90));
       EXPECT_FALSE(program.cubin.empty()) << to_string(s);
-      EXPECT_EQ(program.lowered_names.size(), 2u) << to_string(s);
+      // Main and finalize kernels, and the main kernel's peeled twin where it has one.
+      EXPECT_EQ(program.lowered_names.size(), axis_has_peeled_twin(s) ? 3u : 2u) << to_string(s);
     }
   }
+}
+
+// Rows programs of vector loads have a peeled twin, except where a lane would hold more
+// than 8 head and tail elements a pass; other families never do.
+TEST(AxisKernels, PeeledTwinOnlyForRowsOfVectorsWithFewPeeledElements) {
+  const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
+  const auto spec = [](const TypeRule& t, AxisFamily family, std::uint32_t group, std::uint32_t vec,
+                       std::uint32_t rows) {
+    AxisKernelSpec s;
+    s.types = t;
+    s.family = family;
+    s.group = group;
+    s.vec = vec;
+    s.rows_per_pass = rows;
+    return s;
+  };
+  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 256, 4, 1)));
+  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 1, 4, 1)));   // 3 + 3 elements
+  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 4, 4, 4)));   // 1 + 1, four rows
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 1, 4, 4)));  // 24 values
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 32, 1, 1)));  // scalar loads
+  EXPECT_TRUE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 8, 8, 4)));
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 4, 8, 4)));  // 16 values
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 2, 8, 1)));  // 4 + 4
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::general, 32, 1, 1)));
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::columns, 1, 4, 1)));
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::columns_dense, 1, 4, 1)));
+}
+
+// The twin runs where some row that fold_row reads starts or ends off the vector grid,
+// and is at most 16 vectors a lane long.
+TEST(AxisKernels, PeeledTwinRunsForShortRowsOffTheVectorGrid) {
+  const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  AxisKernelSpec s;
+  s.types = f32;
+  s.family = AxisFamily::rows;
+  s.group = 256;
+  s.vec = 4;
+  const auto rows = [](std::uint64_t outputs, std::uint64_t r, std::int64_t stride) {
+    CanonicalAxes c;
+    c.layout = AxisLayout::rows;
+    c.outputs = outputs;
+    c.reduced = r;
+    c.outer_stride = stride;
+    c.reduced_stride = 1;
+    return c;
+  };
+  AxisLaunchPlan one;
+  alignas(16) static float buffer[8];
+  const void* aligned = buffer;
+  const void* off = buffer + 1;
+  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 1000, 1000), one, aligned));  // every row on the grid
+  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 1000, 1000), one, off));       // a base off it
+  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 4097, 4097), one, aligned));   // a row not a multiple
+  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 1000, 1001), one, aligned));   // a view's rows drift
+  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 999, 1000), one, aligned));    // a tail in every row
+  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 16383, 16383), one, aligned));  // 16 vectors a lane
+  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 16385, 16385), one, aligned));  // longer
+  s.group = 32;
+  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 4097, 4097), one, aligned));  // 32 vectors a lane
+  s.group = 256;
+  AxisLaunchPlan split;
+  split.splits = 3;  // 1000 in chunks of 334: the second chunk starts off the grid
+  s.split = AxisSplit::two_pass;
+  EXPECT_TRUE(axis_rows_peeled(s, rows(4, 1000, 1000), split, aligned));
+  split.splits = 5;  // chunks of 200
+  EXPECT_FALSE(axis_rows_peeled(s, rows(4, 1000, 1000), split, aligned));
+  s.split = AxisSplit::ticket_tiles;  // tiles read their heads in fold_row_split
+  EXPECT_FALSE(axis_rows_peeled(s, rows(4, 4097, 4097), split, aligned));
+  split.splits = 1;  // a tiles program that did not split folds with fold_row
+  EXPECT_TRUE(axis_rows_peeled(s, rows(4, 4097, 4097), split, aligned));
+  s.split = AxisSplit::none;
+  s.vec = 1;  // no twin
+  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 4097, 4097), one, aligned));
 }
 
 }  // namespace

@@ -85,8 +85,21 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
                                  AxisLaunchPlan* plan = nullptr);
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
 
-// The compile request for one spec: name expressions main kernel, then finalize kernel.
+// The compile request for one spec: name expressions main kernel, then finalize kernel,
+// then, where axis_has_peeled_twin, the main kernel's peeled twin.
 CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
+
+// Whether a rows spec's program has a peeled twin of its main kernel (rt::fold_row in
+// kernel_templates/rt/axis.cuh): vector loads, and at most 8 head and tail elements per
+// lane and pass to hold in registers.
+bool axis_has_peeled_twin(const AxisKernelSpec& spec);
+// Whether a launch of `spec` over `shape` from `in` takes the peeled twin: where it has
+// one, the rows (or their splits) are at most 16 vectors a lane, and some row it folds
+// with fold_row starts or ends off the 16-byte vector grid (a row not a multiple of the
+// vector, rows or a base not aligned, splits of R that cut vectors). Splits that take
+// tiles of R in turn read their heads in fold_row_split: no.
+bool axis_rows_peeled(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
+                      const void* in);
 
 // The axis kernels' one argument, written once: the host's AxisKernelParams and, as
 // text, the device's rt::AxisParams at the top of every generated axis source.
