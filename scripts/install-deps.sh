@@ -7,7 +7,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(
   cmake ninja-build g++ pkg-config
   libsqlite3-dev libboost-program-options-dev libxxhash-dev nlohmann-json3-dev
-  libgtest-dev zlib1g-dev
+  libgtest-dev zlib1g-dev liblzma-dev
   python3 python3-dev python3-pip python3-venv  # the Python module (python/)
 )
 missing=()
