@@ -40,9 +40,10 @@ db::AxisProblemClass axis_class_of(Op op, const TypeRule& types, const AxisShape
 
 // The shapes a class is measured at: its corner (2^a, 2^b), one inside it where the
 // bucket holds more than one value (1.5 * 2^k + 1 in each such dimension: odd, a
-// multiple of no vector or tile), and its top (axis_top_shape), each once. The first is
-// the one the winner's time is stored at. A rule that changes inside the class (rows
-// of 1000 want more threads than rows of 512) shows at the top.
+// multiple of no vector or tile), and its top (axis_top_shape; rows of 8 and more:
+// 2^(a+1) - 8 rows long, on the vector grid), each once. The first is the one the
+// winner's time is stored at. A rule that changes inside the class (rows of 1000 want
+// more threads than rows of 512) shows at the top.
 std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& problem);
 // The largest shape of the class (2^(a+1) - 1, 2^(b+1) - 1): a winner must fit it.
 AxisShape axis_top_shape(const db::AxisProblemClass& problem);
