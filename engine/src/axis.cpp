@@ -535,7 +535,7 @@ bool axis_rows_peeled(const AxisKernelSpec& spec, const CanonicalAxes& shape, co
   const std::uint64_t bytes = vec * size_of(spec.types.in);
   const std::uint64_t chunk = ceil_div(shape.reduced, std::max<std::uint64_t>(plan.splits, 1));
   // Long rows (more than 16 vectors a lane) gain nothing from the twin's one round trip
-  // fewer per row, and its body ran up to 1.04 times slower there (H200: 65537 x 1000,
+  // fewer per row, and its body ran up to 1.05 times slower there (H200: 65537 x 1000,
   // 100 rows of 2^20 + 1 in splits).
   if (chunk > 16ull * spec.group * vec) return false;
   const bool on_grid = reinterpret_cast<std::uintptr_t>(in) % bytes == 0 &&
