@@ -524,13 +524,7 @@ TEST(AxisKernels, PeeledTwinOnlyForRowsOfVectorsWithFewPeeledElements) {
   const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
   const auto spec = [](const TypeRule& t, AxisFamily family, std::uint32_t group, std::uint32_t vec,
                        std::uint32_t rows) {
-    AxisKernelSpec s;
-    s.types = t;
-    s.family = family;
-    s.group = group;
-    s.vec = vec;
-    s.rows_per_pass = rows;
-    return s;
+    return AxisKernelSpec{.types = t, .family = family, .group = group, .vec = vec, .rows_per_pass = rows};
   };
   EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 256, 4, 1)));
   EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 1, 4, 1)));   // 3 + 3 elements
@@ -549,11 +543,7 @@ TEST(AxisKernels, PeeledTwinOnlyForRowsOfVectorsWithFewPeeledElements) {
 // and is at most 16 vectors a lane long.
 TEST(AxisKernels, PeeledTwinRunsForShortRowsOffTheVectorGrid) {
   const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
-  AxisKernelSpec s;
-  s.types = f32;
-  s.family = AxisFamily::rows;
-  s.group = 256;
-  s.vec = 4;
+  AxisKernelSpec s{.types = f32, .family = AxisFamily::rows, .group = 256, .vec = 4};
   const auto rows = [](std::uint64_t outputs, std::uint64_t r, std::int64_t stride) {
     CanonicalAxes c;
     c.layout = AxisLayout::rows;
