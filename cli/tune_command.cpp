@@ -168,8 +168,8 @@ void print_dry_run(const TuneOptions& o, int arch, std::ostream& out) {
     out << " (" << fewest << " to " << most << " candidates each on a 132-SM GPU; ops other than sum start from the "
         << "sum's best)";
     if (o.fill_axis_neighbours)
-      out << "; then the untuned classes one bucket from tuned ones, or between tuned ones on a diagonal, are "
-             "filled (their neighbours' winners and the built-in choice, timed there)";
+      out << "; then the untuned classes one bucket from tuned ones are filled (their neighbours' winners and the "
+             "built-in choice, timed there)";
   }
   out << '\n';
 }
@@ -202,7 +202,7 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
            "  --budget N|Ss       candidates per bucket (default 48 for local) or seconds for the run\n"
            "  --db PATH           database file (default $REDUCE_TUNE_DB, else $XDG_DATA_HOME/reduce-tune/tuning.db)\n"
            "  --fresh             retune buckets that are already stored (default: resume)\n"
-           "  --no-fill           do not fill the untuned axis classes next to tuned ones (default:\n"
+           "  --no-fill           do not fill the axis classes one bucket from tuned ones (default:\n"
            "                      time the neighbours' winners and the built-in choice there)\n"
            "  --keep-binaries winners|all  store the winners' and finalists' compiled kernels\n"
            "                      (default), or every one, compressed, so that a --fresh rerun\n"

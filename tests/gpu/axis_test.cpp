@@ -309,13 +309,12 @@ class SilentProgress : public tuner::Progress {
   std::vector<tuner::BucketReport> finished;
 };
 
-// A small tuning run over three rows and three columns classes: every class gets a
-// verified winner measured at its sample shapes; a context over the database then serves
+// A small tuning run over two rows and two columns classes: every class gets a verified
+// winner measured at both of its sample shapes; a context over the database then serves
 // shapes of those classes (and the mean, from the sum's winner) with it, right at every
 // output; min starts from the sum's best; a fresh rerun compiles nothing. The classes
-// one bucket from them, and R 2^5 x 2^15 between two of them on a diagonal, are filled:
-// each gets a winner timed at its sample shapes, is not marked tuned, and serves its own
-// shapes exactly and right.
+// one bucket from them are filled: each gets a winner timed at both of its sample
+// shapes, is not marked tuned, and serves its own shapes exactly and right.
 TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   RT_REQUIRE_GPU();
   if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
@@ -326,19 +325,18 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   o.layouts = {AxisLayout::rows, AxisLayout::columns};
   o.ops = {Op::sum, Op::min};
   o.dtypes = {DType::f32};
-  o.axis_shapes = {{16, 1 << 16}, {64, 1 << 14}, {1 << 12, 64}};
+  o.axis_shapes = {{16, 1 << 16}, {1 << 12, 64}};
   o.keep_all_binaries = true;  // --keep-binaries all: a fresh rerun compiles nothing
   std::atomic<bool> interrupt{false};
   SilentProgress progress;
   const auto first = tuner::tune_device(0, o, db_path, progress, interrupt);
-  EXPECT_EQ(first.axis_classes_tuned, 12);
+  EXPECT_EQ(first.axis_classes_tuned, 8);
   EXPECT_EQ(first.buckets_tuned, 0);
   EXPECT_FALSE(first.interrupted);
-  // Each of the 12 classes has 4 neighbours, and each op and layout one class between
-  // two on a diagonal; a class whose candidates are all one config is left to the
-  // runtime's fallback, which gives that config.
+  // Each of the 8 classes has 4 neighbours; a neighbour whose candidates are all one
+  // config is left to the runtime's fallback, which gives that config.
   EXPECT_GT(first.axis_classes_filled, 0);
-  EXPECT_LE(first.axis_classes_filled, 12 * 4 + 4);
+  EXPECT_LE(first.axis_classes_filled, 32);
   std::printf("[ tuning   ] axis run: %d classes and %d filled, %d candidates (%d failed), %zu compiles, %.1f s\n",
               first.axis_classes_tuned, first.axis_classes_filled, first.candidates, first.failed_candidates,
               first.compiles.compiles, first.seconds);
@@ -350,8 +348,8 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
     ASSERT_TRUE(id);
     const auto stored = database.axis_winners_for_device(*id);
     const auto tuned = database.axis_tuned_buckets(*id);
-    EXPECT_EQ(tuned.size(), 12u);
-    EXPECT_EQ(stored.size(), 12u + static_cast<std::size_t>(first.axis_classes_filled));
+    EXPECT_EQ(tuned.size(), 8u);
+    EXPECT_EQ(stored.size(), 8u + static_cast<std::size_t>(first.axis_classes_filled));
     for (const auto& w : stored) {
       if (std::find(tuned.begin(), tuned.end(), w.problem) == tuned.end()) filled.push_back(w.problem);
       winners[db::to_string(w.problem)] = w.config;
@@ -383,7 +381,6 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   const Case cases[] = {
       {TensorDesc::contiguous({70001, 16}), {1}},    // rows, class R 2^4 x 2^16
       {TensorDesc::contiguous({65536, 31}), {1}},    // the top of its R bucket
-      {TensorDesc::contiguous({20000, 100}), {1}},   // rows, class R 2^6 x 2^14
       {TensorDesc::contiguous({100, 5000}), {1}},    // rows, class R 2^12 x 2^6
       {TensorDesc::contiguous({20, 77777}), {0}},    // columns, class R 2^4 x 2^16
       {TensorDesc::contiguous({4097, 127}), {0}},    // columns, class R 2^12 x 2^6
@@ -401,10 +398,6 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
     }
   // Filled classes serve their own shapes (the interior one: odd extents), right.
   ASSERT_EQ(filled.size(), static_cast<std::size_t>(first.axis_classes_filled));
-  std::printf("[ tuning   ] filled on the diagonal (R 2^5 x 2^15): %d of 4\n",
-              static_cast<int>(std::count_if(filled.begin(), filled.end(), [](const db::AxisProblemClass& f) {
-                return f.reduced_bucket == 5 && f.outputs_bucket == 15;
-              })));
   for (const auto& f : filled) {
     const tuner::AxisShape inside = tuner::axis_sample_shapes(f).back();
     const auto r = static_cast<std::int64_t>(inside.reduced), outputs = static_cast<std::int64_t>(inside.outputs);

@@ -189,12 +189,9 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
   const std::set<db::AxisProblemClass> tuned(tuned_list.begin(), tuned_list.end());
   std::map<db::AxisProblemClass, std::string> winners;
   for (const auto& w : database.axis_winners_for_device(device_id)) winners[w.problem] = w.config;
-  // Classes one bucket away in R or in outputs (`diagonal` false), or one in each (true).
-  auto neighbours = [](const db::AxisProblemClass& p, bool diagonal) {
-    static const std::pair<int, int> kSides[] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-    static const std::pair<int, int> kCorners[] = {{-1, -1}, {-1, 1}, {1, -1}, {1, 1}};
+  auto neighbours = [](const db::AxisProblemClass& p) {
     std::vector<db::AxisProblemClass> v;
-    for (const auto& [dr, dout] : diagonal ? kCorners : kSides) {
+    for (const auto& [dr, dout] : {std::pair{-1, 0}, {1, 0}, {0, -1}, {0, 1}}) {
       db::AxisProblemClass n = p;
       n.reduced_bucket += dr;
       n.outputs_bucket += dout;
@@ -204,22 +201,10 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
     }
     return v;
   };
-  auto tuned_corners = [&](const db::AxisProblemClass& p) {
-    int count = 0;
-    for (const auto& m : neighbours(p, true)) count += tuned.count(m) ? 1 : 0;
-    return count;
-  };
   std::set<db::AxisProblemClass> seen;
   for (const auto& c : scope_classes(options)) {
     if (!tuned.count(c.problem)) continue;
-    // Classes one bucket from a tuned class, then those between tuned classes on a
-    // diagonal: in a grid of odd buckets, a class of two even buckets has no tuned class
-    // one bucket away. It is filled where two or more of its corners are tuned (inside
-    // the grid, not past its edge).
-    std::vector<db::AxisProblemClass> targets = neighbours(c.problem, false);
-    for (const auto& n : neighbours(c.problem, true))
-      if (tuned_corners(n) >= 2) targets.push_back(n);
-    for (const auto& n : targets) {
+    for (const auto& n : neighbours(c.problem)) {
       if (tuned.count(n) || !seen.insert(n).second) continue;
       if (!options.fresh && winners.count(n)) {
         ++plan.already_done;
@@ -231,12 +216,11 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
       }
       const std::vector<CanonicalAxes> shapes = class_fit_shapes(n);
       std::vector<AxisKernelSpec> all = builtin_specs(c.op, c.types, shapes, sm_count);
-      for (const bool diagonal : {false, true})
-        for (const auto& m : neighbours(n, diagonal)) {
-          auto w = winners.find(m);
-          if (w == winners.end() || !tuned.count(m)) continue;
-          if (auto spec = parse_axis_config(w->second, c.op, c.types)) all.push_back(*spec);
-        }
+      for (const auto& m : neighbours(n)) {
+        auto w = winners.find(m);
+        if (w == winners.end() || !tuned.count(m)) continue;
+        if (auto spec = parse_axis_config(w->second, c.op, c.types)) all.push_back(*spec);
+      }
       std::vector<AxisKernelSpec> candidates = fitting_once(all, shapes);
       if (candidates.size() < 2) continue;
       plan.items.push_back({c.op, c.types, n, true, std::move(candidates)});

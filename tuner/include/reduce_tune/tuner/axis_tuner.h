@@ -77,12 +77,10 @@ AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& data
 
 // The classes a run fills after tuning (options.fill_axis_neighbours): each class one
 // bucket in R or in outputs from a class of the run's scope that the database holds as
-// tuned on the device, and each with two or more such classes on its diagonals (one
-// bucket in R and one in outputs: between the tuned classes of a grid of odd buckets),
-// which is itself not tuned and (unless options.fresh) has no winner. The runtime would
-// otherwise serve it a neighbour's winner or the built-in choice, never timed there.
+// tuned on the device, which is itself not tuned and (unless options.fresh) has no
+// winner. The runtime would otherwise serve it a neighbour's winner, never timed there.
 // Its candidates are the built-in choice at its sample shapes and the winners of its
-// tuned neighbours, on its sides and diagonals, those that fit the whole class; a class with one candidate is left
+// tuned neighbours, those that fit the whole class; a class with one candidate is left
 // out (the fallback gives the same config). Sums first, as in plan_axis_work; classes
 // that would not fit in `input_capacity` bytes are skipped.
 AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& database, db::RowId device_id,
