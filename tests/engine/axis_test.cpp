@@ -515,6 +515,20 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       EXPECT_EQ(program.lowered_names.size(), axis_has_peeled_twin(s) ? 3u : 2u) << to_string(s);
     }
   }
+  // Columns of four adjacent outputs per thread: 16-bit ones (an 8-byte load per row on
+  // the vector grid) and 4-byte ones (16 bytes), sum and max.
+  for (DType in : {DType::f16, DType::bf16, DType::f32})
+    for (Op op : {Op::sum, Op::max}) {
+      AxisKernelSpec s;
+      s.op = op;
+      s.types = *resolve_types(op, in, default_out_dtype(op, in)).rule;
+      s.family = AxisFamily::columns;
+      s.group = 2;
+      s.vec = 4;
+      s.split = AxisSplit::two_pass;
+      ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+      EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
+    }
 }
 
 // Rows programs of vector loads have a peeled twin, except where a lane would hold more
