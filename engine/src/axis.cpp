@@ -131,16 +131,16 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       }
       s.family = AxisFamily::columns;
       const std::uint64_t threads_wanted = 1024ull * static_cast<std::uint64_t>(std::max(sm_count, 1));
-      // 16-bit elements: four adjacent outputs per thread (8-byte loads) where the
-      // outputs lie on that grid and leave at least 256 threads per SM, or where R is
-      // long enough to be split across blocks anyway. Measured on an H100 (f16 sums):
-      // 1.1 to 1.2 times faster from 2^18 outputs (R = 4 .. 4096), 2.6 times slower with
-      // 2^14 (R = 64 .. 512); 1.1 to 1.8 times faster at R = 2^16 with 512 and 769
-      // outputs, slower with 64.
-      if (size_of(types.in) == 2 &&
-          ((shape.inner % 4 == 0 && shape.reduced_stride % 4 == 0 && shape.outer_stride % 4 == 0 &&
-            shape.outputs >= threads_wanted) ||
-           (r >= (1u << 16) && shape.outputs >= 512)))
+      // 16-bit elements: four adjacent outputs per thread (8-byte loads on the grid, four
+      // scalar loads from one address off it: the program's twin) where the outputs
+      // leave at least 256 threads per SM, or where R is long enough to be split across
+      // blocks anyway. Measured on an H100 (f16 sums, on the grid): 1.1 to 1.2 times
+      // faster from 2^18 outputs (R = 4 .. 4096), 2.6 times slower with 2^14 (R = 64 ..
+      // 512); 1.1 to 1.8 times faster at R = 2^16 with 512 and 769 outputs, slower with
+      // 64. Off the grid, on an H200 (f16 sum and max, R = 3 .. 1000 over 2^18 + 1 ..
+      // 2^24 - 1 outputs): 1.07 to 1.38 times faster than a thread per output, except
+      // R = 100 over 2^18 + 1 (0.99 times).
+      if (size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512)))
         s.vec = 4;
       // 4-byte elements over short columns (R <= 128) of many outputs on the 16-byte
       // grid: four adjacent outputs per thread, one 16-byte load per row and one vector
@@ -519,6 +519,7 @@ const char* axis_params_source() {
 }
 
 bool axis_has_peeled_twin(const AxisKernelSpec& spec) {
+  if (spec.family == AxisFamily::columns) return spec.vec > 1;
   if (spec.family != AxisFamily::rows || spec.vec <= 1) return false;
   // The twin holds a head and a tail of up to per_lane elements (3 at most: rt::fold_row)
   // for each row of a pass in registers: at most 8 values (more spilled, for one: 16-bit
@@ -527,9 +528,16 @@ bool axis_has_peeled_twin(const AxisKernelSpec& spec) {
   return per_lane <= 3 && 2 * per_lane * spec.rows_per_pass <= 8;
 }
 
-bool axis_rows_peeled(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
-                      const void* in) {
+bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
+                            const void* in) {
   if (!axis_has_peeled_twin(spec)) return false;
+  if (spec.family == AxisFamily::columns) {
+    // As the kernel decides that its rows are on the grid (rows_on_grid).
+    const std::uint64_t vec = spec.vec;
+    return !(reinterpret_cast<std::uintptr_t>(in) % (vec * size_of(spec.types.in)) == 0 &&
+             static_cast<std::uint64_t>(shape.reduced_stride) % vec == 0 &&
+             static_cast<std::uint64_t>(shape.outer_stride) % vec == 0);
+  }
   if (spec.split == AxisSplit::ticket_tiles && plan.splits > 1) return false;
   const std::uint64_t vec = spec.vec;
   const std::uint64_t bytes = vec * size_of(spec.types.in);
@@ -606,7 +614,7 @@ void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, co
   }
   AxisKernelParams params = make_axis_params(spec, shape, plan, in, out, workspace);
   void* args[] = {&params};
-  const void* reduce = kernels.reduce_peeled && axis_rows_peeled(spec, shape, plan, in) ? kernels.reduce_peeled
+  const void* reduce = kernels.reduce_peeled && axis_launch_takes_twin(spec, shape, plan, in) ? kernels.reduce_peeled
                                                                                            : kernels.reduce;
   launcher.launch(reduce, plan.grid, plan.block, stream, args);
   if (plan.finalize_grid > 0) launcher.launch(kernels.finalize, plan.finalize_grid, spec.block, stream, args);

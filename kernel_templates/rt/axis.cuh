@@ -227,7 +227,7 @@ __device__ __forceinline__ typename C::Acc fold_row_body(const AxisVec<typename 
 //                 the body's, and are folded after it: one round trip fewer per row end
 //                 off the grid. The runtime launches this twin, where the program has one
 //                 (axis_has_peeled_twin in the engine's axis.h), for rows off the grid
-//                 (axis_rows_peeled). Measured on an H200 (f32 and f16 sum and max,
+//                 (axis_launch_takes_twin). Measured on an H200 (f32 and f16 sum and max,
 //                 R = 33 .. 12289, built-in configs): up to 1.13 times faster off the
 //                 grid, and up to 1.03 times slower on it, hence two kernels.
 // Either way the fold order is fixed, so results are the same bits on every run.
@@ -403,7 +403,14 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   ticket_finish<C>(p);
 }
 
-template <class C>
+// Columns. PEELED false: the kernel for outputs on the vector grid (or a thread per
+// output). PEELED true: its twin for outputs off the grid, where a thread's kVec outputs
+// of a row are kVec scalar loads from one address (the plain kernel takes an address per
+// output); the runtime launches it where the rows or the base are off the grid
+// (axis_launch_takes_twin in the engine's axis.h). Two kernels, so that neither path's
+// code weighs on the other's registers: one kernel with both ran the grid's path up to
+// 1.03 times slower (H200, f16 and f32, 100 x 2^20).
+template <class C, bool PEELED = false>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
   axis_mutate(p);
   typedef typename C::Acc A;
@@ -487,7 +494,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
       u64 k = lo + ty;
       // kUnroll independent loads in flight per thread.
       constexpr int U = C::kUnroll;
-      if (V > 1 && rows_on_grid && i % V == 0 && i + V <= p.inner) {
+      if (!PEELED && V > 1 && rows_on_grid && i % V == 0 && i + V <= p.inner) {
         for (; k + (U - 1) * kBy < hi; k += U * kBy) {
           AxisVec<T, V> a[U];
 #pragma unroll
@@ -502,6 +509,27 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
           const AxisVec<T, V> a = *reinterpret_cast<const AxisVec<T, V>*>(column + (long long)k * p.reduced_stride);
 #pragma unroll
           for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)a.v[e]);
+        }
+      } else if (PEELED && V > 1 && i + V <= p.inner) {
+        // Off the vector grid, the outputs in one slice: one address a row, kVec scalar
+        // loads from it.
+        for (; k + (U - 1) * kBy < hi; k += U * kBy) {
+          A a[U][V];
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            const T* row = column + (long long)(k + u * kBy) * p.reduced_stride;
+#pragma unroll
+            for (int e = 0; e < V; ++e) a[u][e] = (A)ldg(row + e);
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], a[u][e]);
+        }
+        for (; k < hi; k += kBy) {
+          const T* row = column + (long long)k * p.reduced_stride;
+#pragma unroll
+          for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)ldg(row + e));
         }
       } else {
         // One output per thread, or outputs off the vector grid or across a slice

@@ -139,11 +139,11 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::columns);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 257}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
-  // 16-bit columns: four adjacent outputs per thread over many outputs on that grid,
-  // or a long R; one where the outputs are few or off the grid.
+  // 16-bit columns: four adjacent outputs per thread over many outputs, on that grid or
+  // off it (the twin), or a long R; one where the outputs are few.
   const TypeRule h{DType::f16, DType::f16, DType::f32};
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({16, 1 << 20}, {0}), 132).vec, 4u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({16, (1 << 20) + 1}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({16, (1 << 20) + 1}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({256, 1 << 14}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1000}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
@@ -532,7 +532,8 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
 }
 
 // Rows programs of vector loads have a peeled twin, except where a lane would hold more
-// than 8 head and tail elements a pass; other families never do.
+// than 8 head and tail elements a pass; columns programs of several outputs per thread
+// have a twin for outputs off the grid; other families never do.
 TEST(AxisKernels, PeeledTwinOnlyForRowsOfVectorsWithFewPeeledElements) {
   const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
@@ -549,7 +550,9 @@ TEST(AxisKernels, PeeledTwinOnlyForRowsOfVectorsWithFewPeeledElements) {
   EXPECT_FALSE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 4, 8, 4)));  // 16 values
   EXPECT_FALSE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 2, 8, 1)));  // 4 + 4
   EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::general, 32, 1, 1)));
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::columns, 1, 4, 1)));
+  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::columns, 1, 4, 1)));
+  EXPECT_TRUE(axis_has_peeled_twin(spec(f16, AxisFamily::columns, 8, 4, 1)));
+  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::columns, 8, 1, 4)));  // a thread per output
   EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::columns_dense, 1, 4, 1)));
 }
 
@@ -571,29 +574,60 @@ TEST(AxisKernels, PeeledTwinRunsForShortRowsOffTheVectorGrid) {
   alignas(16) static float buffer[8];
   const void* aligned = buffer;
   const void* off = buffer + 1;
-  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 1000, 1000), one, aligned));  // every row on the grid
-  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 1000, 1000), one, off));       // a base off it
-  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 4097, 4097), one, aligned));   // a row not a multiple
-  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 1000, 1001), one, aligned));   // a view's rows drift
-  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 999, 1000), one, aligned));    // a tail in every row
-  EXPECT_TRUE(axis_rows_peeled(s, rows(100, 16383, 16383), one, aligned));  // 16 vectors a lane
-  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 16385, 16385), one, aligned));  // longer
+  EXPECT_FALSE(axis_launch_takes_twin(s, rows(100, 1000, 1000), one, aligned));  // every row on the grid
+  EXPECT_TRUE(axis_launch_takes_twin(s, rows(100, 1000, 1000), one, off));       // a base off it
+  EXPECT_TRUE(axis_launch_takes_twin(s, rows(100, 4097, 4097), one, aligned));   // a row not a multiple
+  EXPECT_TRUE(axis_launch_takes_twin(s, rows(100, 1000, 1001), one, aligned));   // a view's rows drift
+  EXPECT_TRUE(axis_launch_takes_twin(s, rows(100, 999, 1000), one, aligned));    // a tail in every row
+  EXPECT_TRUE(axis_launch_takes_twin(s, rows(100, 16383, 16383), one, aligned));  // 16 vectors a lane
+  EXPECT_FALSE(axis_launch_takes_twin(s, rows(100, 16385, 16385), one, aligned));  // longer
   s.group = 32;
-  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 4097, 4097), one, aligned));  // 32 vectors a lane
+  EXPECT_FALSE(axis_launch_takes_twin(s, rows(100, 4097, 4097), one, aligned));  // 32 vectors a lane
   s.group = 256;
   AxisLaunchPlan split;
   split.splits = 3;  // 1000 in chunks of 334: the second chunk starts off the grid
   s.split = AxisSplit::two_pass;
-  EXPECT_TRUE(axis_rows_peeled(s, rows(4, 1000, 1000), split, aligned));
+  EXPECT_TRUE(axis_launch_takes_twin(s, rows(4, 1000, 1000), split, aligned));
   split.splits = 5;  // chunks of 200
-  EXPECT_FALSE(axis_rows_peeled(s, rows(4, 1000, 1000), split, aligned));
+  EXPECT_FALSE(axis_launch_takes_twin(s, rows(4, 1000, 1000), split, aligned));
   s.split = AxisSplit::ticket_tiles;  // tiles read their heads in fold_row_split
-  EXPECT_FALSE(axis_rows_peeled(s, rows(4, 4097, 4097), split, aligned));
+  EXPECT_FALSE(axis_launch_takes_twin(s, rows(4, 4097, 4097), split, aligned));
   split.splits = 1;  // a tiles program that did not split folds with fold_row
-  EXPECT_TRUE(axis_rows_peeled(s, rows(4, 4097, 4097), split, aligned));
+  EXPECT_TRUE(axis_launch_takes_twin(s, rows(4, 4097, 4097), split, aligned));
   s.split = AxisSplit::none;
   s.vec = 1;  // no twin
-  EXPECT_FALSE(axis_rows_peeled(s, rows(100, 4097, 4097), one, aligned));
+  EXPECT_FALSE(axis_launch_takes_twin(s, rows(100, 4097, 4097), one, aligned));
+}
+
+// Columns of several outputs per thread take their twin where the base, the R stride or
+// the outer stride is off the grid of their vector, as the kernel decides for itself.
+TEST(AxisKernels, ColumnsTwinRunsForOutputsOffTheVectorGrid) {
+  const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
+  AxisKernelSpec s{.types = f16, .family = AxisFamily::columns, .group = 1, .vec = 4};
+  const auto columns = [](std::uint64_t outer, std::uint64_t r, std::uint64_t inner, std::int64_t r_stride,
+                          std::int64_t outer_stride) {
+    CanonicalAxes c;
+    c.layout = AxisLayout::columns;
+    c.outputs = outer * inner;
+    c.reduced = r;
+    c.inner = inner;
+    c.reduced_stride = r_stride;
+    c.outer_stride = outer_stride;
+    return c;
+  };
+  AxisLaunchPlan one;
+  alignas(16) static std::uint16_t buffer[8];
+  const void* aligned = buffer;
+  const void* off8 = buffer + 2;  // 4-byte aligned, not 8
+  EXPECT_FALSE(axis_launch_takes_twin(s, columns(1, 100, 1 << 20, 1 << 20, 100 << 20), one, aligned));
+  EXPECT_TRUE(axis_launch_takes_twin(s, columns(1, 100, 1 << 20, 1 << 20, 100 << 20), one, off8));
+  EXPECT_TRUE(axis_launch_takes_twin(s, columns(1, 100, (1 << 20) + 1, (1 << 20) + 1, 100 * ((1 << 20) + 1)), one,
+                                     aligned));                                               // odd rows
+  EXPECT_TRUE(axis_launch_takes_twin(s, columns(3, 8, 64, 64, 8 * 64 + 2), one, aligned));   // slices drift
+  EXPECT_FALSE(axis_launch_takes_twin(s, columns(3, 8, 64, -64, 8 * 64), one, aligned));     // reversed R
+  s.vec = 1;  // no twin
+  EXPECT_FALSE(axis_launch_takes_twin(s, columns(1, 100, (1 << 20) + 1, (1 << 20) + 1, 100 * ((1 << 20) + 1)), one,
+                                      aligned));
 }
 
 }  // namespace

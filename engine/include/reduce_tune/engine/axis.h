@@ -89,17 +89,19 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes&
 // then, where axis_has_peeled_twin, the main kernel's peeled twin.
 CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
 
-// Whether a rows spec's program has a peeled twin of its main kernel (rt::fold_row in
-// kernel_templates/rt/axis.cuh): vector loads, and at most 8 head and tail elements per
-// lane and pass to hold in registers.
+// Whether a spec's program has a twin of its main kernel for data off the vector grid
+// (kernel_templates/rt/axis.cuh): rows of vector loads with at most 8 head and tail
+// elements per lane and pass to hold in registers (rt::fold_row's peeled code), and
+// columns of several adjacent outputs per thread (one address a row for them).
 bool axis_has_peeled_twin(const AxisKernelSpec& spec);
-// Whether a launch of `spec` over `shape` from `in` takes the peeled twin: where it has
-// one, the rows (or their splits) are at most 16 vectors a lane, and some row it folds
+// Whether a launch of `spec` over `shape` from `in` takes the twin, where it has one.
+// Rows: the rows (or their splits) are at most 16 vectors a lane, and some row it folds
 // with fold_row starts or ends off the 16-byte vector grid (a row not a multiple of the
-// vector, rows or a base not aligned, splits of R that cut vectors). Splits that take
-// tiles of R in turn read their heads in fold_row_split: no.
-bool axis_rows_peeled(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
-                      const void* in);
+// vector, rows or a base not aligned, splits of R that cut vectors); splits that take
+// tiles of R in turn read their heads in fold_row_split: no. Columns: the base, the R
+// stride or the outer stride is off the grid of the spec's vector.
+bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
+                            const void* in);
 
 // The axis kernels' one argument, written once: the host's AxisKernelParams and, as
 // text, the device's rt::AxisParams at the top of every generated axis source.

@@ -101,7 +101,8 @@ KernelParams make_kernel_params(const KernelSpec& spec, const WorkspaceView& wor
 struct KernelHandles {
   const void* reduce = nullptr;
   const void* finalize = nullptr;
-  // Axis rows programs only: the main kernel's peeled twin (axis_has_peeled_twin), or null.
+  // Axis rows and columns programs: the main kernel's twin for data off the vector grid
+  // (axis_has_peeled_twin), or null.
   const void* reduce_peeled = nullptr;
 };
 
