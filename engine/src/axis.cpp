@@ -518,7 +518,7 @@ const char* axis_params_source() {
 #undef REDUCE_TUNE_FIELD
 }
 
-bool axis_has_peeled_twin(const AxisKernelSpec& spec) {
+bool axis_has_twin(const AxisKernelSpec& spec) {
   if (spec.family == AxisFamily::columns) return spec.vec > 1;
   if (spec.family != AxisFamily::rows || spec.vec <= 1) return false;
   // The twin holds a head and a tail of up to per_lane elements (3 at most: rt::fold_row)
@@ -530,7 +530,7 @@ bool axis_has_peeled_twin(const AxisKernelSpec& spec) {
 
 bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
                             const void* in) {
-  if (!axis_has_peeled_twin(spec)) return false;
+  if (!axis_has_twin(spec)) return false;
   if (spec.family == AxisFamily::columns) {
     // As the kernel decides that its rows are on the grid (rows_on_grid).
     const std::uint64_t vec = spec.vec;
@@ -573,7 +573,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
   request.program_name = "reduce_tune_axis.cu";
   request.source = src.str();
   request.name_expressions = {main + type + " >", "rt::axis_finalize_kernel<" + type + " >"};
-  if (axis_has_peeled_twin(spec)) request.name_expressions.push_back(main + type + ", true>");
+  if (axis_has_twin(spec)) request.name_expressions.push_back(main + type + ", true>");
   request.arch = arch;
   const auto templates = kernel_template_sources();
   request.headers.assign(templates.begin(), templates.end());
@@ -614,8 +614,8 @@ void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, co
   }
   AxisKernelParams params = make_axis_params(spec, shape, plan, in, out, workspace);
   void* args[] = {&params};
-  const void* reduce = kernels.reduce_peeled && axis_launch_takes_twin(spec, shape, plan, in) ? kernels.reduce_peeled
-                                                                                           : kernels.reduce;
+  const void* reduce =
+      kernels.reduce_twin && axis_launch_takes_twin(spec, shape, plan, in) ? kernels.reduce_twin : kernels.reduce;
   launcher.launch(reduce, plan.grid, plan.block, stream, args);
   if (plan.finalize_grid > 0) launcher.launch(kernels.finalize, plan.finalize_grid, spec.block, stream, args);
 }

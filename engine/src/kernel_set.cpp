@@ -27,7 +27,7 @@ KernelSet::KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t
     KernelHandles h;
     h.reduce = library_.kernel(program_->lowered_names[2 * i]);
     h.finalize = library_.kernel(program_->lowered_names[2 * i + 1]);
-    if (names == 3) h.reduce_peeled = library_.kernel(program_->lowered_names[2]);
+    if (names == 3) h.reduce_twin = library_.kernel(program_->lowered_names[2]);
     handles_.push_back(h);
   }
 }

@@ -226,7 +226,7 @@ __device__ __forceinline__ typename C::Acc fold_row_body(const AxisVec<typename 
 //   PEELED true:  the head's and the tail's loads (up to 3 of each per lane) go out before
 //                 the body's, and are folded after it: one round trip fewer per row end
 //                 off the grid. The runtime launches this twin, where the program has one
-//                 (axis_has_peeled_twin in the engine's axis.h), for rows off the grid
+//                 (axis_has_twin in the engine's axis.h), for rows off the grid
 //                 (axis_launch_takes_twin). Measured on an H200 (f32 and f16 sum and max,
 //                 R = 33 .. 12289, built-in configs): up to 1.13 times faster off the
 //                 grid, and up to 1.03 times slower on it, hence two kernels.

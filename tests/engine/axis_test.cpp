@@ -512,7 +512,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       const CompiledProgram program = compiler.compile(make_axis_compile_request(s, 90));
       EXPECT_FALSE(program.cubin.empty()) << to_string(s);
       // Main and finalize kernels, and the main kernel's peeled twin where it has one.
-      EXPECT_EQ(program.lowered_names.size(), axis_has_peeled_twin(s) ? 3u : 2u) << to_string(s);
+      EXPECT_EQ(program.lowered_names.size(), axis_has_twin(s) ? 3u : 2u) << to_string(s);
     }
   }
   // Columns of four adjacent outputs per thread: 16-bit ones (an 8-byte load per row on
@@ -534,26 +534,26 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
 // Rows programs of vector loads have a peeled twin, except where a lane would hold more
 // than 8 head and tail elements a pass; columns programs of several outputs per thread
 // have a twin for outputs off the grid; other families never do.
-TEST(AxisKernels, PeeledTwinOnlyForRowsOfVectorsWithFewPeeledElements) {
+TEST(AxisKernels, TwinsForRowsOfFewPeeledElementsAndColumnsOfSeveralOutputs) {
   const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
   const auto spec = [](const TypeRule& t, AxisFamily family, std::uint32_t group, std::uint32_t vec,
                        std::uint32_t rows) {
     return AxisKernelSpec{.types = t, .family = family, .group = group, .vec = vec, .rows_per_pass = rows};
   };
-  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 256, 4, 1)));
-  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 1, 4, 1)));   // 3 + 3 elements
-  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 4, 4, 4)));   // 1 + 1, four rows
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 1, 4, 4)));  // 24 values
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::rows, 32, 1, 1)));  // scalar loads
-  EXPECT_TRUE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 8, 8, 4)));
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 4, 8, 4)));  // 16 values
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f16, AxisFamily::rows, 2, 8, 1)));  // 4 + 4
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::general, 32, 1, 1)));
-  EXPECT_TRUE(axis_has_peeled_twin(spec(f32, AxisFamily::columns, 1, 4, 1)));
-  EXPECT_TRUE(axis_has_peeled_twin(spec(f16, AxisFamily::columns, 8, 4, 1)));
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::columns, 8, 1, 4)));  // a thread per output
-  EXPECT_FALSE(axis_has_peeled_twin(spec(f32, AxisFamily::columns_dense, 1, 4, 1)));
+  EXPECT_TRUE(axis_has_twin(spec(f32, AxisFamily::rows, 256, 4, 1)));
+  EXPECT_TRUE(axis_has_twin(spec(f32, AxisFamily::rows, 1, 4, 1)));   // 3 + 3 elements
+  EXPECT_TRUE(axis_has_twin(spec(f32, AxisFamily::rows, 4, 4, 4)));   // 1 + 1, four rows
+  EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::rows, 1, 4, 4)));  // 24 values
+  EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::rows, 32, 1, 1)));  // scalar loads
+  EXPECT_TRUE(axis_has_twin(spec(f16, AxisFamily::rows, 8, 8, 4)));
+  EXPECT_FALSE(axis_has_twin(spec(f16, AxisFamily::rows, 4, 8, 4)));  // 16 values
+  EXPECT_FALSE(axis_has_twin(spec(f16, AxisFamily::rows, 2, 8, 1)));  // 4 + 4
+  EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::general, 32, 1, 1)));
+  EXPECT_TRUE(axis_has_twin(spec(f32, AxisFamily::columns, 1, 4, 1)));
+  EXPECT_TRUE(axis_has_twin(spec(f16, AxisFamily::columns, 8, 4, 1)));
+  EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::columns, 8, 1, 4)));  // a thread per output
+  EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::columns_dense, 1, 4, 1)));
 }
 
 // The twin runs where some row that fold_row reads starts or ends off the vector grid,

@@ -86,14 +86,14 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
 
 // The compile request for one spec: name expressions main kernel, then finalize kernel,
-// then, where axis_has_peeled_twin, the main kernel's peeled twin.
+// then, where axis_has_twin, the main kernel's twin.
 CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
 
 // Whether a spec's program has a twin of its main kernel for data off the vector grid
 // (kernel_templates/rt/axis.cuh): rows of vector loads with at most 8 head and tail
 // elements per lane and pass to hold in registers (rt::fold_row's peeled code), and
 // columns of several adjacent outputs per thread (one address a row for them).
-bool axis_has_peeled_twin(const AxisKernelSpec& spec);
+bool axis_has_twin(const AxisKernelSpec& spec);
 // Whether a launch of `spec` over `shape` from `in` takes the twin, where it has one.
 // Rows: the rows (or their splits) are at most 16 vectors a lane, and some row it folds
 // with fold_row starts or ends off the 16-byte vector grid (a row not a multiple of the

@@ -102,8 +102,8 @@ struct KernelHandles {
   const void* reduce = nullptr;
   const void* finalize = nullptr;
   // Axis rows and columns programs: the main kernel's twin for data off the vector grid
-  // (axis_has_peeled_twin), or null.
-  const void* reduce_peeled = nullptr;
+  // (axis_has_twin), or null.
+  const void* reduce_twin = nullptr;
 };
 
 class Launcher {
