@@ -9,6 +9,12 @@
 // With --db, the tuned call (the database's axis winners) and the built-in choice (no
 // database) are both timed, in the same run. Prints one line per (layout, op, R,
 // outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel".
+//
+// --configs "TEXT;TEXT..." (a design probe) also times the given axis configs on each
+// shape they can reduce, at the host's pace (as the rest) and with the launch queue held
+// (as the tuner times), beside the built-in choice timed both ways, and checks each
+// result against the built-in choice's: one line "  config TEXT | paced us | held us |
+// launches | same result".
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -20,7 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "reduce_tune/engine/axis.h"
+#include "reduce_tune/engine/compiler.h"
 #include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/engine/kernel_set.h"
 #include "reduce_tune/reduce_tune.h"
 #include "reduce_tune/tuner/measure.h"
 #include "reduce_tune/tuner/tuner.h"
@@ -84,6 +93,66 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> shape_grid(std::uint64_t ma
   return grid;
 }
 
+// --configs: each config that can reduce this shape, timed paced and held beside the
+// built-in choice (`plain`), its result compared bit for bit with the built-in choice's
+// (the data are small integers, so every correct order of a sum gives the same bits).
+void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType dtype, const rt::TensorDesc& view,
+                   const rt::AxisList& axes, const rt::DeviceKey& key,
+                   const std::function<const unsigned char*(int)>& slice, int rotations,
+                   const std::function<void(int)>& plain, rt::DeviceBuffer& out, cudaStream_t stream) {
+  const rt::TypeRule types = *rt::resolve_types(op, dtype, dtype).rule;
+  const rt::CanonicalResult canonical = rt::canonicalize(view, axes);
+  const rt::CanonicalAxes& shape = canonical.axes;
+  const std::size_t out_bytes = shape.outputs * rt::size_of(types.out);
+  auto result_of = [&](const std::function<void(int)>& call) {
+    call(0);
+    std::vector<unsigned char> host(out_bytes);
+    RT_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.get(), out_bytes, cudaMemcpyDeviceToHost, stream));
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return host;
+  };
+  const std::vector<unsigned char> expected = result_of(plain);
+  const double builtin_held = rt::tuner::time_reduction(plain, rotations, stream, rt::tuner::TimingPolicy{}).median_ms;
+  const double builtin_paced = rt::tuner::time_reduction(plain, rotations, stream, rt::tuner::bench_policy()).median_ms;
+  std::printf("  built-in | paced %.2f us | held %.2f us\n", builtin_paced * 1e3, builtin_held * 1e3);
+  static rt::NvrtcCompiler compiler;
+  for (const std::string& text : configs) {
+    const auto spec = rt::parse_axis_config(text, op, types);
+    if (!spec) {
+      std::printf("  config %s | not a config\n", text.c_str());
+      continue;
+    }
+    if (const auto why = rt::axis_spec_mismatch(*spec, shape); !why.empty()) continue;
+    try {
+      auto program = std::make_shared<const rt::CompiledProgram>(
+          compiler.compile(rt::make_axis_compile_request(*spec, key.arch())));
+      rt::KernelSet set(program, 1);
+      const rt::AxisLaunchPlan plan = rt::plan_axis_launch(*spec, shape, key.sm_count);
+      const std::size_t partial_bytes = plan.partial_count * rt::size_of(types.acc);
+      rt::DeviceBuffer workspace(rt::kWorkspaceHeaderBytes + partial_bytes + 16);
+      RT_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.size()));
+      rt::WorkspaceView ws;
+      ws.ticket = workspace.as<unsigned int>();
+      ws.partials = static_cast<unsigned char*>(workspace.get()) + rt::kWorkspaceHeaderBytes;
+      ws.partials_bytes = partial_bytes;
+      rt::CudaLauncher launcher;
+      const std::function<void(int)> call = [&](int s) {
+        rt::enqueue_axis_reduction(launcher, set.handles(0), *spec, plan, shape,
+                                   slice(s) + shape.base_offset * static_cast<std::int64_t>(rt::size_of(dtype)),
+                                   out.get(), plan.partial_count > 0 ? &ws : nullptr, stream);
+      };
+      const bool same = result_of(call) == expected;
+      const double held = rt::tuner::time_reduction(call, rotations, stream, rt::tuner::TimingPolicy{}).median_ms;
+      const double paced = rt::tuner::time_reduction(call, rotations, stream, rt::tuner::bench_policy()).median_ms;
+      std::printf("  config %s | paced %.2f us | held %.2f us | launches %d | same result: %s\n", text.c_str(),
+                  paced * 1e3, held * 1e3, plan.finalize_grid > 0 ? 2 : 1, same ? "yes" : "NO");
+    } catch (const rt::Error& e) {
+      std::printf("  config %s | failed: %s\n", text.c_str(), e.what());
+    }
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
   int device = 0;
   std::uint64_t max_elements = 1ull << 28;
@@ -92,6 +161,7 @@ int main(int argc, char** argv) {
   std::string db;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> shapes;  // empty: the grid
   std::vector<std::string> layouts = {"rows", "columns"};
+  std::vector<std::string> configs;  // --configs: axis configs to time beside the built-in choice
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--db" && i + 1 < argc) {
@@ -128,6 +198,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       layouts = list == "rows,columns" ? layouts : std::vector<std::string>{list};
+    } else if (a == "--configs" && i + 1 < argc) {
+      const std::string list = argv[++i];
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(';', p), list.size());
+        if (q > p) configs.push_back(list.substr(p, q - p));
+        p = q + 1;
+      }
     } else if (a == "--max-elements" && i + 1 < argc) {
       max_elements = std::strtoull(argv[++i], nullptr, 0);
     } else if (a == "--ops" && i + 1 < argc) {
@@ -146,7 +223,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16] "
-                   "[--db PATH] [--shapes RxOUTPUTS,...] [--layouts rows,columns]\n");
+                   "[--db PATH] [--shapes RxOUTPUTS,...] [--layouts rows,columns] [--configs TEXT;...]\n");
       return 2;
     }
   }
@@ -280,6 +357,7 @@ int main(int argc, char** argv) {
           std::printf(" | %s %s%s\n", std::string(rt::to_string(explained.match)).c_str(), explained.kernel.c_str(),
                       verdict.c_str());
           std::fflush(stdout);
+          if (!configs.empty()) probe_configs(configs, op, dtype, view, axes, key, slice, rotations, plain, out, stream.get());
         }
     }
   } catch (const rt::NoDeviceError& e) {
