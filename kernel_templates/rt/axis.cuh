@@ -139,8 +139,8 @@ __device__ __forceinline__ typename C::Acc group_reduce(typename C::Acc v, typen
   return v;
 }
 
-// Folds the partials of outputs warp, warp + warps, ... (one warp each, in order) and
-// writes them.
+// The finalize kernel's fold (SPLIT 1): the partials of outputs warp, warp + warps, ...
+// (one warp each, in order), written out. Its grid has a warp per output.
 template <class C>
 __device__ __forceinline__ void finish_outputs(const AxisParams& p, u64 warp, u64 warps) {
   typedef typename C::Acc A;
@@ -167,6 +167,65 @@ __device__ __forceinline__ void finish_outputs(const AxisParams& p, u64 warp, u6
   }
 }
 
+// The last block's fold (SPLIT 2 and 3): the partials of every output, written out by
+// the block's threads. A group of g lanes takes an output (g a power of two up to
+// the warp), each lane keeping eight loads in flight over the output's partials, then a
+// shuffle tree over the group; g is the one that needs the fewest round trips to L2 for
+// this many outputs, splits and threads. Every output's partials fold in a fixed order
+// for a given launch. Ties go to the larger group (fewer loads a lane). One warp per
+// output, as the finalize kernel folds, left the last block 3-6 us behind a second
+// kernel over 100 outputs and 7 splits (H100, columns 1000 x 100): a few warps then
+// wait on a round trip to L2 per output. With the groups: 10.2 -> 5.7 us there, 1000 x
+// 1000 51 -> 7.8 us, rows 65537 x 100 23 -> 14.8 us (docs/BENCHMARKS.md, fifteenth set).
+template <class C>
+__device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
+  const u64 warp = threadIdx.x / 32, warps = C::kBlock / 32;
+  // An output or none per warp: the finalize kernel's fold, which measured 0.2-0.5 us
+  // faster there than the groups below (H100, 7 outputs over 32 to 512 splits).
+  if (p.outputs <= warps) {
+    finish_outputs<C>(p, warp, warps);
+    return;
+  }
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::Out O;
+  const A* partials = static_cast<const A*>(p.partials);
+  const u64 splits = p.splits;
+  // The choice in float arithmetic without a division: a 64-bit division is a long
+  // subroutine here, and a dozen of them cost the last block more than the loads they
+  // would save (0.5-4 us on an H100).
+  unsigned g = 1, log_g = 0;
+  float fewest = 3.0e38f;
+  const float threads = (float)(warps * 32), outputs_f = (float)p.outputs, splits_f = (float)splits;
+  for (unsigned c = 1, log_c = 0; c <= 32; c *= 2, ++log_c) {
+    const float trips = ceilf(__fdividef(outputs_f * (float)c, threads)) * ceilf(splits_f * (0.125f / (float)c));
+    if (trips <= fewest) {
+      fewest = trips;
+      g = c;
+      log_g = log_c;
+    }
+  }
+  const unsigned lane = threadIdx.x & 31u, sub = lane & (g - 1);
+  const u64 groups = (warps * 32) >> log_g, group = (warp * 32 + lane) >> log_g;
+  // Passes are the same for every lane of a warp, so all of them reach the shuffles.
+  for (u64 base = 0; base < p.outputs; base += groups) {
+    const u64 j = base + group;
+    A v = Op::template identity<A>();
+    if (j < p.outputs) {
+      const A* q = partials + j * splits;
+      for (u64 s = sub; s < splits; s += 8 * g) {
+        A x[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) x[u] = s + u * g < splits ? __ldcg(q + s + u * g) : Op::template identity<A>();
+#pragma unroll
+        for (int u = 0; u < 8; ++u) v = Op::template apply<A>(v, x[u]);
+      }
+    }
+    for (unsigned offset = g / 2; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, (int)offset));
+    if (sub == 0 && j < p.outputs) static_cast<O*>(p.out)[j] = epilogue<Op, O>(v, p.reduced);
+  }
+}
+
 // SPLIT 2: after a block's partials are written, the last block to finish folds them all.
 template <class C>
 __device__ __forceinline__ void ticket_finish(const AxisParams& p) {
@@ -180,7 +239,7 @@ __device__ __forceinline__ void ticket_finish(const AxisParams& p) {
   if (threadIdx.x == 0) is_last = take_ticket(p.ticket) == gridDim.x - 1;
   __syncthreads();
   if (!is_last) return;
-  finish_outputs<C>(p, threadIdx.x / 32, C::kBlock / 32);
+  finish_outputs_in_block<C>(p);
   if (threadIdx.x == 0) *p.ticket = 0;
 }
 
