@@ -237,8 +237,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   try {
-    RT_CUDA_CHECK(cudaSetDevice(device));
+    // query_device first: without a driver or device it throws NoDeviceError (exit 3).
     const rt::DeviceKey key = rt::query_device(device);
+    RT_CUDA_CHECK(cudaSetDevice(device));
     const double peak = key.peak_bandwidth_gbps();
     std::printf("device: %s, %d SMs, L2 %lld MiB, peak %.0f GB/s\n", key.name.c_str(), key.sm_count,
                 static_cast<long long>(key.l2_bytes >> 20), peak);
