@@ -34,24 +34,11 @@
 #include "reduce_tune/tuner/measure.h"
 #include "reduce_tune/tuner/tuner.h"
 
+#include "empty_launch.cuh"
+
 namespace rt = reduce_tune;
 
 namespace {
-
-__global__ void empty_kernel() {}
-
-// The host's floor under any call of this run: an empty kernel launched back to back,
-// timed as the reductions are (the median of three timings). join_axes.py counts a
-// ratio against torch as attainable only where torch takes that multiple of the larger
-// of this floor and the shape's bytes at peak bandwidth.
-double empty_launch_us(cudaStream_t stream) {
-  auto launch = [&](int) { empty_kernel<<<1, 32, 0, stream>>>(); };
-  std::vector<double> medians;
-  for (int round = 0; round < 3; ++round)
-    medians.push_back(rt::tuner::time_reduction(launch, 1, stream, rt::tuner::bench_policy()).median_ms);
-  std::sort(medians.begin(), medians.end());
-  return medians[1] * 1e3;
-}
 
 __global__ void fill(float* out, std::uint64_t n) {
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -267,7 +254,10 @@ int main(int argc, char** argv) {
     rt::Context tuned(tuned_options);
     rt::Context& ctx = db.empty() ? builtin : tuned;
     std::printf("database: %s\n", db.empty() ? "none (built-in axis kernels)" : db.c_str());
-    std::printf("empty kernel launch, back to back: %.2f us\n", empty_launch_us(stream.get()));
+    // join_axes.py counts a ratio against torch as attainable only where torch takes that
+    // multiple of the larger of this floor and the shape's bytes at peak bandwidth.
+    std::printf("empty kernel launch, back to back: %.2f us\n",
+                reduce_tune_bench::empty_launch_us(stream.get(), rt::tuner::bench_policy()));
 
     std::printf("layout  op       R   outputs | reduce-tune us  GB/s  %%peak | cub-segmented us  GB/s | built-in us | "
                 "rt kernel\n");

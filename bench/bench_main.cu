@@ -30,6 +30,8 @@
 #include "cli/tune_options.h"
 #include "reduce_tune/tuner/tuner.h"
 
+#include "empty_launch.cuh"
+
 namespace rt = reduce_tune;
 using rt::DType;
 using rt::Op;
@@ -97,18 +99,10 @@ std::vector<std::uint64_t> default_bench_sizes() {
   return s;
 }
 
-__global__ void empty_kernel() {}
+using reduce_tune_bench::empty_kernel;
 
-// The host-side floor of any reduction: an empty kernel launched back to back, timed
-// like the reductions.
-double empty_launch_us(cudaStream_t stream) {
-  auto launch = [&](int) { empty_kernel<<<1, 32, 0, stream>>>(); };
-  std::vector<double> medians;
-  for (int round = 0; round < 3; ++round)
-    medians.push_back(rt::tuner::time_reduction(launch, 1, stream, g_policy).median_ms);
-  std::sort(medians.begin(), medians.end());
-  return medians[1] * 1e3;
-}
+// The host-side floor of any reduction, timed like the reductions (bench/empty_launch.cuh).
+double empty_launch_us(cudaStream_t stream) { return reduce_tune_bench::empty_launch_us(stream, g_policy); }
 
 int usage(const std::string& error) {
   std::cerr << "reduce-tune bench: " << error << "\n"
