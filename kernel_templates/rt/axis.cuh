@@ -193,7 +193,7 @@ __device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
   const u64 splits = p.splits;
   // The choice in float arithmetic without a division: a 64-bit division is a long
   // subroutine here, and a dozen of them cost the last block more than the loads they
-  // would save (0.5-4 us on an H100).
+  // would save (up to 10 us on an H100: columns 65537 x 100 in blocks of 1024).
   unsigned g = 1, log_g = 0;
   float fewest = 3.0e38f;
   const float threads = (float)(warps * 32), outputs_f = (float)p.outputs, splits_f = (float)splits;
