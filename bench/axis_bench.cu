@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -111,8 +113,13 @@ void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType
     }
     if (const auto why = rt::axis_spec_mismatch(*spec, shape); !why.empty()) continue;
     try {
-      auto program = std::make_shared<const rt::CompiledProgram>(
-          compiler.compile(rt::make_axis_compile_request(*spec, key.arch())));
+      // Compiled once per config, op and type across the shapes of a run.
+      static std::map<std::string, std::shared_ptr<const rt::CompiledProgram>> programs;
+      auto& program = programs[rt::axis_config_text(*spec) + "|" + std::to_string(static_cast<int>(op)) + "|" +
+                               std::to_string(static_cast<int>(dtype))];
+      if (!program)
+        program = std::make_shared<const rt::CompiledProgram>(
+            compiler.compile(rt::make_axis_compile_request(*spec, key.arch())));
       rt::KernelSet set(program, 1);
       const rt::AxisLaunchPlan plan = rt::plan_axis_launch(*spec, shape, key.sm_count);
       const std::size_t partial_bytes = plan.partial_count * rt::size_of(types.acc);
