@@ -43,6 +43,8 @@ std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t outputs_per
 }
 // Up to this many outputs, the last block folds every partial itself (one launch).
 constexpr std::uint64_t kTicketOutputs = 64;
+// Columns of up to this many elements are not read as one dense run (see builtin_axis_spec).
+constexpr std::uint64_t kShortColumnsElements = 1u << 20;
 
 }  // namespace
 
@@ -119,7 +121,14 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
   switch (shape.layout) {
     case AxisLayout::columns: {
-      if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) &&
+      // Dense only where the run is long enough to pay for it: up to 2^20 elements, a
+      // thread per output with threads across R (below) measured 1.05 to 2.4 times faster
+      // (H100, held, f32 sum and max, R = 64 .. 16385 over 2 .. 64 outputs; f16 over 2 ..
+      // 7). 16-bit columns of 33 to 64 outputs over R > 1024 stay dense: f16 max read
+      // them 1.05 to 1.09 times faster so.
+      const bool short_run = r * shape.inner <= kShortColumnsElements &&
+                             (size_of(types.in) >= 4 || shape.inner <= 16 || r <= 1024);
+      if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run &&
           ((shape.inner <= 64 && r >= 64) || (shape.inner <= 256 && r >= (1u << 20)))) {
         // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors
         // (up to 256 of them over a million rows and more: on an H100, f32 and f16 with
@@ -189,6 +198,32 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // 3057 GB/s in f32), R = 2 four; on an H100, R = 4 over 2^20 .. 2^24 outputs read
       // 1.1 to 1.3 times faster with one.
       if (by == 1 && s.vec == 1 && outputs >= 4 * threads_wanted && r < 4) s.rows_per_pass = 4;
+      // Where this plan would split R but R is short, one launch with more threads across
+      // R instead: every thread reads at most 32 rows (64 over 1000 outputs and more), its
+      // loads in flight together, and no block waits on another. Few outputs over a
+      // longer R: blocks of 512 (16 threads across R), the last block folding. Built-in
+      // choice before and after, held, on an H100 (f32 and f16, sum and max): R = 256 ..
+      // 1000 over 2 .. 4097 outputs 1.1 to 2.4 times faster (f32 sum 256 x 100: 6.55 ->
+      // 3.13 us); R = 2048 over 1000 and 4097 outputs 1.06 to 1.58 times; R = 2049 ..
+      // 16385 over 2 .. 64 outputs 1.05 to 1.75 times. Blocks of 1024 over R = 2048 and
+      // up to 512 outputs were up to 1.15 times slower for max than the split.
+      if (s.vec == 1 && !long_few && s.rows_per_pass == 1) {
+        AxisKernelSpec t = s;
+        t.split = AxisSplit::two_pass;
+        if (plan_axis_launch(t, shape, sm_count).splits > 1) {
+          if (r <= 1024 || (r <= 2048 && shape.outputs >= 1000)) {
+            s.block = r <= 512 ? 512 : 1024;
+            s.group = s.block / 32;
+            s.split = AxisSplit::none;
+            if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+            return s;
+          }
+          if (shape.outputs <= ticket_outputs) {
+            s.block = 512;
+            s.group = 16;
+          }
+        }
+      }
       break;
     }
     case AxisLayout::rows:
@@ -454,9 +489,29 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       add(dense);
     }
   } else if (shape.layout == AxisLayout::columns) {
-    for (std::uint32_t block : {128u, 256u, 512u}) {
+    for (std::uint32_t block : {128u, 256u, 512u, 1024u}) {
       for (std::uint32_t by = 1; by <= block / 32 && by <= 32; by *= 2) {
         if (by > 1 && r < 4ull * by) break;
+        if (block == 1024) {
+          // Blocks of 1024: 32 threads across a short R, unsplit (one launch, at most 64
+          // rows a thread). Split, they were slower than blocks of 512 at every shape
+          // measured (H100, f32, R = 2049 .. 16385 over 2 .. 4097 outputs).
+          if (by != 32 || r > 2048) continue;
+          AxisKernelSpec s;
+          s.family = AxisFamily::columns;
+          s.block = block;
+          s.group = by;
+          add(s);
+          continue;
+        }
+        // Short R that a plan splits: the unsplit spec too (one launch; see builtin_axis_spec).
+        if (r <= 2048 && splits_here(AxisFamily::columns, block, by)) {
+          AxisKernelSpec s;
+          s.family = AxisFamily::columns;
+          s.block = block;
+          s.group = by;
+          add(s);
+        }
         for (std::uint32_t rows : {1u, 4u}) {
           if (rows > 1 && (by > 1 || splits_here(AxisFamily::columns, block, by))) continue;
           add_unrolled(AxisFamily::columns, block, by, 1, rows);
@@ -478,7 +533,7 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           add_splits(s, {4u});
         }
       }
-      add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);
+      if (block <= 512) add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);
     }
   }
   return out;

@@ -199,6 +199,43 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::sum, kF32, shape_of({65536, 200}, {0}), 132);
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.split, AxisSplit::two_pass);
+  // Short columns that a plan would split: one launch, 16 threads across R in blocks of
+  // 512 up to R = 512, 32 in blocks of 1024 up to R = 1024 (2048 over 1000 outputs and
+  // more); a longer R over few outputs splits in blocks of 512, the last block folding.
+  for (std::int64_t outputs : {2, 33, 100, 4097}) {
+    s = builtin_axis_spec(Op::sum, kF32, shape_of({256, outputs}, {0}), 132);
+    EXPECT_EQ(s.family, AxisFamily::columns) << outputs;
+    EXPECT_EQ(s.block, 512u) << outputs;
+    EXPECT_EQ(s.group, 16u) << outputs;
+    EXPECT_EQ(s.split, AxisSplit::none) << outputs;
+    s = builtin_axis_spec(Op::max, kF32, shape_of({1000, outputs}, {0}), 132);
+    EXPECT_EQ(s.block, 1024u) << outputs;
+    EXPECT_EQ(s.group, 32u) << outputs;
+    EXPECT_EQ(s.split, AxisSplit::none) << outputs;
+    EXPECT_EQ(plan_axis_launch(s, shape_of({1000, outputs}, {0}), 132).splits, 1u);
+  }
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 1000}, {0}), 132).block, 1024u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 512}, {0}), 132).split, AxisSplit::two_pass);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({2048, 33}, {0}), 132);
+  EXPECT_EQ(s.block, 512u);
+  EXPECT_EQ(s.split, AxisSplit::ticket);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({2049, 33}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);  // 2^20 elements or fewer: not dense
+  EXPECT_EQ(s.block, 512u);
+  EXPECT_EQ(s.group, 16u);
+  EXPECT_EQ(s.split, AxisSplit::ticket);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 16, 16}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({(1 << 16) + 1, 16}, {0}), 132).family,
+            AxisFamily::columns_dense);
+  // 16-bit columns of more than 16 outputs over R > 1024 stay dense.
+  const TypeRule half{DType::f16, DType::f16, DType::f32};
+  EXPECT_EQ(builtin_axis_spec(Op::max, half, shape_of({2049, 33}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::max, half, shape_of({2049, 7}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::max, half, shape_of({1000, 33}, {0}), 132).block, 1024u);
+  // Many outputs over a short R are not split, and keep their blocks.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({2048, 1 << 14}, {0}), 132);
+  EXPECT_EQ(s.block, 512u);  // one wave of blocks of 512 (above)
+  EXPECT_EQ(s.split, AxisSplit::none);
   // General: no vector loads.
   s = builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 8}, {0, 2}), 132);
   EXPECT_EQ(s.family, AxisFamily::general);
@@ -440,6 +477,18 @@ TEST(AxisConfig, CandidatesAreValidFitTheirShapeAndIncludeTheBuiltInChoice) {
     // columns add vectors of adjacent outputs at every split (16-bit axis classes are
     // tuned when named).
     EXPECT_LE(candidates.size(), size_of(types.in) == 2 ? 120u : 96u) << shape.to_string();
+  }
+  // Short columns: the unsplit specs, blocks of 1024 among them; none past R = 2048.
+  for (std::int64_t r : {256, 1000, 2048, 2049}) {
+    const auto candidates = axis_candidates(Op::sum, kF32, shape_of({r, 100}, {0}), 132);
+    const bool has_1024 = std::any_of(candidates.begin(), candidates.end(), [](const AxisKernelSpec& c) {
+      return c.block == 1024 && c.group == 32 && c.split == AxisSplit::none;
+    });
+    EXPECT_EQ(has_1024, r <= 2048) << r;
+    const bool unsplit_256 = std::any_of(candidates.begin(), candidates.end(), [](const AxisKernelSpec& c) {
+      return c.family == AxisFamily::columns && c.block == 256 && c.group == 8 && c.split == AxisSplit::none;
+    });
+    EXPECT_EQ(unsplit_256, r <= 2048) << r;
   }
 }
 
