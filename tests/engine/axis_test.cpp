@@ -227,6 +227,10 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 16, 16}, {0}), 132).family, AxisFamily::columns);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({(1 << 16) + 1, 16}, {0}), 132).family,
             AxisFamily::columns_dense);
+  // Many slices of narrow columns are many elements in all: dense, as before.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 12, 64, 8}, {1}), 132).family,
+            AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4, 64, 8}, {1}), 132).family, AxisFamily::columns);
   // 16-bit columns of more than 16 outputs over R > 1024 stay dense.
   const TypeRule half{DType::f16, DType::f16, DType::f32};
   EXPECT_EQ(builtin_axis_spec(Op::max, half, shape_of({2049, 33}, {0}), 132).family, AxisFamily::columns_dense);
