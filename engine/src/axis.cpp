@@ -124,8 +124,8 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // Dense only where there is enough to read to pay for it: up to 2^20 elements in
       // all, a thread per output with threads across R (below) measured 1.05 to 2.4 times
       // faster (H100, held, f32 sum and max, R = 64 .. 16385 over 2 .. 64 outputs of one
-      // slice; f16 over 2 .. 7). 16-bit columns of 33 to 64 outputs over R > 1024 stay
-      // dense: f16 max read them 1.05 to 1.09 times faster so.
+      // slice; f16 over 2 .. 7). 16-bit columns of more than 16 outputs over R > 1024
+      // stay dense: f16 max of 33 and 64 outputs read 1.05 to 1.09 times faster so.
       const bool short_run = r * shape.outputs <= kShortColumnsElements &&
                              (size_of(types.in) >= 4 || shape.inner <= 16 || r <= 1024);
       if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run &&
