@@ -202,11 +202,12 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // R instead: every thread reads at most 32 rows (64 over 1000 outputs and more), its
       // loads in flight together, and no block waits on another. Few outputs over a
       // longer R: blocks of 512 (16 threads across R), the last block folding. Built-in
-      // choice before and after, held, on an H100 (f32 and f16, sum and max): R = 256 ..
-      // 1000 over 2 .. 4097 outputs 1.1 to 2.4 times faster (f32 sum 256 x 100: 6.55 ->
-      // 3.13 us); R = 2048 over 1000 and 4097 outputs 1.06 to 1.58 times; R = 2049 ..
-      // 16385 over 2 .. 64 outputs 1.05 to 1.75 times. Blocks of 1024 over R = 2048 and
-      // up to 512 outputs were up to 1.15 times slower for max than the split.
+      // choice before and after, held, on an H100 (f32 and f16, sum and max; with the
+      // dense rule above): R = 64 .. 1024 over 2 .. 4097 outputs 1.06 to 2.5 times faster
+      // (f32 sum 256 x 100: 6.55 -> 3.13 us); R = 1025 .. 2048 over 1000 and 4097 outputs
+      // 1.01 to 1.96 times; R = 2049 .. 16385 over 2 .. 64 outputs 1.00 to 1.75 times.
+      // Blocks of 1024 over R = 2048 and up to 512 outputs were up to 1.15 times slower
+      // for max than the split.
       if (s.vec == 1 && !long_few && s.rows_per_pass == 1) {
         AxisKernelSpec t = s;
         t.split = AxisSplit::two_pass;
