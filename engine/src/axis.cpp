@@ -493,26 +493,19 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
     for (std::uint32_t block : {128u, 256u, 512u, 1024u}) {
       for (std::uint32_t by = 1; by <= block / 32 && by <= 32; by *= 2) {
         if (by > 1 && r < 4ull * by) break;
-        if (block == 1024) {
-          // Blocks of 1024: 32 threads across a short R, unsplit (one launch, at most 64
-          // rows a thread). Split, they were slower than blocks of 512 at every shape
-          // measured (H100, f32, R = 2049 .. 16385 over 2 .. 4097 outputs).
-          if (by != 32 || r > 2048) continue;
-          AxisKernelSpec s;
-          s.family = AxisFamily::columns;
-          s.block = block;
-          s.group = by;
-          add(s);
-          continue;
-        }
-        // Short R that a plan splits: the unsplit spec too (one launch; see builtin_axis_spec).
-        if (r <= 2048 && splits_here(AxisFamily::columns, block, by)) {
+        // Blocks of 1024: 32 threads across a short R, unsplit only (one launch, at most
+        // 64 rows a thread). Split, they were slower than blocks of 512 at every shape
+        // measured (H100, f32, R = 2049 .. 16385 over 2 .. 4097 outputs).
+        if (block == 1024 && (by != 32 || r > 2048)) continue;
+        // Short R that a plan splits: the unsplit spec too (see builtin_axis_spec).
+        if (r <= 2048 && (block == 1024 || splits_here(AxisFamily::columns, block, by))) {
           AxisKernelSpec s;
           s.family = AxisFamily::columns;
           s.block = block;
           s.group = by;
           add(s);
         }
+        if (block == 1024) continue;
         for (std::uint32_t rows : {1u, 4u}) {
           if (rows > 1 && (by > 1 || splits_here(AxisFamily::columns, block, by))) continue;
           add_unrolled(AxisFamily::columns, block, by, 1, rows);
