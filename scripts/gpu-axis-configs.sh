@@ -20,26 +20,4 @@ for dt in ${DTYPES:-f32}; do for op in ${OPS:-sum}; do
     > "$OUT/configs-$dt-$op.log" 2>&1
   echo "configs $dt $op rc=$?"
 done; done
-python3 - "$OUT" <<'PY'
-import sys, re, glob
-short = lambda n: re.sub(r"^(rows|columns):", "", n).replace(",vec=1", "").replace("split=", "")
-for f in sorted(glob.glob(sys.argv[1] + "/configs-*.log")):
-    print("==", f.split("/")[-1])
-    shape, rows = None, {}
-    for line in open(f):
-        m = re.match(r"(rows|columns)\s+\w+\s+(\d+)\s+(\d+) \|", line)
-        if m:
-            shape = (int(m.group(2)), int(m.group(3)))
-            rows[shape] = {}
-            continue
-        m = re.match(r"\s+(built-in|config (\S+)) \| paced ([\d.]+) us \| held ([\d.]+) us(.*)", line)
-        if m and shape:
-            name = (m.group(2) or "built-in") + (" WRONG" if "same result: NO" in m.group(5) else "")
-            rows[shape][name] = (float(m.group(3)), float(m.group(4)))
-    for sh, d in sorted(rows.items()):
-        if "built-in" not in d:
-            continue
-        best = sorted((v[1], k) for k, v in d.items() if k != "built-in")[:3]
-        print(f"{sh[0]:>9}x{sh[1]:<9} built-in paced {d['built-in'][0]:7.2f} held {d['built-in'][1]:7.2f} | " +
-              " | ".join(f"{short(k)} {d[k][1]:.2f}" for _, k in best))
-PY
+python3 bench/config_probe_table.py "$OUT"/configs-*.log

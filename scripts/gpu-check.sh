@@ -56,9 +56,9 @@ if want sanitizer; then
   # Every axis family (rows, split rows, general, columns, split columns), and, in the
   # search space only, column vectors and tiled splits (one candidate per shape).
   run_step "memcheck (axes)" memcheck-axes.log compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$BIN/gpu_tests" --gtest_filter='Axes.*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*'
+    "$BIN/gpu_tests" --gtest_filter='Axes.*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*:AxisMutation.StagedRows*'
   run_step "racecheck (axes)" racecheck-axes.log compute-sanitizer --tool racecheck --error-exitcode 1 \
-    "$BIN/gpu_tests" --gtest_filter='Axes.EveryLayout*:Axes.Misaligned*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*'
+    "$BIN/gpu_tests" --gtest_filter='Axes.EveryLayout*:Axes.Misaligned*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*:AxisMutation.StagedRows*'
   unset REDUCE_TUNE_GPU_TEST_QUICK
   # The runtime's workspaces, graphs and pointer checks: memcheck sees a replayed graph
   # touching a freed workspace, and a refused pointer that was launched anyway.
