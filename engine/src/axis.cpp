@@ -41,6 +41,13 @@ std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t outputs_per
   const std::uint64_t min_rows = ceil_div(kMinSplitElements, std::max<std::uint64_t>(outputs_per_block, 1));
   return std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), reduced / min_rows));
 }
+// rows_dense: the elements of one staged tile, and the longest row it takes (at least
+// eight rows a tile).
+constexpr std::uint64_t kRowsDenseTileBytes = 32768;
+std::uint64_t rows_dense_tile_elements(const AxisKernelSpec& s) {
+  return static_cast<std::uint64_t>(s.block) * s.unroll * s.vec;
+}
+std::uint64_t rows_dense_max_reduced(const AxisKernelSpec& s) { return rows_dense_tile_elements(s) / 8; }
 // Up to this many outputs, the last block folds every partial itself (one launch).
 constexpr std::uint64_t kTicketOutputs = 64;
 // Columns of up to this many elements are not read as one dense run (see builtin_axis_spec).
@@ -85,20 +92,22 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.group < 1 || s.group > s.block || s.block % s.group != 0) return "groups must tile the block";
   if (s.family == AxisFamily::rows || s.family == AxisFamily::general) {
     if (s.group > 32 && s.group != s.block) return "a group is a power of two within a warp, or the whole block";
-  } else if ((s.family == AxisFamily::columns_dense || s.family == AxisFamily::rows_dense) && s.group != 1) {
-    return "the dense families take group 1";
+  } else if (s.family == AxisFamily::columns_dense && s.group != 1) {
+    return "columns_dense takes group 1";
+  } else if (s.family == AxisFamily::rows_dense && s.group > 32) {
+    return "rows_dense folds a row with at most 32 lanes";
   }
   if (s.family == AxisFamily::rows_dense && s.split != AxisSplit::none) return "rows_dense is never split";
   if (s.split == AxisSplit::ticket_tiles && s.family != AxisFamily::rows && s.family != AxisFamily::columns_dense)
     return "ticket_tiles splits rows and columns_dense only";
-  // Its tile is 128 bytes per thread (plus a 1/32 skew) of static shared memory, 48 KiB at most.
-  if (s.family == AxisFamily::rows_dense && s.block > 256) return "rows_dense takes blocks of at most 256 threads";
+  // Its tile (block x unroll vectors, plus a 1/32 skew) is static shared memory.
+  if (s.family == AxisFamily::rows_dense &&
+      static_cast<std::uint64_t>(s.block) * s.unroll * s.vec * size_of(s.types.in) > kRowsDenseTileBytes)
+    return "rows_dense stages at most 32 KiB a tile (block x unroll x vec x element size)";
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
-  if (s.family != AxisFamily::rows && s.family != AxisFamily::columns_dense && s.family != AxisFamily::columns &&
-      s.vec != 1)
-    return "rows, columns and columns_dense load vectors; general does not";
+  if (s.family == AxisFamily::general && s.vec != 1) return "general loads no vectors";
   if (s.family == AxisFamily::columns && s.vec != 1 && s.rows_per_pass != 1)
     return "columns load vectors of adjacent outputs or several outputs per pass, not both";
   if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
@@ -165,6 +174,24 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // sums): from R = 2^16 over 512 and 769 outputs the fastest configs, 1.1 times
       // faster than a thread per output.
       const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
+      // 4-byte elements, R > 512 over many outputs (too many to split R): a 16-byte
+      // vector of adjacent outputs per thread, unsplit, with as many threads across R as
+      // keep about 1024 threads per SM busy (8 to 32; blocks of 512, or 1024 at 32).
+      // Measured on an H100 (f32 sums, R = 1000 and 4097 over 16385 .. 262145 outputs,
+      // off the vector grid, so the program's twin): 1.02 to 1.08 times faster than a
+      // thread per output, 1000 x 262145 in 356.9 against 386.2 us, 4097 x 16385 92.4
+      // against 97.8.
+      if (size_of(types.in) == 4 && r > 512 && shape.outputs >= 64 * sms) {
+        s.vec = 4;
+        const std::uint64_t columns = ceil_div(shape.outputs, 4);
+        std::uint32_t by = 8;
+        while (by < 32 && columns * by * 2 <= threads_wanted) by *= 2;
+        s.group = by;
+        s.block = by == 32 ? 1024 : 512;
+        s.split = AxisSplit::none;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
       if (size_of(types.in) >= 4 && r >= 4096 && shape.outputs > 256 && shape.outputs < 64 * sms) {
         s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
         s.block = 128;
@@ -230,6 +257,27 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
     case AxisLayout::rows:
     case AxisLayout::flat:  // served by the flat kernels; a rows program works too
     case AxisLayout::general: {
+      // Contiguous rows of 4-byte elements, 128 to 512 bytes long but not a power of two
+      // (whose vectors do not split evenly over a lane group's loads in flight), from 2^21
+      // elements in all: staged a tile at a time (rows_dense). Held device times on an
+      // H100 (f32 sum and max), the rows kernel against rows_dense: R = 33 over 65537 ..
+      // 2097153 rows 1.03 to 1.08 times faster staged (33 x 2097153: 99.7 against 107.5
+      // us), R = 100 over 65537 .. 2097153 rows 1.04 to 1.07 (100 x 2097153: 287.6
+      // against 309.0); rows of 16, 64, 128 and 255 elements were as fast or faster with
+      // the rows kernel, and every shape below 2^21 elements (its one round trip to
+      // memory against the staged kernel's two: 3 x 4099 in 2.41 against 3.52 us).
+      const std::uint64_t row_bytes = r * size_of(types.in);
+      if (shape.layout == AxisLayout::rows && size_of(types.in) == 4 &&
+          shape.outer_stride == static_cast<std::int64_t>(r) && row_bytes >= 128 && row_bytes <= 512 &&
+          (row_bytes & (row_bytes - 1)) != 0 && r * shape.outputs >= (1u << 21)) {
+        s.family = AxisFamily::rows_dense;
+        s.vec = 4;
+        s.unroll = 4;
+        s.group = r >= 64 ? 4 : 1;  // lanes per row
+        s.split = AxisSplit::none;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
       s.family = shape.layout == AxisLayout::general ? AxisFamily::general : AxisFamily::rows;
       // 16-byte loads where a row holds at least two of them, or one where its rows
       // start aligned (a multiple of the vector); a row of a misaligned short run
@@ -241,8 +289,9 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // (longer rows: below). Measured on an
       // H100 over f32 and f16 rows of R = 4 .. 1537 and 2^10 .. 2^24 outputs: within
       // a few percent of the tuned best, where one lane per vector (the former choice)
-      // was 1.2 to 4 times slower below R = 1024; the shared-memory staging of very
-      // short rows (rows_dense) was 2 to 3 times slower than a thread per row.
+      // was 1.2 to 4 times slower below R = 1024; an earlier shared-memory staging of
+      // very short rows (scalar loads, a thread per row) was 2 to 3 times slower than a
+      // thread per row (today's rows_dense: above).
       const std::uint64_t lanes = ceil_div(std::max<std::uint64_t>(r, 1), s.vec);
       const std::uint64_t per_lane = s.vec > 1 ? 4 : 8;
       std::uint32_t group = 1;
@@ -292,6 +341,37 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       s.split = AxisSplit::ticket_tiles;
       s.blocks_per_sm = 8;
       p = plan_axis_launch(s, shape, sm_count);
+    }
+  }
+  // Dense columns of 4-byte elements that a plan splits: up to 32 outputs, splits taking
+  // tiles of R in turn with eight loads in flight, the last block folding; 33 to 64
+  // outputs, contiguous splits with eight loads in flight and a second kernel. Built-in
+  // choice before (contiguous splits, four loads in flight, the last block folding) and
+  // after, on an H100 (f32 sum and max, 2^16 .. 2^24 rows of 3 .. 64 outputs): 16777216
+  // x 7 in 164.7 against 183.4 us (max), 65537 x 64 14.1 against 27.3 (sum).
+  if (s.family == AxisFamily::columns_dense && p.splits > 1 && size_of(types.in) == 4 && shape.inner <= 64) {
+    s.unroll = 8;
+    s.split = shape.inner <= 32 ? AxisSplit::ticket_tiles : AxisSplit::two_pass;
+    p = plan_axis_launch(s, shape, sm_count);
+    if (p.splits <= 1) s.split = AxisSplit::none;
+  }
+  // Long rows that a plan splits, more than 64 of them (a block per row, fewer rows than
+  // 8 per SM): one launch instead of two, the splits taking tiles of R in turn and the
+  // last block folding, in blocks of 256 at 8 per SM, or 512 at 16 per SM from 2^25
+  // elements. Held device times on an H100, blocks of 128 and a second kernel before,
+  // this after (f32 sums of 65537 and 1048577 x 100, 65537 x 257, 262145 x 100, 257 and
+  // 1000; f32 max of the x 100): 1.05 to 1.14 times faster, 100 rows of 1048577 in 140.6
+  // against 152.3 us (sum). Up to 64 rows keep contiguous splits: with tiles, max of
+  // 17 to 64 rows ran 0.91 to 0.98 times as fast (1048577 x 33: 59.4 against 54.3 us).
+  if (s.family == AxisFamily::rows && s.group == s.block && p.splits > 1 && s.split == AxisSplit::two_pass) {
+    const bool large = r * shape.outputs >= (1ull << 25);
+    s.block = s.group = large ? 512 : 256;
+    s.split = AxisSplit::ticket_tiles;
+    s.blocks_per_sm = large ? 16 : 8;
+    p = plan_axis_launch(s, shape, sm_count);
+    if (p.splits <= 1) {
+      s.split = AxisSplit::none;
+      s.blocks_per_sm = 4;
     }
   }
   if (plan) *plan = p;
@@ -376,8 +456,8 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
     case AxisFamily::rows_dense:
       if (shape.layout != AxisLayout::rows) return "the rows_dense family reduces rows only";
       if (shape.outer_stride != static_cast<std::int64_t>(shape.reduced)) return "rows_dense needs contiguous rows";
-      if (shape.reduced < 1 || shape.reduced > 128 / size_of(s.types.in))
-        return "rows_dense takes rows of at most 128 bytes";
+      if (shape.reduced < 1 || shape.reduced > rows_dense_max_reduced(s))
+        return "rows_dense takes rows of at most an eighth of its tile";
       return {};
     case AxisFamily::columns:
       if (shape.layout != AxisLayout::columns) return "the columns family reduces columns only";
@@ -483,11 +563,21 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           }
         if (r >= 1024) add_unrolled(AxisFamily::rows, block, block, vec, 1);
       }
-      AxisKernelSpec dense;
-      dense.family = AxisFamily::rows_dense;
-      dense.block = block;
-      dense.group = 1;
-      add(dense);
+      // Staged rows: a lane per row, and about an eighth of the row's elements a lane (as
+      // the built-in choice takes), four vectors a thread; at 256 threads also eight.
+      std::uint32_t lanes_per_row = 1;
+      while (lanes_per_row < 8 && r >= 16ull * lanes_per_row) lanes_per_row *= 2;
+      for (std::uint32_t group : {1u, lanes_per_row})
+        for (std::uint32_t unroll : {4u, 8u}) {
+          if (unroll == 8 && (block != 256 || group == 1)) continue;
+          AxisKernelSpec dense;
+          dense.family = AxisFamily::rows_dense;
+          dense.block = block;
+          dense.group = group;
+          dense.vec = max_vec;
+          dense.unroll = unroll;
+          add(dense);
+        }
     }
   } else if (shape.layout == AxisLayout::columns) {
     for (std::uint32_t block : {128u, 256u, 512u, 1024u}) {
@@ -543,8 +633,18 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
       dense ? std::max<std::uint64_t>(shape.inner, 1) : s.block / s.group * s.rows_per_pass;
   if (s.family == AxisFamily::columns) per_block *= s.vec;  // adjacent outputs per thread
   if (s.family == AxisFamily::rows_dense)  // a tile of whole rows, as axis_rows_dense_kernel stages it
-    per_block = static_cast<std::uint64_t>(s.block) * ((128 / size_of(s.types.in)) / std::max<std::uint64_t>(shape.reduced, 1));
+    per_block = std::max<std::uint64_t>(1, (rows_dense_tile_elements(s) - (s.vec - 1)) /
+                                               std::max<std::uint64_t>(shape.reduced, 1));
   const std::uint64_t output_blocks = std::max<std::uint64_t>(1, ceil_div(shape.outputs, per_block));
+  if (s.family == AxisFamily::rows_dense) {
+    // 1024 threads per SM, each block taking tiles in turn (its next tile in flight
+    // while it folds the current one): a wave that stays resident whatever the kernel's
+    // registers. 2048 threads per SM read 16 x 2^24 f32 in 410.7 us, 1024 in 389.8
+    // (H100, blocks of 256, a lane per row; two runs).
+    const std::uint64_t wave = std::max<std::uint64_t>(1, 1024 / s.block) * std::max(sm_count, 1);
+    plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(std::min(output_blocks, wave), 1, kMaxGridBlocks));
+    return plan;
+  }
   std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count, s.blocks_per_sm);
   if (s.split == AxisSplit::none) splits = 1;
   // Grid-stride over outputs beyond 32 blocks per SM of work.

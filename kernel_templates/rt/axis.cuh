@@ -16,9 +16,10 @@
 //                           contiguous run in steps of whole rows and vectors, thread t
 //                           always holding the same positions (so the same columns),
 //                           then the threads of each column fold in shared memory.
-//   axis_rows_dense_kernel<C>  contiguous rows of at most 128 bytes: the block stages a
-//                           tile of whole rows through shared memory with coalesced
-//                           loads, then each thread folds rows of the tile.
+//   axis_rows_dense_kernel<C>  short contiguous rows: the block stages tiles of whole
+//                           rows through shared memory, loaded as a flat sum loads
+//                           (16-byte vectors, a warp's loads contiguous), then groups
+//                           of lanes fold the tile's rows.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -778,36 +779,117 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
   ticket_finish<C>(p);
 }
 
-// Rows of at most kMaxR elements, contiguous (outer_stride == R), never split.
+// rows_dense: contiguous rows (outer_stride == R) of at most an eighth of a tile, never
+// split. A tile is kBlock * kUnroll vectors of kVec elements (16 KiB of f32 at 256
+// threads and unroll 4); the block stages as many whole rows as fit one, read exactly
+// as a flat sum reads its input (each thread kUnroll vectors, a warp's loads
+// contiguous; the scalar head before the first vector boundary and the tail after the
+// last whole vector read by the first threads), then groups of kGroup lanes fold the
+// tile's rows from shared memory (lane l the row's elements l, l + kGroup, ..., then a
+// shuffle tree) and write them. The next tile's loads are issued before this tile's
+// fold, so a block keeps its loads in flight while it folds. Rows shorter than a vector
+// or off the vector grid read as fast as rows on it: the loads never depend on where a
+// row starts. Shared memory is skewed by one element every 32, so threads reading rows
+// R apart hit distinct banks. Every row folds in the same order on every run.
+__device__ __forceinline__ unsigned rows_dense_slot(unsigned q) { return q + (q >> 5); }
+
+// Tile k of a rows_dense launch: rows [first, first + rows) of the input, elements
+// [s, s + count) from s = first * R; `base` is s rounded down to the vector grid, m = s -
+// base (< kVec); whole vectors [k0, k1) of base, the scalars [m, k0 * kVec) before them
+// and [max(k0, k1) * kVec, m + count) after them.
+template <class C>
+struct RowsDenseTile {
+  typedef typename C::In T;
+  u64 first;
+  unsigned rows, count, m, k0, k1;
+  const T* base;
+  __device__ __forceinline__ RowsDenseTile(const AxisParams& p, u64 k, unsigned rows_per_tile) {
+    first = k * rows_per_tile;
+    const u64 left = p.outputs - first;
+    rows = left < rows_per_tile ? (unsigned)left : rows_per_tile;
+    count = rows * (unsigned)p.reduced;
+    const T* s = static_cast<const T*>(p.in) + first * p.reduced;
+    m = C::kVec > 1 ? (unsigned)(((u64)s / sizeof(T)) & (C::kVec - 1)) : 0u;
+    base = s - m;
+    k0 = m != 0 ? 1u : 0u;
+    k1 = (m + count) / C::kVec;
+  }
+  // The scalar position thread t reads (t < 2 (kVec - 1)), or ~0u for none.
+  __device__ __forceinline__ unsigned scalar_position(unsigned t) const {
+    if (C::kVec == 1) return ~0u;
+    if (t < C::kVec - 1) {
+      const unsigned q = m + t;
+      return m != 0 && q < C::kVec && q < m + count ? q : ~0u;
+    }
+    const unsigned q = (k1 > k0 ? k1 : k0) * C::kVec + (t - (C::kVec - 1));
+    return t < 2 * (C::kVec - 1) && q < m + count ? q : ~0u;
+  }
+};
+
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p) {
   axis_mutate(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
-  constexpr unsigned kMaxR = 128 / sizeof(T);
-  constexpr unsigned kTile = C::kBlock * kMaxR;  // elements staged per tile
-  // Skewed by one element every 32, so threads reading rows R apart hit distinct banks.
-  __shared__ T tile[kTile + kTile / 32];
+  constexpr unsigned V = C::kVec, U = C::kUnroll, B = C::kBlock, G = C::kGroup;
+  constexpr unsigned kTile = B * U * V;  // elements staged per tile
+  static_assert(G <= 32, "rows_dense folds a row with lanes of one warp");
+  __shared__ T tile[kTile + kTile / 32 + 1];
+  typedef AxisVec<T, V> Vec;
   const unsigned t = threadIdx.x;
-  const u64 r = p.reduced;
-  const u64 rows_per_tile = (u64)C::kBlock * (kMaxR / r);
-  const T* in = static_cast<const T*>(p.in);
-  for (u64 first = (u64)blockIdx.x * rows_per_tile; first < p.outputs; first += (u64)gridDim.x * rows_per_tile) {
-    const u64 rows = p.outputs - first < rows_per_tile ? p.outputs - first : rows_per_tile;
-    const unsigned count = (unsigned)(rows * r);
-    const T* base = in + first * r;
+  const unsigned r = (unsigned)p.reduced;  // the host keeps R within an eighth of a tile
+  const unsigned rows_per_tile = (kTile - (V - 1)) / r;
+  const u64 tiles = (p.outputs + rows_per_tile - 1) / rows_per_tile;
+  Vec x[U];
+  T scalar;
+  // Issues tile k's loads into registers; none is used before the next barrier.
+  auto load = [&](u64 k) {
+    const RowsDenseTile<C> g(p, k, rows_per_tile);
+    const Vec* vectors = reinterpret_cast<const Vec*>(g.base);
+#pragma unroll
+    for (unsigned j = 0; j < U; ++j) {
+      const unsigned i = g.k0 + t + j * B;
+      if (i < g.k1) x[j] = vectors[i];
+    }
+    const unsigned q = g.scalar_position(t);
+    if (q != ~0u) scalar = ldg(g.base + q);
+  };
+  u64 k = blockIdx.x;
+  if (k < tiles) load(k);
+  for (; k < tiles; k += gridDim.x) {
+    const RowsDenseTile<C> g(p, k, rows_per_tile);
+    __syncthreads();  // the previous tile's fold has read the shared tile
+#pragma unroll
+    for (unsigned j = 0; j < U; ++j) {
+      const unsigned i = g.k0 + t + j * B;
+      if (i < g.k1)
+#pragma unroll
+        for (unsigned e = 0; e < V; ++e) tile[rows_dense_slot(i * V + e)] = x[j].v[e];
+    }
+    {
+      const unsigned q = g.scalar_position(t);
+      if (q != ~0u) tile[rows_dense_slot(q)] = scalar;
+    }
     __syncthreads();
-#pragma unroll 8
-    for (unsigned q = t; q < count; q += C::kBlock) tile[q + (q >> 5)] = ldg(base + q);
-    __syncthreads();
-    for (unsigned row = t; row < rows; row += C::kBlock) {
+    if (k + gridDim.x < tiles) load(k + gridDim.x);  // in flight during the fold below
+    const unsigned lane = t % G, group = t / G;
+    for (unsigned row0 = 0; row0 < g.rows; row0 += B / G) {
+      const unsigned row = row0 + group;
       A v = Op::template identity<A>();
-      for (unsigned k = 0; k < r; ++k) {
-        const unsigned q = row * (unsigned)r + k;
-        v = Op::template apply<A>(v, (A)tile[q + (q >> 5)]);
+      if (row < g.rows) {
+        const unsigned q0 = g.m + row * r;
+#pragma unroll 4
+        for (unsigned e = lane; e < r; e += G) {
+          // Mutation 3 drops the tile's scalar head.
+          if (RT_MUTATION == 3 && q0 + e < g.k0 * V) continue;
+          v = Op::template apply<A>(v, (A)tile[rows_dense_slot(q0 + e)]);
+        }
       }
-      static_cast<typename C::Out*>(p.out)[first + row] = epilogue<Op, typename C::Out>(v, p.reduced);
+#pragma unroll
+      for (unsigned offset = G / 2; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, (int)offset));
+      if (lane == 0 && row < g.rows)
+        static_cast<typename C::Out*>(p.out)[g.first + row] = epilogue<Op, typename C::Out>(v, p.reduced);
     }
   }
 }

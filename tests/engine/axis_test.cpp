@@ -97,11 +97,43 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(plan.grid % plan.splits, 0u);
   EXPECT_EQ(plan.partial_count, 2 * plan.splits);
   EXPECT_EQ(plan.finalize_grid, 0u);
-  // A hundred long rows: split, and a second kernel folds.
+  // A hundred long rows: split, the splits taking tiles in turn, the last block folding;
+  // in blocks of 512 at 16 per SM from 2^25 elements, of 256 at 8 per SM below.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({100, 1 << 20}, {1}), 132);
-  EXPECT_EQ(s.split, AxisSplit::two_pass);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(s.block, 512u);
+  EXPECT_EQ(s.group, 512u);
+  EXPECT_EQ(s.blocks_per_sm, 16u);
   plan = plan_axis_launch(s, shape_of({100, 1 << 20}, {1}), 132);
-  EXPECT_GT(plan.finalize_grid, 0u);
+  EXPECT_GT(plan.splits, 1u);
+  EXPECT_EQ(plan.finalize_grid, 0u);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({100, 65537}, {1}), 132);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(s.blocks_per_sm, 8u);
+  // Up to 64 such rows: contiguous splits in blocks of 128, the last block folding.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({33, 1 << 20}, {1}), 132);
+  EXPECT_EQ(s.split, AxisSplit::ticket);
+  EXPECT_EQ(s.block, 128u);
+  // Rows of 4-byte elements, 128 to 512 bytes but not a power of two, 2^21 elements
+  // and more: staged through shared memory (rows_dense), a lane per row below 64
+  // elements, four from 64.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 100}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::rows_dense);
+  EXPECT_EQ(s.group, 4u);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(axis_spec_mismatch(s, shape_of({1 << 20, 100}, {1})), "");
+  s = builtin_axis_spec(Op::max, kF32, shape_of({65537, 33}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::rows_dense);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 64}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 129}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({20000, 100}, {1}), 132).family, AxisFamily::rows);
+  const TypeRule wide{DType::f64, DType::f64, DType::f64};
+  EXPECT_EQ(builtin_axis_spec(Op::sum, wide, shape_of({1 << 20, 33}, {1}), 132).family, AxisFamily::rows);
+  const CanonicalResult sliced_rows = canonicalize(TensorDesc::strided({1 << 20, 100}, {103, 1}), {1});
+  ASSERT_TRUE(sliced_rows.ok);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, sliced_rows.axes, 132).family, AxisFamily::rows);
   // Small problems are not split (a second launch would cost more than it saves).
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({7, 4097}, {1}), 132).split, AxisSplit::none);
   // Columns with many outputs: one thread per output walks R; few outputs: threads
@@ -127,11 +159,19 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_GT(s.group, 1u);
   EXPECT_LE(s.group, s.block / 32);  // a warp still reads 32 neighbouring outputs
-  // Narrow columns (inner <= 64) read as one contiguous run per block.
+  // Narrow columns (inner <= 64) read as one contiguous run per block, eight loads in
+  // flight: up to 32 outputs split in tiles of R in turn, the last block folding; 33 to
+  // 64 in contiguous splits and a second kernel.
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 16}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns_dense);
   EXPECT_EQ(s.vec, 4u);  // the run is read in 16-byte vectors
-  EXPECT_EQ(s.split, AxisSplit::ticket);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(s.unroll, 8u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 33}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(s.split, AxisSplit::two_pass);
+  EXPECT_EQ(s.unroll, 8u);
+  EXPECT_GT(plan_axis_launch(s, shape_of({1 << 20, 33}, {0}), 132).finalize_grid, 0u);
   // Columns with a thousand outputs and a long R: enough blocks along R.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 1000}, {0}), 132);
   EXPECT_GE(plan_axis_launch(s, shape_of({4097, 1000}, {0}), 132).grid, 132u * 2);
@@ -174,15 +214,33 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   const TypeRule d{DType::f64, DType::f64, DType::f64};
   EXPECT_EQ(builtin_axis_spec(Op::max, d, shape_of({4097, 1001}, {0}), 132).vec, 2u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({65537, 256}, {0}), 132).vec, 1u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4097, 16385}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4095, 1000}, {0}), 132).vec, 1u);
-  // Many outputs that fill one wave of blocks of 512 (32 outputs each, four per SM): 16
-  // threads across R; more outputs than that, or a short R: blocks of 256.
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 16385}, {0}), 132);
+  // 4-byte columns with R > 512 over 64 outputs per SM and more: a 16-byte vector of
+  // outputs per thread, unsplit, 8 to 32 threads across R for about 1024 threads per SM.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 16385}, {0}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 32u);
+  EXPECT_EQ(s.block, 1024u);
+  EXPECT_EQ(s.split, AxisSplit::none);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 24577}, {0}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 16u);
+  EXPECT_EQ(s.block, 512u);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({1000, 262145}, {0}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 8u);
+  EXPECT_EQ(s.block, 512u);
+  EXPECT_EQ(s.split, AxisSplit::none);
+  // Not at R <= 512, nor for 8-byte elements.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({512, 1 << 16}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1000, 1 << 16}, {0}), 132).vec, 1u);
+  // Many outputs that fill one wave of blocks of 512 (32 outputs each, four per SM),
+  // R <= 512: 16 threads across R; more outputs than that, or a short R: blocks of 256.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({512, 16385}, {0}), 132);
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.group, 16u);
   EXPECT_EQ(s.split, AxisSplit::none);
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 24577}, {0}), 132);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({512, 24577}, {0}), 132);
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.group, 8u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({100, 16385}, {0}), 132).block, 256u);
@@ -236,10 +294,11 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::max, half, shape_of({2049, 33}, {0}), 132).family, AxisFamily::columns_dense);
   EXPECT_EQ(builtin_axis_spec(Op::max, half, shape_of({2049, 7}, {0}), 132).family, AxisFamily::columns);
   EXPECT_EQ(builtin_axis_spec(Op::max, half, shape_of({1000, 33}, {0}), 132).block, 1024u);
-  // Many outputs over a short R are not split, and keep their blocks.
+  // Many outputs over a short R are not split: four per thread (above).
   s = builtin_axis_spec(Op::sum, kF32, shape_of({2048, 1 << 14}, {0}), 132);
-  EXPECT_EQ(s.block, 512u);  // one wave of blocks of 512 (above)
+  EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.split, AxisSplit::none);
+  EXPECT_EQ(plan_axis_launch(s, shape_of({2048, 1 << 14}, {0}), 132).splits, 1u);
   // General: no vector loads.
   s = builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 8}, {0, 2}), 132);
   EXPECT_EQ(s.family, AxisFamily::general);
@@ -404,8 +463,10 @@ TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
       chunks.split = AxisSplit::ticket;
       EXPECT_NE(std::find(few.begin(), few.end(), chunks), few.end()) << to_string(c);
     }
-  // The built-in choice takes tiles for up to 16 rows from R = 2^20 on (at 8 blocks per
-  // SM, a candidate), contiguous chunks otherwise, and for dense columns.
+  // The built-in choice takes tiles for up to 16 long rows from R = 2^20 on (in blocks of
+  // 128 at 8 per SM, a candidate) and over 64 rows (blocks of 256 at 8 per SM, or 512 at
+  // 16 from 2^25 elements), contiguous chunks for 17 to 64 rows, and tiles for dense
+  // columns of up to 32 outputs.
   const AxisKernelSpec builtin = builtin_axis_spec(Op::max, kF32, shape_of({7, 1 << 24}, {1}), 132);
   EXPECT_EQ(builtin.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(builtin.blocks_per_sm, 8u);
@@ -413,7 +474,11 @@ TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({16, 1 << 20}, {1}), 132).split, AxisSplit::ticket_tiles);
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({17, 1 << 22}, {1}), 132).split, AxisSplit::ticket);
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({7, (1 << 20) - 1}, {1}), 132).split, AxisSplit::ticket);
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132).split, AxisSplit::ticket);
+  const AxisKernelSpec many = builtin_axis_spec(Op::max, kF32, shape_of({257, 1 << 18}, {1}), 132);
+  EXPECT_EQ(many.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(many.block, 512u);
+  EXPECT_EQ(many.blocks_per_sm, 16u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132).split, AxisSplit::ticket_tiles);
   // Dense columns over a long R (7 columns of 2^24 rows) too; the columns family never.
   const auto narrow = axis_candidates(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132);
   int dense_tiles = 0;
@@ -444,7 +509,9 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"rows:block=256,group=4,vec=8,split=none", "vec"},  // 32 bytes of f32
       {"rows:block=48,group=4,vec=4,split=none", "block"},
       {"rows_dense:block=256,group=1,vec=1,split=two_pass", "never split"},
-      {"rows_dense:block=512,group=1,vec=1,split=none", "at most 256"},
+      {"rows_dense:block=512,group=1,vec=4,split=none,unroll=8", "at most 32 KiB"},
+      {"rows_dense:block=256,group=64,vec=4,split=none", "at most 32 lanes"},
+      {"general:block=256,group=4,vec=4,split=none", "no vectors"},
       {"rows:block=256,group=4,vec=4,split=none,unroll=6", "unroll is 4 or 8"},
       {"rows:block=256,group=256,vec=4,split=two_pass,sm=5", "sm is 4, 8 or 16"},
       {"rows:block=256,group=4,vec=4,split=none,sm=8", "split plans only"},
@@ -512,12 +579,23 @@ TEST(AxisConfig, AFamilyOfAnotherLayoutOrPastItsLimitsDoesNotFit) {
   general.family = AxisFamily::general;
   EXPECT_EQ(axis_spec_mismatch(general, rows_shape), "");
   EXPECT_EQ(axis_spec_mismatch(general, columns_shape), "");
-  // rows_dense: contiguous rows of at most 128 bytes.
+  // rows_dense: contiguous rows of at most an eighth of its tile (block x unroll x vec
+  // elements): 256 x 4 x 1 = 1024 elements here, 4096 with vectors of four, 8192 at
+  // unroll 8.
   AxisKernelSpec dense;
   dense.family = AxisFamily::rows_dense;
   dense.group = 1;
-  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 32}, {1})), "");
-  EXPECT_NE(axis_spec_mismatch(dense, shape_of({4096, 33}, {1})), "");
+  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 1}, {1})), "");
+  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 128}, {1})), "");
+  EXPECT_NE(axis_spec_mismatch(dense, shape_of({4096, 129}, {1})), "");
+  dense.vec = 4;
+  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 512}, {1})), "");
+  EXPECT_NE(axis_spec_mismatch(dense, shape_of({4096, 513}, {1})), "");
+  dense.unroll = 8;
+  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 1024}, {1})), "");
+  EXPECT_NE(axis_spec_mismatch(dense, shape_of({4096, 1025}, {1})), "");
+  dense.vec = 1;
+  dense.unroll = 4;
   const CanonicalResult strided = canonicalize(TensorDesc::strided({4096, 8}, {16, 1}), {1});
   ASSERT_TRUE(strided.ok);
   ASSERT_EQ(strided.axes.layout, AxisLayout::rows);
@@ -546,6 +624,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::columns_dense, 1, 4, AxisSplit::ticket}, {AxisFamily::columns_dense, 1, 4, AxisSplit::two_pass},
                         {AxisFamily::columns, 4, 2, AxisSplit::two_pass}, {AxisFamily::columns, 1, 2, AxisSplit::none},
                         {AxisFamily::columns, 1, 1, AxisSplit::none, 4}, {AxisFamily::rows_dense, 1, 1, AxisSplit::none},
+                        {AxisFamily::rows_dense, 8, 4, AxisSplit::none}, {AxisFamily::rows_dense, 32, 4, AxisSplit::none},
                         {AxisFamily::rows, 256, 4, AxisSplit::ticket_tiles}, {AxisFamily::rows, 32, 1, AxisSplit::ticket_tiles},
                         {AxisFamily::columns_dense, 1, 4, AxisSplit::ticket_tiles},
                         {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket_tiles}};

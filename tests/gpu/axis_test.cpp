@@ -165,6 +165,21 @@ TEST(Axes, MisalignedBasesAndRowStarts) {
           << base;
     }
   }
+  // Rows the built-in choice stages through shared memory a tile at a time (4-byte rows
+  // of 33 and 100 elements, 2^21 elements and more): tiles start off the vector grid at
+  // every base; rows of 100 sliced from rows of 103 are read by the rows kernel.
+  for (DType dtype : {DType::f32, DType::i32}) {
+    const Buffer big = upload(testing::make_input(Op::sum, dtype, testing::Pattern::exact, 2170000, 5));
+    for (std::int64_t base : {0, 1, 2, 3}) {
+      EXPECT_EQ(check(ctx, Op::sum, rule(Op::sum, dtype), big, base, TensorDesc::contiguous({21001, 100}), {1}), "")
+          << base;
+      EXPECT_EQ(check(ctx, Op::max, rule(Op::max, dtype), big, base, TensorDesc::contiguous({63601, 33}), {1}), "")
+          << base;
+      EXPECT_EQ(check(ctx, Op::sum, rule(Op::sum, dtype), big, base, TensorDesc::strided({21001, 100}, {103, 1}), {1}),
+                "")
+          << base;
+    }
+  }
   // 16-bit columns read as vectors of four outputs: from an aligned base, and from bases
   // off the vector grid (each output its own scalar loads).
   for (DType dtype : {DType::f16, DType::bf16}) {
@@ -539,6 +554,54 @@ TEST(AxisMutation, TiledSplitsAreRightAndBrokenOnesRejected) {
     }
   }
   std::printf("[ counts   ] tiled splits: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
+}
+
+// Rows staged through shared memory a tile at a time (rows_dense): every such candidate
+// the tuner draws reduces rows of odd lengths right, for every element size, over enough
+// rows that the tiles start off the vector grid (a scalar head and tail per tile) and the
+// last tile is partial; one that drops each row's last element, a tile's head, returns
+// the identity or leaves the last row unwritten is caught.
+// In quick mode (the sanitizer run): one candidate per shape, f16 and f32, no mutants.
+TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  tuner::AxisChecker checker(0);
+  const DeviceKey device = *testing::test_device();
+  int checked = 0, rejected = 0, cases = 0;
+  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
+                                          : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32,
+                                                               DType::i64};
+  for (DType dtype : dtypes) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
+    for (const tuner::AxisShape shape :
+         {tuner::AxisShape{AxisLayout::rows, 1, 5003}, tuner::AxisShape{AxisLayout::rows, 3, 100003},
+          tuner::AxisShape{AxisLayout::rows, 13, 70001}, tuner::AxisShape{AxisLayout::rows, 33, 65537},
+          tuner::AxisShape{AxisLayout::rows, 100, 4099}, tuner::AxisShape{AxisLayout::rows, 127, 3001}}) {
+      const auto drawn = drawn_candidates(t, shape, device.sm_count, quick ? 1 : 8, [](const AxisKernelSpec& spec) {
+        return spec.family == AxisFamily::rows_dense;
+      });
+      EXPECT_FALSE(drawn.empty()) << "no rows_dense candidate for " << to_string(dtype) << " R=" << shape.reduced;
+      for (const auto& [spec, label] : drawn) {
+        EXPECT_EQ(checker.check(spec, shape), "") << label;
+        ++checked;
+        if (quick) continue;
+        for (int k : {2, 3, 4, 5}) {
+          if (k == 2 && shape.reduced == 1) continue;  // nothing to drop
+          // A tile's head exists where a second tile starts off the vector grid.
+          const std::uint64_t tile = static_cast<std::uint64_t>(spec.block) * spec.unroll * spec.vec;
+          const std::uint64_t rows_per_tile = (tile - (spec.vec - 1)) / shape.reduced;
+          if (k == 3 && (spec.vec == 1 || shape.outputs <= rows_per_tile ||
+                         (rows_per_tile * shape.reduced) % spec.vec == 0))
+            continue;
+          ++cases;
+          const std::string why = checker.check(spec, shape, {"-DRT_MUTATION=" + std::to_string(k)});
+          EXPECT_NE(why, "") << label << " with fault " << k << " passed";
+          rejected += !why.empty();
+        }
+      }
+    }
+  }
+  std::printf("[ counts   ] staged rows: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
 }
 
 TEST(AxisMutation, BrokenAxisKernelsAreRejected) {

@@ -288,10 +288,11 @@ TEST(AxisSelector, AFilledClassServesItselfButIsNotLentToItsNeighbours) {
 TEST(AxisSelector, PassesOverConfigsThatDoNotParseOrDoNotFitTheShape) {
   auto database = db::Database::open_in_memory();
   const auto me = device("GPU-a");
-  // A dense rows kernel, tuned for rows of 16..31: a strided view of the same class
-  // cannot use it; a neighbouring class's config that does not parse is passed over.
+  // A staged rows kernel, tuned for rows of 16..31 (its tile of 64 x 4 elements takes
+  // rows of at most 32): a strided view of the same class cannot use it; a neighbouring
+  // class's config that does not parse is passed over.
   store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 16, 1 << 16,
-                    "rows_dense:block=256,group=1,vec=1,split=none,rows=1", 0.01);
+                    "rows_dense:block=64,group=1,vec=1,split=none,rows=1", 0.01);
   store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 32, 1 << 16, "rows:block=999", 0.01);
   const auto sel = axis_selector_for(database, me);
   EXPECT_EQ(sel.select(Op::sum, kF32Sum, rows_shape(1 << 16, 16)).spec.family, AxisFamily::rows_dense);
@@ -304,7 +305,8 @@ TEST(AxisSelector, PassesOverConfigsThatDoNotParseOrDoNotFitTheShape) {
   // takes rows of at most 32: the built-in choice.
   const auto forty = sel.select(Op::sum, kF32Sum, rows_shape(1 << 16, 40));
   EXPECT_EQ(forty.match, MatchKind::default_config) << forty.reason;
-  EXPECT_EQ(forty.spec.family, AxisFamily::rows);
+  EXPECT_NE(forty.spec.block, 64u);  // not the neighbour's kernel
+  EXPECT_EQ(axis_spec_mismatch(forty.spec, rows_shape(1 << 16, 40)), "");
   // Rows of 24 in half as many outputs (no winner of its own): the neighbour's dense
   // kernel fits.
   const auto fewer = sel.select(Op::sum, kF32Sum, rows_shape(1 << 15, 24));

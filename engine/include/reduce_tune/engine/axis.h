@@ -32,7 +32,8 @@ struct AxisKernelSpec {
   AxisFamily family = AxisFamily::rows;
   std::uint32_t block = 256;
   // rows, general: threads per output (1..32, or the block); columns: threads across R;
-  // columns_dense, rows_dense: 1 (the block's threads cover whole columns or rows).
+  // rows_dense: lanes folding a staged row (1..32); columns_dense: 1 (the block's threads
+  // cover whole columns).
   std::uint32_t group = 32;
   std::uint32_t vec = 1;  // elements per load (rows)
   AxisSplit split = AxisSplit::none;
