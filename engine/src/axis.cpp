@@ -101,8 +101,7 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.split == AxisSplit::ticket_tiles && s.family != AxisFamily::rows && s.family != AxisFamily::columns_dense)
     return "ticket_tiles splits rows and columns_dense only";
   // Its tile (block x unroll vectors, plus a 1/32 skew) is static shared memory.
-  if (s.family == AxisFamily::rows_dense &&
-      static_cast<std::uint64_t>(s.block) * s.unroll * s.vec * size_of(s.types.in) > kRowsDenseTileBytes)
+  if (s.family == AxisFamily::rows_dense && rows_dense_tile_elements(s) * size_of(s.types.in) > kRowsDenseTileBytes)
     return "rows_dense stages at most 32 KiB a tile (block x unroll x vec x element size)";
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
@@ -563,8 +562,9 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           }
         if (r >= 1024) add_unrolled(AxisFamily::rows, block, block, vec, 1);
       }
-      // Staged rows: a lane per row, and about an eighth of the row's elements a lane (as
-      // the built-in choice takes), four vectors a thread; at 256 threads also eight.
+      // Staged rows: a lane per row, and lanes of about an eighth of the row's elements
+      // each (up to 8), four vectors a thread; at 256 threads also eight. (The built-in
+      // choice, always a candidate, takes 1 or 4 lanes.)
       std::uint32_t lanes_per_row = 1;
       while (lanes_per_row < 8 && r >= 16ull * lanes_per_row) lanes_per_row *= 2;
       for (std::uint32_t group : {1u, lanes_per_row})
