@@ -216,6 +216,10 @@ struct Verdicts {
   int sizes = 0;
   std::vector<std::string> broken;
   std::vector<std::string> unconfirmed;  // seen once, gone when timed again
+  // Against the default, where the tuned call runs the very kernel the default does (the
+  // tuner kept the built-in default): a difference there is the measurement's, not the
+  // tuning's, and is listed apart rather than counted.
+  std::vector<std::string> same_kernel;
   int small_sizes = 0, small_within = 0;  // n <= 2^16: within 1.15x an empty launch
   double worst_small = 0;                  // after timing again
   std::vector<std::string> small_retimed;  // over 1.15x in the table, then timed again
@@ -376,7 +380,12 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
                        const char* name) {
         if (!rt::tuner::guarantee_broken(tuned_ms, other_ms, r.spread, floor_ratio)) return;
         double again = 0;
-        if (confirmed(other, floor_ratio, &again)) {
+        if (impls[other].config == impls[0].config) {
+          confirmed(other, floor_ratio, &again);
+          verdicts.same_kernel.push_back(where + ": tuned " + std::to_string(other_ms / tuned_ms) + "x " + name +
+                                         ", " + std::to_string(again) + "x when timed again; both run " +
+                                         impls[0].config);
+        } else if (confirmed(other, floor_ratio, &again)) {
           verdicts.broken.push_back(where + ": tuned " + std::to_string(other_ms / tuned_ms) + "x " + name +
                                     ", " + std::to_string(again) + "x when timed again");
         } else {
@@ -525,6 +534,12 @@ int main(int argc, char** argv) {
       std::printf("  not counted: %zu seen in the table but not when timed again (%d alternating rounds each)\n",
                   verdicts.unconfirmed.size(), kConfirmRounds);
       for (const auto& b : verdicts.unconfirmed) std::printf("    %s\n", b.c_str());
+    }
+    if (!verdicts.same_kernel.empty()) {
+      std::printf("  not counted: %zu where the tuned call and the default run the same kernel (the difference "
+                  "is the measurement's)\n",
+                  verdicts.same_kernel.size());
+      for (const auto& b : verdicts.same_kernel) std::printf("    %s\n", b.c_str());
     }
     if (verdicts.small_sizes > 0) {
       std::printf("small sizes (n <= 2^16): %d of %d within 1.15x an empty launch (%.2f us; a size over it in the "

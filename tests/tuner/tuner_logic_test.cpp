@@ -226,6 +226,27 @@ TEST(Winners, NoiseBandIsWiderWhenLaunchBound) {
   EXPECT_DOUBLE_EQ(noise_band(1.0, 0.02), 0.04);
 }
 
+TEST(Winners, LongCallsTieOnlyWithinTheirMeasuredSpread) {
+  EXPECT_DOUBLE_EQ(tie_band(0.004, 0.001), 0.03);  // launch-bound: as noise_band
+  EXPECT_DOUBLE_EQ(tie_band(0.5, 0.001), 0.01);
+  EXPECT_DOUBLE_EQ(tie_band(2.7, 0.001), 0.003);
+  EXPECT_DOUBLE_EQ(tie_band(2.7, 0.004), 0.008);
+  // As measured on an H100 for max<i64> at 2^30: the built-in default 0.59% behind the
+  // fastest finalist, spreads of 0.1-0.2%. The faster one wins; at 0.15% behind, the
+  // default stands.
+  const std::uint64_t n = std::uint64_t{1} << 30;
+  const ReduceConfig builtin = *parse_config("vectorized").config;
+  const char* faster = "vectorized:block=1024,unroll=4,load=ldcs";
+  std::vector<db::Measurement> ms = {ok_measurement("vectorized", 2.7621, n, 0.0013),
+                                     ok_measurement(faster, 2.7460, n, 0.0021)};
+  auto w = choose_winners(ms, Op::sum, kSumF32, n, {}, builtin, 132);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(ms[w[0].measurement_index].config, *parse_config(faster).config);
+  ms[0].median_ms = 2.7501;
+  w = choose_winners(ms, Op::sum, kSumF32, n, {}, builtin, 132);
+  EXPECT_EQ(ms[w[0].measurement_index].config, builtin);
+}
+
 TEST(Guarantee, ABreakIsSeenOnlyBeyondTheNoiseAndCountsOnlyWhenItPersists) {
   // 4 us calls: the band is 3%. Against the default (0.97x allowed): 4.0 / 0.97 * 1.03 =
   // 4.247 us is the line.

@@ -107,7 +107,7 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
 // are the verified configs measured at every size of the bucket (n = 2^k and the
 // interior sizes; a config that failed any check never wins); each is scored by its
 // worst ratio to the fastest finalist at any size. Among finalists within noise of the
-// best score (noise_band) the previous winner wins if it is one of them, else the
+// best score (tie_band) the previous winner wins if it is one of them, else the
 // built-in default if it is one, else the simplest (fewest launches, no cross-block
 // hand-off, fewest blocks, then canonical text), so that reruns on the same GPU agree. A
 // winner more than 2% slower than the built-in default at any measured size gives way
@@ -125,6 +125,9 @@ std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>&
 std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacity);
 // The relative difference below which two times count as equal.
 double noise_band(double median_ms, double spread);
+// The band within which choose_winners counts finalists as tied: noise_band, but for
+// calls of a millisecond or more twice the measured spread with a 0.3% floor.
+double tie_band(double median_ms, double spread);
 
 // The bench's guarantee (issue 11): the tuned call is at least `floor_ratio` times as fast
 // as another implementation (0.97 for the built-in default, 1.0 for CUB). A break is seen
