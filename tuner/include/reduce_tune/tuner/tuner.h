@@ -126,7 +126,7 @@ std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacit
 // The relative difference below which two times count as equal.
 double noise_band(double median_ms, double spread);
 // The band within which choose_winners counts finalists as tied: noise_band, but for
-// calls of a millisecond or more twice the measured spread with a 0.3% floor.
+// calls of 0.1 ms or more twice the measured spread with a 0.3% floor.
 double tie_band(double median_ms, double spread);
 
 // The bench's guarantee (issue 11): the tuned call is at least `floor_ratio` times as fast
