@@ -19,7 +19,7 @@
 // (evict_l2): the calls are timed from what their own warm-up leaves in L2, not on lines
 // another kernel brought in. Loads that do not keep their lines in L2 (ld.global.cs)
 // were timed 15-25% faster on the previous candidate's lines than on their own (an H100,
-// docs/BENCHMARKS.md, ninth set).
+// docs/BENCHMARKS-history.md, ninth set).
 #pragma once
 
 #include <cuda_runtime_api.h>
