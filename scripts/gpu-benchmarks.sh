@@ -41,7 +41,8 @@ tune)
   grep -v "^\[" "$log" | tail -8
   total=$(awk '{s += $1} END {print s}' "$STATE/walls")
   echo "this part: rc=$rc, ${wall} s; the run so far: $(wc -l <"$STATE/walls") part(s), ${total} s"
-  ls -l "$DB" | awk '{print "database file: " $5 " bytes"}'
+  # Into $OUT too: the summary's tail may cut this line off, and the machine's files go.
+  ls -l "$DB" | awk '{print "database file: " $5 " bytes"}' | tee "$OUT/db-size.txt"
   if [ "$rc" = 0 ]; then
     "$BIN/reduce-tune" db info --db "$DB" | tee "$OUT/db-info.txt"
   fi
