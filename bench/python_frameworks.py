@@ -8,9 +8,11 @@ same array (torch.sum/amax/..., cupy.sum/max/..., a jitted jnp.sum/max/... and, 
 column, the eager jnp call). PyTorch and CuPy: CUDA events around batches of back-to-back
 calls on the current stream (a batch lasts about 1 ms), the median of 5 to 25 batches until
 the relative interquartile range is under 1% or 0.3 s passed; --rounds such medians,
-alternating between the implementations, and their median. JAX: the same batches timed by
-wall clock up to the last result's block_until_ready() (rt's JAX path waits for each call;
-JAX's own calls are dispatched asynchronously). Inputs past a quarter of L2 rotate through
+alternating between the implementations, and their median. JAX: wall clock from the first
+call's dispatch to the last result's block_until_ready(), over batches of at least 5 ms
+and 20 calls (both sides are dispatched asynchronously, rt's as an XLA FFI call; a batch
+of 1 ms was two or three large calls, over which the batch's first dispatch and final wait,
+tens of microseconds, were spread). Inputs past a quarter of L2 rotate through
 copies that together exceed 4x L2 (torch_axes.rotation_count). Each case first compares the
 two results (a "MISMATCH" marks a difference beyond rounding). JAX's speedup is against the
 jitted call. CuPy has no bfloat16.
@@ -74,6 +76,8 @@ def grid(args):
 class EventClock:
     """Milliseconds between two CUDA events recorded on the current stream (PyTorch, CuPy)."""
 
+    batch_ms, min_calls = 1.0, 1
+
     def __init__(self, make_event, elapsed_ms):
         self.begin, self.end, self.elapsed_ms = make_event(), make_event(), elapsed_ms
 
@@ -87,7 +91,11 @@ class EventClock:
 
 
 class WallClock:
-    """Milliseconds of wall time until the last call's result is ready (JAX)."""
+    """Milliseconds of wall time until the last call's result is ready (JAX). A batch's
+    first dispatch and final wait are host time no event excludes: batches are long enough
+    that they weigh little on each call."""
+
+    batch_ms, min_calls = 5.0, 20
 
     def start(self):
         self.began = time.perf_counter()
@@ -99,8 +107,9 @@ class WallClock:
 
 def time_call(call, rotations, clock):
     """Median milliseconds per call(index) over batches of back-to-back calls that cycle
-    through the rotations, each batch lasting about 1 ms: 5 to 25 batches, until the
-    relative interquartile range is under 1% or 0.3 s passed."""
+    through the rotations, each batch lasting about clock.batch_ms (at least clock.min_calls
+    calls): 5 to 25 batches, until the relative interquartile range is under 1% or 0.3 s
+    passed."""
     index = 0
 
     def batch(count):
@@ -112,7 +121,7 @@ def time_call(call, rotations, clock):
         return clock.stop(last) / count
 
     batch(2)  # the first calls compile or load kernels
-    count = max(1, min(4096, math.ceil(1.0 / max(batch(1), 1e-4))))
+    count = max(clock.min_calls, min(4096, math.ceil(clock.batch_ms / max(batch(1), 1e-4))))
     samples, began = [], time.monotonic()
     while True:
         samples.append(batch(count))
