@@ -286,20 +286,19 @@ int main(int argc, char** argv) {
           auto ours = [&](int s) { ctx.reduce_axes(op, dtype, dtype, slice(s), view, axes, out.get(), stream.get()); };
           const double ours_ms = rt::tuner::time_reduction(ours, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
           const auto explained = ctx.explain_axes(op, dtype, dtype, view, axes);
-          double builtin_ms = 0, builtin_spread = 0;
+          double builtin_ms = 0;
           auto plain = [&](int s) {
             builtin.reduce_axes(op, dtype, dtype, slice(s), view, axes, out.get(), stream.get());
           };
           if (!db.empty()) {
             const auto t = rt::tuner::time_reduction(plain, rotations, stream.get(), rt::tuner::bench_policy());
             builtin_ms = t.median_ms;
-            builtin_spread = t.spread;
           }
           // A break of the tuned call's guarantee seen here (below 0.97x the built-in
           // choice) is timed again, the two alternating for 9 rounds, before it counts:
           // one measurement of a few-microsecond call drifts more than its spread says.
           std::string verdict;
-          if (builtin_ms > 0 && rt::tuner::guarantee_broken(ours_ms, builtin_ms, builtin_spread, 0.97)) {
+          if (builtin_ms > 0 && rt::tuner::guarantee_broken(ours_ms, builtin_ms, 0.97)) {
             std::vector<double> mine, theirs;
             for (int round = 0; round < 9; ++round)
               for (int side = 0; side < 2; ++side) {
@@ -313,7 +312,7 @@ int main(int argc, char** argv) {
             const double m = mine[4], t = theirs[4];
             char text[96];
             std::snprintf(text, sizeof(text), " | timed again: built-in/rt %.2fx, %s", t / m,
-                          rt::tuner::guarantee_break_confirmed(m, t, 0.97) ? "confirmed" : "not confirmed");
+                          rt::tuner::guarantee_broken(m, t, 0.97) ? "confirmed" : "not confirmed");
             verdict = text;
           }
           double cub_ms = 0;
