@@ -286,15 +286,20 @@ StoredBucket Database::store_bucket(const BucketResult& result) {
 
 std::vector<int> Database::tuned_buckets(RowId device_id, const ProblemClass& problem) const {
   std::vector<int> buckets;
-  for (const auto& b : detail::select_tuned_buckets(
-           *connection_,
-           "WHERE b.device_id = ?1 AND " + detail::sql_params_equal("b", detail::kProblemColumns, 2),
-           [&](Statement& s) {
-             s.bind(1, device_id);
-             detail::bind_problem(s, 2, problem);
-           }))
-    buckets.push_back(b.bucket);
+  for (const auto& b : tuned_bucket_records(device_id, problem)) buckets.push_back(b.bucket);
   return buckets;
+}
+
+std::vector<TunedBucket> Database::tuned_bucket_records(RowId device_id, const ProblemClass& problem) const {
+  auto records = detail::select_tuned_buckets(
+      *connection_, "WHERE b.device_id = ?1 AND " + detail::sql_params_equal("b", detail::kProblemColumns, 2),
+      [&](Statement& s) {
+        s.bind(1, device_id);
+        detail::bind_problem(s, 2, problem);
+      });
+  std::sort(records.begin(), records.end(),
+            [](const TunedBucket& a, const TunedBucket& b) { return a.bucket < b.bucket; });
+  return records;
 }
 
 std::vector<Winner> Database::winners_for_device(RowId device_id) const {
@@ -360,11 +365,16 @@ StoredBucket Database::store_axis_bucket(const AxisBucketResult& result) {
 
 std::vector<AxisProblemClass> Database::axis_tuned_buckets(RowId device_id) const {
   std::vector<AxisProblemClass> classes;
-  for (const auto& b : detail::select_axis_tuned_buckets(*connection_, "WHERE b.device_id = ?1",
-                                                         [&](Statement& s) { s.bind(1, device_id); }))
-    classes.push_back(b.problem);
-  std::sort(classes.begin(), classes.end());
+  for (const auto& b : axis_tuned_bucket_records(device_id)) classes.push_back(b.problem);
   return classes;
+}
+
+std::vector<AxisTunedBucket> Database::axis_tuned_bucket_records(RowId device_id) const {
+  auto records = detail::select_axis_tuned_buckets(*connection_, "WHERE b.device_id = ?1",
+                                                   [&](Statement& s) { s.bind(1, device_id); });
+  std::sort(records.begin(), records.end(),
+            [](const AxisTunedBucket& a, const AxisTunedBucket& b) { return a.problem < b.problem; });
+  return records;
 }
 
 std::vector<AxisWinner> Database::axis_winners_for_device(RowId device_id) const {

@@ -5,10 +5,30 @@
 
 #include <cstdio>
 
+#include "reduce_tune/engine/kernel_sources.h"
 #include "reduce_tune/log.h"
 #include "reduce_tune/error.h"
 
 namespace reduce_tune {
+
+std::string kernel_templates_digest() {
+  static const std::string digest = [] {
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_64bits_reset(state);
+    for (const auto& f : kernel_template_sources())
+      for (std::string_view part : {f.name, f.content}) {
+        const std::uint64_t size = part.size();
+        XXH3_64bits_update(state, &size, sizeof(size));  // length-prefixed
+        XXH3_64bits_update(state, part.data(), part.size());
+      }
+    const XXH64_hash_t h = XXH3_64bits_digest(state);
+    XXH3_freeState(state);
+    char text[17];
+    std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(h));
+    return std::string(text);
+  }();
+  return digest;
+}
 
 std::string binary_cache_key(const CompileRequest& request, const std::string& compiler_version) {
   XXH3_state_t* state = XXH3_createState();

@@ -188,20 +188,21 @@ DeviceKey fake_device(const std::string& uuid) {
   return device;
 }
 
-// Stores a class with one measurement at its corner, the winner; `tuned` marks it done.
+// Stores a class with one measurement at its corner, the winner; `tuned` marks it done,
+// as this version of the tool (or `version`) would.
 db::RowId store_rows_class(db::Database& database, const DeviceKey& device, const db::AxisProblemClass& c,
-                      const std::string& config, bool tuned) {
+                           const std::string& config, bool tuned, const std::string& version = tool_version_string()) {
   db::AxisBucketResult r;
   r.device = device;
   r.problem = c;
   db::AxisMeasurement m = timed(axis_sample_shapes(c).front(), config, 0.01);
   m.op = c.op;
   m.dtype = m.out_dtype = DType::f32;
-  m.tool_version = "test";
+  m.tool_version = version;
   m.created_at = db::now_timestamp();
   r.measurements = {m};
   r.winner = 0;
-  r.tool_version = "test";
+  r.tool_version = version;
   r.created_at = db::now_timestamp();
   r.mark_tuned = tuned;
   return database.store_axis_bucket(r).device_id;
@@ -221,9 +222,20 @@ TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
   auto plan = plan_axis_work(o, database, id, ~0ull, progress);
   ASSERT_EQ(plan.items.size(), 1u);
   EXPECT_EQ(plan.already_done, 1);
+  EXPECT_EQ(plan.retuned, 0);
   EXPECT_EQ(plan.items[0].problem, rows_class(20, 6));
+  // A class another version of the tool (or of its kernels) marked done is tuned again.
+  store_rows_class(database, device, rows_class(20, 6), "rows:block=256,group=32,vec=4,split=none,rows=1", true,
+                   "reduce-tune 0.0.9 kernels 0000000000000000");
+  plan = plan_axis_work(o, database, id, ~0ull, progress);
+  ASSERT_EQ(plan.items.size(), 1u);
+  EXPECT_EQ(plan.items[0].problem, rows_class(20, 6));
+  EXPECT_EQ(plan.already_done, 1);
+  EXPECT_EQ(plan.retuned, 1);
   o.fresh = true;
-  EXPECT_EQ(plan_axis_work(o, database, id, ~0ull, progress).items.size(), 2u);
+  plan = plan_axis_work(o, database, id, ~0ull, progress);
+  EXPECT_EQ(plan.items.size(), 2u);
+  EXPECT_EQ(plan.retuned, 0);  // fresh tunes everything anyway
   // The largest sample shape of [2^20, 2^21) x [64, 128), near its top on the vector
   // grid, has (2^21 - 8)(127) elements.
   const std::uint64_t needed = ((2ull << 20) - 8) * 127 * 4;
@@ -308,6 +320,13 @@ TEST(AxisTuning, FillPlansTheUntunedNeighboursOfTunedClasses) {
   plan = plan_axis_fill(o, database, id, ~0ull, 132);
   EXPECT_EQ(plan.items.size(), want.size() - 1);
   EXPECT_EQ(plan.already_done, 1);
+  EXPECT_EQ(plan.retuned, 0);
+  // One that another version of the tool filled is filled again.
+  store_rows_class(database, device, rows_class(9, 14), w1, false, "reduce-tune 0.0.9 kernels 0000000000000000");
+  plan = plan_axis_fill(o, database, id, ~0ull, 132);
+  EXPECT_EQ(plan.items.size(), want.size());
+  EXPECT_EQ(plan.already_done, 0);
+  EXPECT_EQ(plan.retuned, 1);
   o.fresh = true;
   EXPECT_EQ(plan_axis_fill(o, database, id, ~0ull, 132).items.size(), want.size());
   // Memory: classes whose interior shape does not fit are skipped.

@@ -53,35 +53,52 @@ db::Measurement ok_measurement(const std::string& config, double ms, std::uint64
   return m;
 }
 
-TEST(TuningWork, ResumeSkipsStoredBucketsUnlessFresh) {
+TEST(TuningWork, ResumeSkipsStoredBucketsUnlessFreshOrTunedByAnotherVersion) {
   auto database = db::Database::open_in_memory();
   const DeviceKey device = fake_device();
   const auto device_id = database.upsert_device(device);
-  // Store bucket 10 of sum<f32>.
-  db::BucketResult done;
-  done.device = device;
-  done.problem = {Op::sum, DType::f32, DType::f32, {}};
-  done.bucket = 10;
-  done.measurements = {ok_measurement("vectorized", 0.003)};
-  done.winners = {{db::Determinism::deterministic, 0}};
-  done.tool_version = "test";
-  done.created_at = db::now_timestamp();
-  database.store_bucket(done);
+  // Bucket 10 of sum<f32> as this version of the tool stores it; bucket 11 as another
+  // version (of the tool or of its kernels) did.
+  auto store = [&](int bucket, const std::string& version) {
+    db::BucketResult done;
+    done.device = device;
+    done.problem = {Op::sum, DType::f32, DType::f32, {}};
+    done.bucket = bucket;
+    done.measurements = {ok_measurement("vectorized", 0.003, std::uint64_t{1} << bucket)};
+    done.measurements[0].tool_version = version;
+    done.winners = {{db::Determinism::deterministic, 0}};
+    done.tool_version = version;
+    done.created_at = db::now_timestamp();
+    database.store_bucket(done);
+  };
+  store(10, tool_version_string());
+  EXPECT_NE(tool_version_string().find(" kernels "), std::string::npos) << tool_version_string();
 
   TuneOptions o;
   o.ops = {Op::sum};
   o.dtypes = {DType::f32, DType::i32};
   o.sizes = {1024, 2048};
   CollectingProgress progress;
-  const WorkPlan plan = plan_tuning_work(o, database, device_id, 1ull << 40, progress);
+  WorkPlan plan = plan_tuning_work(o, database, device_id, 1ull << 40, progress);
   EXPECT_EQ(plan.already_done, 1);
+  EXPECT_EQ(plan.retuned, 0);
   ASSERT_EQ(plan.items.size(), 3u);
   EXPECT_EQ(plan.items[0].n, 2048u);
   EXPECT_EQ(plan.items[0].types.in, DType::f32);
   EXPECT_EQ(plan.items[1].types.in, DType::i32);
 
+  store(11, "reduce-tune 0.0.9 kernels 0000000000000000");
+  plan = plan_tuning_work(o, database, device_id, 1ull << 40, progress);
+  EXPECT_EQ(plan.already_done, 1);
+  EXPECT_EQ(plan.retuned, 1);
+  ASSERT_EQ(plan.items.size(), 3u);
+  EXPECT_EQ(plan.items[0].n, 2048u);  // bucket 11, tuned again
+  EXPECT_EQ(plan.items[0].types.in, DType::f32);
+
   o.fresh = true;
-  EXPECT_EQ(plan_tuning_work(o, database, device_id, 1ull << 40, progress).items.size(), 4u);
+  plan = plan_tuning_work(o, database, device_id, 1ull << 40, progress);
+  EXPECT_EQ(plan.items.size(), 4u);
+  EXPECT_EQ(plan.retuned, 0);
 }
 
 TEST(TuningWork, SizesThatDoNotFitAreSkippedWithANote) {

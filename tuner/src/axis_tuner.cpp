@@ -157,7 +157,7 @@ std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, 
 AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                             std::uint64_t input_capacity, Progress& progress) {
   AxisWorkPlan plan;
-  const auto done = database.axis_tuned_buckets(device_id);
+  const auto done = database.axis_tuned_bucket_records(device_id);
   for (const auto& c : scope_classes(options)) {
     const db::AxisProblemClass& problem = c.problem;
     if (c.reduced < 2 || c.outputs < 2) {
@@ -165,7 +165,10 @@ AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& data
       ++plan.skipped;
       continue;
     }
-    if (!options.fresh && std::find(done.begin(), done.end(), problem) != done.end()) {
+    const auto mark = std::find_if(done.begin(), done.end(),
+                                   [&](const db::AxisTunedBucket& b) { return b.problem == problem; });
+    const bool stale = mark != done.end() && mark->tool_version != tool_version_string();
+    if (!options.fresh && mark != done.end() && !stale) {
       ++plan.already_done;
       continue;
     }
@@ -177,6 +180,7 @@ AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& data
       continue;
     }
     plan.items.push_back({c.op, c.types, problem, false, {}});
+    if (stale && !options.fresh) ++plan.retuned;
   }
   return plan;
 }
@@ -188,7 +192,11 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
   const auto tuned_list = database.axis_tuned_buckets(device_id);
   const std::set<db::AxisProblemClass> tuned(tuned_list.begin(), tuned_list.end());
   std::map<db::AxisProblemClass, std::string> winners;
-  for (const auto& w : database.axis_winners_for_device(device_id)) winners[w.problem] = w.config;
+  std::set<db::AxisProblemClass> current;  // winners this version of the tool stored
+  for (const auto& w : database.axis_winners_for_device(device_id)) {
+    winners[w.problem] = w.config;
+    if (w.tool_version == tool_version_string()) current.insert(w.problem);
+  }
   auto neighbours = [](const db::AxisProblemClass& p) {
     std::vector<db::AxisProblemClass> v;
     for (const auto& [dr, dout] : {std::pair{-1, 0}, {1, 0}, {0, -1}, {0, 1}}) {
@@ -206,7 +214,7 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
     if (!tuned.count(c.problem)) continue;
     for (const auto& n : neighbours(c.problem)) {
       if (tuned.count(n) || !seen.insert(n).second) continue;
-      if (!options.fresh && winners.count(n)) {
+      if (!options.fresh && current.count(n)) {
         ++plan.already_done;
         continue;
       }
@@ -224,6 +232,7 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
       std::vector<AxisKernelSpec> candidates = fitting_once(all, shapes);
       if (candidates.size() < 2) continue;
       plan.items.push_back({c.op, c.types, n, true, std::move(candidates)});
+      if (winners.count(n) && !options.fresh) ++plan.retuned;
     }
   }
   return plan;

@@ -39,7 +39,10 @@
 
 namespace reduce_tune::tuner {
 
-std::string tool_version_string() { return "reduce-tune " REDUCE_TUNE_VERSION; }
+std::string tool_version_string() {
+  static const std::string version = "reduce-tune " REDUCE_TUNE_VERSION " kernels " + kernel_templates_digest();
+  return version;
+}
 
 std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacity) {
   std::vector<std::uint64_t> sizes;
@@ -506,9 +509,13 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
       if (!in_flat_scope(options, op, dtype)) continue;
       const TypeRule types = *resolve_types(op, dtype, default_out_dtype(op, dtype)).rule;
       const db::ProblemClass problem{op, types.in, types.out, {}};
-      const auto done = database.tuned_buckets(device_id, problem);
+      const auto done = database.tuned_bucket_records(device_id, problem);
       for (std::uint64_t n : sizes) {
-        if (!options.fresh && std::find(done.begin(), done.end(), size_bucket(n)) != done.end()) {
+        const int bucket = size_bucket(n);
+        const auto mark =
+            std::find_if(done.begin(), done.end(), [&](const db::TunedBucket& b) { return b.bucket == bucket; });
+        const bool stale = mark != done.end() && mark->tool_version != tool_version_string();
+        if (!options.fresh && mark != done.end() && !stale) {
           ++plan.already_done;
           continue;
         }
@@ -519,6 +526,7 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
           continue;
         }
         plan.items.push_back({op, types, n});
+        if (stale && !options.fresh) ++plan.retuned;
       }
     }
   return plan;
@@ -548,6 +556,10 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
   const AxisWorkPlan axis_plan = plan_axis_work(options, database, device_id, input_capacity, progress);
   result.axis_classes_already_done = axis_plan.already_done;
   result.axis_classes_skipped = axis_plan.skipped;
+  if (plan.retuned + axis_plan.retuned > 0)
+    progress.note(std::to_string(plan.retuned) + " size buckets and " + std::to_string(axis_plan.retuned) +
+                  " axis classes were tuned by another version of reduce-tune or of its kernels: tuned again "
+                  "(their measurements stay in the database)");
   const std::vector<WorkItem>& work = plan.items;
   const int total = static_cast<int>(work.size() + axis_plan.items.size());
   progress.device_started(result.device, total, result.buckets_already_done + result.axis_classes_already_done);

@@ -75,6 +75,9 @@ class Database {
 
   // Buckets already tuned for (device, problem class), ascending; for resuming.
   std::vector<int> tuned_buckets(RowId device_id, const ProblemClass& problem) const;
+  // The same marks with the tool version that tuned each, ascending by bucket: a rerun
+  // tunes again what another version of the tool or its kernels tuned.
+  std::vector<TunedBucket> tuned_bucket_records(RowId device_id, const ProblemClass& problem) const;
 
   // All winners of a device: what the runtime loads once into memory.
   std::vector<Winner> winners_for_device(RowId device_id) const;
@@ -98,6 +101,8 @@ class Database {
   StoredBucket store_axis_bucket(const AxisBucketResult& result);
   // The axis classes already tuned for a device, in AxisProblemClass order; for resuming.
   std::vector<AxisProblemClass> axis_tuned_buckets(RowId device_id) const;
+  // The same marks with the tool version that tuned each, in AxisProblemClass order.
+  std::vector<AxisTunedBucket> axis_tuned_bucket_records(RowId device_id) const;
   // All axis winners of a device (what the runtime loads once), by id.
   std::vector<AxisWinner> axis_winners_for_device(RowId device_id) const;
   // Axis winners of other devices with the same compute capability, by device id.

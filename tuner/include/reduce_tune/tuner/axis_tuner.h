@@ -67,6 +67,7 @@ struct AxisWorkPlan {
   std::vector<AxisWorkItem> items;  // sums first (their results narrow the other ops' search)
   int already_done = 0;
   int skipped = 0;  // did not fit in device memory
+  int retuned = 0;  // among items: marked done (or filled) by another tool version
 };
 // The axis classes a run tunes: `options.layouts` rows and columns x the float dtypes
 // among options.dtypes x options.ops (mean as sum) x options.axis_shapes (or the default

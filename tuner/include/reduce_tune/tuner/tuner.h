@@ -83,6 +83,9 @@ struct DeviceTuneResult {
   bool interrupted = false;
 };
 
+// What every stored measurement and "done" mark records: the tool's version and the
+// digest of its kernel templates ("reduce-tune 0.1.0 kernels 0123456789abcdef"). A run
+// tunes again the buckets and axis classes another version marked done.
 std::string tool_version_string();
 
 // One (op, types, n) to tune.
@@ -99,6 +102,7 @@ struct WorkPlan {
   std::vector<WorkItem> items;
   int already_done = 0;
   int skipped = 0;
+  int retuned = 0;  // among items: marked done by another tool version
 };
 WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                           std::uint64_t input_capacity, Progress& progress);
