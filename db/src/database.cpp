@@ -291,15 +291,13 @@ std::vector<int> Database::tuned_buckets(RowId device_id, const ProblemClass& pr
 }
 
 std::vector<TunedBucket> Database::tuned_bucket_records(RowId device_id, const ProblemClass& problem) const {
-  auto records = detail::select_tuned_buckets(
+  // Ordered by the table's key, whose last column is the bucket: ascending here.
+  return detail::select_tuned_buckets(
       *connection_, "WHERE b.device_id = ?1 AND " + detail::sql_params_equal("b", detail::kProblemColumns, 2),
       [&](Statement& s) {
         s.bind(1, device_id);
         detail::bind_problem(s, 2, problem);
       });
-  std::sort(records.begin(), records.end(),
-            [](const TunedBucket& a, const TunedBucket& b) { return a.bucket < b.bucket; });
-  return records;
 }
 
 std::vector<Winner> Database::winners_for_device(RowId device_id) const {
