@@ -327,8 +327,15 @@ TEST(AxisTuning, FillPlansTheUntunedNeighboursOfTunedClasses) {
   EXPECT_EQ(plan.items.size(), want.size());
   EXPECT_EQ(plan.already_done, 0);
   EXPECT_EQ(plan.retuned, 1);
+  // The run's line says so.
+  EXPECT_NE(axis_fill_note(plan).find("filling 7 untuned axis classes next to tuned ones"), std::string::npos)
+      << axis_fill_note(plan);
+  EXPECT_NE(axis_fill_note(plan).find("(1 of them filled before by another version"), std::string::npos)
+      << axis_fill_note(plan);
   o.fresh = true;
-  EXPECT_EQ(plan_axis_fill(o, database, id, ~0ull, 132).items.size(), want.size());
+  plan = plan_axis_fill(o, database, id, ~0ull, 132);
+  EXPECT_EQ(plan.items.size(), want.size());
+  EXPECT_EQ(axis_fill_note(plan).find("another version"), std::string::npos) << axis_fill_note(plan);
   // Memory: classes whose interior shape does not fit are skipped.
   const std::uint64_t largest = 2040ull * 65535 * 4;  // (10, 15)'s top sample, the largest shape
   plan = plan_axis_fill(o, database, id, largest - 1, 132);

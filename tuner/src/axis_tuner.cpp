@@ -238,6 +238,16 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
   return plan;
 }
 
+std::string axis_fill_note(const AxisWorkPlan& fill) {
+  const std::size_t count = fill.items.size();
+  std::string note = "filling " + std::to_string(count) + " untuned axis class" + (count == 1 ? "" : "es") +
+                     " next to tuned ones: the neighbours' winners and the built-in choice, timed there";
+  if (fill.retuned > 0)
+    note += " (" + std::to_string(fill.retuned) + " of them filled before by another version of reduce-tune or " +
+            "of its kernels: filled again)";
+  return note;
+}
+
 namespace {
 
 // Configs ok at every sample shape, with their score: the worst ratio of their time to

@@ -808,8 +808,7 @@ DeviceTuneResult tune_device(int ordinal, const TuneOptions& options, const std:
     const AxisWorkPlan fill = fill_plan();
     if (!fill.items.empty()) {
       const int count = static_cast<int>(fill.items.size());
-      progress.note("filling " + std::to_string(count) + " untuned axis class" + (count == 1 ? "" : "es") +
-                    " next to tuned ones: the neighbours' winners and the built-in choice, timed there");
+      progress.note(axis_fill_note(fill));
       tune_axis_classes(device, database, device_id, fill, options, progress, interrupt, result, 0, count);
     }
   }

@@ -86,6 +86,9 @@ AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& data
 // that would not fit in `input_capacity` bytes are skipped.
 AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& database, db::RowId device_id,
                             std::uint64_t input_capacity, int sm_count);
+// The line a run prints before filling `fill`'s classes: how many, and how many of them
+// another version of reduce-tune or of its kernels filled before (filled again).
+std::string axis_fill_note(const AxisWorkPlan& fill);
 
 // The winner among a class's measurements: of the configs verified and timed at every
 // sample shape, the one whose worst ratio to the fastest config at any shape is lowest.
