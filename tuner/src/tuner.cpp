@@ -39,7 +39,7 @@
 
 namespace reduce_tune::tuner {
 
-std::string tool_version_string() {
+const std::string& tool_version_string() {
   static const std::string version = "reduce-tune " REDUCE_TUNE_VERSION " kernels " + kernel_templates_digest();
   return version;
 }

@@ -86,7 +86,7 @@ struct DeviceTuneResult {
 // What every stored measurement and "done" mark records: the tool's version and the
 // digest of its kernel templates ("reduce-tune 0.1.0 kernels 0123456789abcdef"). A run
 // tunes again the buckets and axis classes another version marked done.
-std::string tool_version_string();
+const std::string& tool_version_string();
 
 // One (op, types, n) to tune.
 struct WorkItem {
