@@ -123,7 +123,9 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({100003, 4}), {1}},         // short rows: a lane per element
       {TensorDesc::contiguous({349526, 3}), {1}},         // many short rows: a thread per row
       {TensorDesc::contiguous({69907, 15}), {1}},         // misaligned short rows: scalar loads
-      {TensorDesc::contiguous({70001, 1}), {1}},          // R = 1: a copy
+      {TensorDesc::contiguous({70001, 1}), {1}},          // R = 1: a copy, columns [1, 70001]
+      {TensorDesc::contiguous({1, 262144}), {0}},         // R = 1 on the 16-byte grid: vectors of outputs
+      {TensorDesc::strided({5003, 1}, {3, 1}), {1}},      // R = 1 over strided outputs: rows of one element
       {TensorDesc::contiguous({100, 10007}), {1}},        // rows split, two passes
       {TensorDesc::contiguous({4097, 100}), {0}},         // columns split, two passes
       {TensorDesc::strided({1000, 8}, {100, 1}), {0}},    // sliced columns, split, one pass
@@ -574,7 +576,7 @@ TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
   for (DType dtype : dtypes) {
     const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
     for (const tuner::AxisShape shape :
-         {tuner::AxisShape{AxisLayout::rows, 1, 5003}, tuner::AxisShape{AxisLayout::rows, 3, 100003},
+         {tuner::AxisShape{AxisLayout::rows, 2, 5003}, tuner::AxisShape{AxisLayout::rows, 3, 100003},
           tuner::AxisShape{AxisLayout::rows, 13, 70001}, tuner::AxisShape{AxisLayout::rows, 33, 65537},
           tuner::AxisShape{AxisLayout::rows, 100, 4099}, tuner::AxisShape{AxisLayout::rows, 127, 3001}}) {
       const auto drawn = drawn_candidates(t, shape, device.sm_count, quick ? 1 : 8, [](const AxisKernelSpec& spec) {
