@@ -52,8 +52,13 @@ std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, 
   RT_CUDA_CHECK(cudaMemset(out.get(), 0xa5, std::max<std::uint64_t>(outputs, 1) * out_size + 16));
   ctx.reduce_axes(op, t.in, t.out, static_cast<const unsigned char*>(buffer.device.get()) + base * static_cast<std::int64_t>(in_size),
                   view, axes, out.get(), nullptr);
-  std::vector<unsigned char> got(std::max<std::uint64_t>(outputs, 1) * out_size);
+  std::vector<unsigned char> got(std::max<std::uint64_t>(outputs, 1) * out_size + 16);
   RT_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size(), cudaMemcpyDeviceToHost));
+  // The 16 bytes after the last output keep their fill: no vector store ran past it.
+  for (std::size_t k = got.size() - 16; k < got.size(); ++k)
+    if (got[k] != 0xa5)
+      return std::string(to_string(op)) + "<" + std::string(to_string(t.in)) + "> " + c.axes.to_string() +
+             ": wrote byte " + std::to_string(k - (got.size() - 16)) + " past the last output";
 
   // Host: walk every index, gather per output (C order over the kept dimensions).
   bool reduced_dim[kMaxRank] = {};
@@ -149,6 +154,49 @@ TEST(Axes, EveryLayoutClassEveryOpAndDtypeMatchesTheHost) {
       }
     }
   std::printf("[ counts   ] axes: %d (op, dtype, shape) cases\n", checked);
+}
+
+// Reducing only extents of 1 is a converting copy: over contiguous outputs it runs the
+// columns kernels ([1, inner]: 16-byte vectors of outputs on the grid, a thread per output
+// or four a pass off it), over strided ones rows of one element. Every op and dtype, the
+// 16-bit sums into f32 too, from an aligned and a misaligned base.
+TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::vector<Shape> shapes = {
+      {TensorDesc::contiguous({70001, 1}), {1}},        // off the grid: a thread per output
+      {TensorDesc::contiguous({1, 262144}), {0}},       // on the grid: vectors of four outputs
+      {TensorDesc::contiguous({600001, 1}), {1}},       // off the grid, many: four outputs a pass (4-byte)
+      {TensorDesc::contiguous({3, 1, 4099}), {1}},      // kept dimensions merged around the unit axis
+      {TensorDesc::strided({5003, 1}, {3, 1}), {1}},    // strided outputs: rows of one element
+      {TensorDesc::contiguous({1, 1}), {0, 1}},         // one element: flat
+  };
+  int checked = 0;
+  for (DType dtype : kAllDTypes)
+    for (Op op : kAllOps) {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 1300000, 7));
+      for (const Shape& s : shapes)
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, s.view, s.axes), "");
+          ++checked;
+        }
+    }
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, DType::f32).rule;
+    const Buffer buffer = upload(testing::make_input(Op::sum, dtype, testing::Pattern::exact, 1300000, 7));
+    for (const Shape& s : shapes)
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, Op::sum, t, buffer, base, s.view, s.axes), "");
+        ++checked;
+      }
+  }
+  // The contiguous copies are columns, the strided one rows.
+  EXPECT_EQ(ctx.explain_axes(Op::sum, DType::f32, DType::f32, shapes[1].view, shapes[1].axes).shape.layout,
+            AxisLayout::columns);
+  EXPECT_EQ(ctx.explain_axes(Op::sum, DType::f32, DType::f32, shapes[4].view, shapes[4].axes).shape.layout,
+            AxisLayout::rows);
+  std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked);
 }
 
 TEST(Axes, MisalignedBasesAndRowStarts) {
