@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gpu_env.h"
@@ -98,6 +99,23 @@ std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, 
 
 TypeRule rule(Op op, DType in) { return *resolve_types(op, in, default_out_dtype(op, in)).rule; }
 
+// fn(dtype) for every dtype, each in a thread of its own: the kernels a test needs compile
+// in parallel (NVRTC runs outside the runtime's locks), which is most of these tests' time,
+// and the GPU work interleaves on the legacy default stream. gtest's assertions are
+// thread-safe; an exception fails the test with the dtype named.
+void for_each_dtype_in_threads(const std::vector<DType>& dtypes, const std::function<void(DType)>& fn) {
+  std::vector<std::thread> threads;
+  for (DType dtype : dtypes)
+    threads.emplace_back([&fn, dtype] {
+      try {
+        fn(dtype);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << to_string(dtype) << ": " << e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+}
+
 struct Shape {
   TensorDesc view;
   AxisList axes;
@@ -140,11 +158,11 @@ std::vector<Shape> odd_shapes() {
 TEST(Axes, EveryLayoutClassEveryOpAndDtypeMatchesTheHost) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
-  int checked = 0;
+  std::atomic<int> checked{0};
   // Quick mode (the sanitizer pass): one 4-byte and one 8-byte type.
   const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32, DType::i64}
                                                           : std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
-  for (DType dtype : dtypes)
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
     for (Op op : kAllOps) {
       const TypeRule t = rule(op, dtype);
       const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 2100000, 7));
@@ -153,7 +171,8 @@ TEST(Axes, EveryLayoutClassEveryOpAndDtypeMatchesTheHost) {
         ++checked;
       }
     }
-  std::printf("[ counts   ] axes: %d (op, dtype, shape) cases\n", checked);
+  });
+  std::printf("[ counts   ] axes: %d (op, dtype, shape) cases\n", checked.load());
 }
 
 // Reducing only extents of 1 is a converting copy: over contiguous outputs it runs the
@@ -171,8 +190,8 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
       {TensorDesc::strided({5003, 1}, {3, 1}), {1}},    // strided outputs: rows of one element
       {TensorDesc::contiguous({1, 1}), {0, 1}},         // one element: flat
   };
-  int checked = 0;
-  for (DType dtype : kAllDTypes)
+  std::atomic<int> checked{0};
+  for_each_dtype_in_threads(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)), [&](DType dtype) {
     for (Op op : kAllOps) {
       const TypeRule t = rule(op, dtype);
       const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 1300000, 7));
@@ -182,6 +201,7 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
           ++checked;
         }
     }
+  });
   for (DType dtype : {DType::f16, DType::bf16}) {
     const TypeRule t = *resolve_types(Op::sum, dtype, DType::f32).rule;
     const Buffer buffer = upload(testing::make_input(Op::sum, dtype, testing::Pattern::exact, 1300000, 7));
@@ -196,7 +216,7 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
             AxisLayout::columns);
   EXPECT_EQ(ctx.explain_axes(Op::sum, DType::f32, DType::f32, shapes[4].view, shapes[4].axes).shape.layout,
             AxisLayout::rows);
-  std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked);
+  std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
 TEST(Axes, MisalignedBasesAndRowStarts) {
