@@ -225,6 +225,14 @@ CanonicalResult canonicalize(const TensorDesc& t, const AxisList& axis_list) {
     c.outer_stride = 0;
   } else if (nk == 0 && r_contiguous) {
     c.layout = AxisLayout::flat;
+  } else if (nr == 0 && nk == 1 && kept[0].stride == 1) {
+    // Every reduced extent is 1 (R = 1) over contiguous outputs: a converting copy, read
+    // as columns [1, inner], whose kernels load and store along the outputs (16-byte
+    // vectors where the outputs allow it); as rows of one element, a thread read four
+    // neighbouring rows a pass (H100, f32 sum of 2^24 outputs: 62.9 us, 2.1 TB/s).
+    c.layout = AxisLayout::columns;
+    c.inner = static_cast<std::uint64_t>(kept[0].extent);
+    c.reduced_stride = kept[0].extent;
   } else if (nk == 1 && r_contiguous) {
     c.layout = AxisLayout::rows;
     c.outer_stride = kept[0].stride;

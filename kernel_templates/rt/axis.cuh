@@ -112,6 +112,26 @@ __device__ __forceinline__ long long output_offset(const AxisParams& p, u64 j) {
   return off;
 }
 
+// Columns: output j is column j % inner of slice j / inner. The 64-bit division is a
+// long software sequence, paid per output where R is short (at R = 1 a converting copy
+// is bound by it), so one slice (outputs <= inner) takes no division and indices within
+// 32 bits a 32-bit one.
+struct ColumnIndex {
+  u64 slice, column;
+};
+__device__ __forceinline__ ColumnIndex column_index(const AxisParams& p, u64 j) {
+  if (p.outputs <= p.inner) return {0, j};
+  if (p.outputs <= 0xffffffffull) {
+    const unsigned jj = (unsigned)j, n = (unsigned)p.inner;
+    return {jj / n, jj % n};
+  }
+  return {j / p.inner, j % p.inner};
+}
+__device__ __forceinline__ long long column_offset(const AxisParams& p, u64 j) {
+  const ColumnIndex c = column_index(p, j);
+  return (long long)c.slice * p.outer_stride + (long long)c.column;
+}
+
 // Reduces a group's values into lane 0 of the group (GROUP <= 32: shuffles within the
 // group; GROUP == BLOCK: the whole block through shared memory).
 template <class C>
@@ -500,7 +520,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         const u64 j = base + u * kBx + tx;
         v[u] = Op::template identity<A>();
         const u64 jj = j < p.outputs ? j : 0;
-        column[u] = in + (long long)(jj / p.inner) * p.outer_stride + (long long)(jj % p.inner);
+        column[u] = in + column_offset(p, jj);
       }
       // kUnroll loads in flight: kRows outputs x (kUnroll / kRows) steps along R.
       constexpr unsigned kSteps = C::kUnroll / kRows > 0 ? C::kUnroll / kRows : 1;
@@ -549,7 +569,8 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
 #pragma unroll
     for (int e = 0; e < V; ++e) v[e] = Op::template identity<A>();
     if (j < p.outputs) {
-      const u64 o = j / p.inner, i = j % p.inner;
+      const ColumnIndex ci = column_index(p, j);
+      const u64 o = ci.slice, i = ci.column;
       const T* column = in + (long long)o * p.outer_stride + (long long)i;
       u64 k = lo + ty;
       // kUnroll independent loads in flight per thread.
@@ -601,7 +622,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         for (int e = 0; e < V; ++e) {
           live[e] = j + e < p.outputs;
           const u64 je = live[e] ? j + e : j;
-          c[e] = in + (long long)(je / p.inner) * p.outer_stride + (long long)(je % p.inner);
+          c[e] = in + column_offset(p, je);
         }
         for (; k + (U - 1) * kBy < hi; k += U * kBy) {
           A a[U][V];

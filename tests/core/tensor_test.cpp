@@ -75,10 +75,12 @@ TEST(Canonicalize, ClassifiesContiguousTensors) {
   EXPECT_EQ(c.layout, AxisLayout::general);
   EXPECT_EQ(c.outputs, 7u);
   EXPECT_EQ(c.reduced, 48u);
-  c = ok(TensorDesc::contiguous({6, 7, 8}), {});  // nothing reduced: a copy, R = 1
+  c = ok(TensorDesc::contiguous({6, 7, 8}), {});  // nothing reduced: a copy, R = 1, as columns [1, 336]
   EXPECT_EQ(c.reduced, 1u);
   EXPECT_EQ(c.outputs, 336u);
-  EXPECT_EQ(c.layout, AxisLayout::rows);
+  EXPECT_EQ(c.layout, AxisLayout::columns);
+  EXPECT_EQ(c.inner, 336u);
+  EXPECT_EQ(c.reduced_stride, 336);
   c = ok(TensorDesc::contiguous({}), {});  // rank 0
   EXPECT_EQ(c.layout, AxisLayout::flat);
   EXPECT_EQ(c.reduced, 1u);
@@ -91,11 +93,18 @@ TEST(Canonicalize, DropsUnitDimensionsAndMergesThroughThem) {
   EXPECT_EQ(c.layout, AxisLayout::rows);
   EXPECT_EQ(c.outputs, 6u);
   EXPECT_EQ(c.kept_rank, 1);
-  // Reducing only unit axes is a copy.
+  // Reducing only unit axes is a copy: contiguous outputs read as columns [1, 48].
   c = ok(TensorDesc::contiguous({6, 1, 8}), {1});
   EXPECT_EQ(c.reduced, 1u);
   EXPECT_EQ(c.outputs, 48u);
+  EXPECT_EQ(c.layout, AxisLayout::columns);
+  EXPECT_EQ(c.inner, 48u);
+  // Over outputs that are not contiguous (the first element of every other row of a
+  // [12, 8] tensor, a unit axis reduced), a copy stays rows of one element.
+  c = ok(TensorDesc::strided({6, 1}, {16, 1}), {1});
+  EXPECT_EQ(c.reduced, 1u);
   EXPECT_EQ(c.layout, AxisLayout::rows);
+  EXPECT_EQ(c.outer_stride, 16);
 }
 
 TEST(Canonicalize, ViewsKeepTheirClassWhereTheirMemoryAllowsIt) {

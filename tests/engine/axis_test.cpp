@@ -40,7 +40,16 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::rows);
   EXPECT_EQ(s.vec, 1u);
   EXPECT_EQ(s.rows_per_pass, 4u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 1}, {1}), 132).family, AxisFamily::rows);
+  // R = 1 over contiguous outputs is columns [1, inner]: a 16-byte vector of four outputs
+  // per thread where the outputs lie on that grid, a thread per output off it.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 1}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 1u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({(1 << 20) + 1, 1}, {1}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.vec, 1u);
+  EXPECT_EQ(s.group, 1u);
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
   s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 16}, {1}), 132);
   EXPECT_EQ(s.vec, 8u);
@@ -585,7 +594,7 @@ TEST(AxisConfig, AFamilyOfAnotherLayoutOrPastItsLimitsDoesNotFit) {
   AxisKernelSpec dense;
   dense.family = AxisFamily::rows_dense;
   dense.group = 1;
-  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 1}, {1})), "");
+  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 2}, {1})), "");
   EXPECT_EQ(axis_spec_mismatch(dense, shape_of({4096, 128}, {1})), "");
   EXPECT_NE(axis_spec_mismatch(dense, shape_of({4096, 129}, {1})), "");
   dense.vec = 4;

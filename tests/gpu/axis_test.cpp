@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gpu_env.h"
@@ -52,8 +53,13 @@ std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, 
   RT_CUDA_CHECK(cudaMemset(out.get(), 0xa5, std::max<std::uint64_t>(outputs, 1) * out_size + 16));
   ctx.reduce_axes(op, t.in, t.out, static_cast<const unsigned char*>(buffer.device.get()) + base * static_cast<std::int64_t>(in_size),
                   view, axes, out.get(), nullptr);
-  std::vector<unsigned char> got(std::max<std::uint64_t>(outputs, 1) * out_size);
+  std::vector<unsigned char> got(std::max<std::uint64_t>(outputs, 1) * out_size + 16);
   RT_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size(), cudaMemcpyDeviceToHost));
+  // The 16 bytes after the last output keep their fill: no vector store ran past it.
+  for (std::size_t k = got.size() - 16; k < got.size(); ++k)
+    if (got[k] != 0xa5)
+      return std::string(to_string(op)) + "<" + std::string(to_string(t.in)) + "> " + c.axes.to_string() +
+             ": wrote byte " + std::to_string(k - (got.size() - 16)) + " past the last output";
 
   // Host: walk every index, gather per output (C order over the kept dimensions).
   bool reduced_dim[kMaxRank] = {};
@@ -93,6 +99,23 @@ std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, 
 
 TypeRule rule(Op op, DType in) { return *resolve_types(op, in, default_out_dtype(op, in)).rule; }
 
+// fn(dtype) for every dtype, each in a thread of its own: the kernels a test needs compile
+// in parallel (NVRTC runs outside the runtime's locks), which is most of these tests' time,
+// and the GPU work interleaves on the legacy default stream. gtest's assertions are
+// thread-safe; an exception fails the test with the dtype named.
+void for_each_dtype_in_threads(const std::vector<DType>& dtypes, const std::function<void(DType)>& fn) {
+  std::vector<std::thread> threads;
+  for (DType dtype : dtypes)
+    threads.emplace_back([&fn, dtype] {
+      try {
+        fn(dtype);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << to_string(dtype) << ": " << e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+}
+
 struct Shape {
   TensorDesc view;
   AxisList axes;
@@ -123,7 +146,9 @@ std::vector<Shape> odd_shapes() {
       {TensorDesc::contiguous({100003, 4}), {1}},         // short rows: a lane per element
       {TensorDesc::contiguous({349526, 3}), {1}},         // many short rows: a thread per row
       {TensorDesc::contiguous({69907, 15}), {1}},         // misaligned short rows: scalar loads
-      {TensorDesc::contiguous({70001, 1}), {1}},          // R = 1: a copy
+      {TensorDesc::contiguous({70001, 1}), {1}},          // R = 1: a copy, columns [1, 70001]
+      {TensorDesc::contiguous({1, 262144}), {0}},         // R = 1 on the 16-byte grid: vectors of outputs
+      {TensorDesc::strided({5003, 1}, {3, 1}), {1}},      // R = 1 over strided outputs: rows of one element
       {TensorDesc::contiguous({100, 10007}), {1}},        // rows split, two passes
       {TensorDesc::contiguous({4097, 100}), {0}},         // columns split, two passes
       {TensorDesc::strided({1000, 8}, {100, 1}), {0}},    // sliced columns, split, one pass
@@ -133,11 +158,11 @@ std::vector<Shape> odd_shapes() {
 TEST(Axes, EveryLayoutClassEveryOpAndDtypeMatchesTheHost) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
-  int checked = 0;
+  std::atomic<int> checked{0};
   // Quick mode (the sanitizer pass): one 4-byte and one 8-byte type.
   const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32, DType::i64}
                                                           : std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
-  for (DType dtype : dtypes)
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
     for (Op op : kAllOps) {
       const TypeRule t = rule(op, dtype);
       const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 2100000, 7));
@@ -146,7 +171,52 @@ TEST(Axes, EveryLayoutClassEveryOpAndDtypeMatchesTheHost) {
         ++checked;
       }
     }
-  std::printf("[ counts   ] axes: %d (op, dtype, shape) cases\n", checked);
+  });
+  std::printf("[ counts   ] axes: %d (op, dtype, shape) cases\n", checked.load());
+}
+
+// Reducing only extents of 1 is a converting copy: over contiguous outputs it runs the
+// columns kernels ([1, inner]: 16-byte vectors of outputs on the grid, a thread per output
+// or four a pass off it), over strided ones rows of one element. Every op and dtype, the
+// 16-bit sums into f32 too, from an aligned and a misaligned base.
+TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::vector<Shape> shapes = {
+      {TensorDesc::contiguous({70001, 1}), {1}},        // off the grid: a thread per output
+      {TensorDesc::contiguous({1, 262144}), {0}},       // on the grid: vectors of four outputs
+      {TensorDesc::contiguous({600001, 1}), {1}},       // off the grid, many: four outputs a pass (4-byte)
+      {TensorDesc::contiguous({3, 1, 4099}), {1}},      // kept dimensions merged around the unit axis
+      {TensorDesc::strided({5003, 1}, {3, 1}), {1}},    // strided outputs: rows of one element
+      {TensorDesc::contiguous({1, 1}), {0, 1}},         // one element: flat
+  };
+  std::atomic<int> checked{0};
+  for_each_dtype_in_threads(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)), [&](DType dtype) {
+    for (Op op : kAllOps) {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 1300000, 7));
+      for (const Shape& s : shapes)
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, s.view, s.axes), "");
+          ++checked;
+        }
+    }
+  });
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, DType::f32).rule;
+    const Buffer buffer = upload(testing::make_input(Op::sum, dtype, testing::Pattern::exact, 1300000, 7));
+    for (const Shape& s : shapes)
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, Op::sum, t, buffer, base, s.view, s.axes), "");
+        ++checked;
+      }
+  }
+  // The contiguous copies are columns, the strided one rows.
+  EXPECT_EQ(ctx.explain_axes(Op::sum, DType::f32, DType::f32, shapes[1].view, shapes[1].axes).shape.layout,
+            AxisLayout::columns);
+  EXPECT_EQ(ctx.explain_axes(Op::sum, DType::f32, DType::f32, shapes[4].view, shapes[4].axes).shape.layout,
+            AxisLayout::rows);
+  std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
 TEST(Axes, MisalignedBasesAndRowStarts) {
@@ -574,7 +644,7 @@ TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
   for (DType dtype : dtypes) {
     const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
     for (const tuner::AxisShape shape :
-         {tuner::AxisShape{AxisLayout::rows, 1, 5003}, tuner::AxisShape{AxisLayout::rows, 3, 100003},
+         {tuner::AxisShape{AxisLayout::rows, 2, 5003}, tuner::AxisShape{AxisLayout::rows, 3, 100003},
           tuner::AxisShape{AxisLayout::rows, 13, 70001}, tuner::AxisShape{AxisLayout::rows, 33, 65537},
           tuner::AxisShape{AxisLayout::rows, 100, 4099}, tuner::AxisShape{AxisLayout::rows, 127, 3001}}) {
       const auto drawn = drawn_candidates(t, shape, device.sm_count, quick ? 1 : 8, [](const AxisKernelSpec& spec) {
