@@ -180,7 +180,15 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // off the vector grid, so the program's twin): 1.02 to 1.08 times faster than a
       // thread per output, 1000 x 262145 in 356.9 against 386.2 us, 4097 x 16385 92.4
       // against 97.8.
-      if (size_of(types.in) == 4 && r > 512 && shape.outputs >= 64 * sms) {
+      // 16-bit elements likewise (four adjacent outputs, 8-byte loads) from 64 outputs
+      // per SM up to the many outputs that the 16-bit rule above serves, on the 4-element
+      // grid or over fewer than 2^15 outputs. Built-in choice before and after on an H200
+      // (f16 sums, held): 0.66 to 1.00 times the time over 513 .. 16385 x 9000 .. 100000
+      // (16385 x 9000: 88.7 against 133.9 us; 4097 x 16385, off the grid, 38.9 against
+      // 43.5); off the grid over 131071 outputs 1.35 times slower (1000 x 131071).
+      const bool narrow_grid = shape.outputs < threads_wanted && (on_grid || shape.outputs < (1u << 15));
+      if ((size_of(types.in) == 4 || (size_of(types.in) == 2 && narrow_grid)) && r > 512 &&
+          shape.outputs >= 64 * sms) {
         s.vec = 4;
         const std::uint64_t columns = ceil_div(shape.outputs, 4);
         std::uint32_t by = 8;
@@ -281,7 +289,14 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // 16-byte loads where a row holds at least two of them, or one where its rows
       // start aligned (a multiple of the vector); a row of a misaligned short run
       // reads faster element by element.
-      const std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
+      // 16-bit rows of 16 to 127 elements load 8 bytes (four elements) at a time. On an
+      // H200 (f16 sums), an exhaustive tune of R = 2^4 .. 2^7 over 2^18 .. 2^22 rows
+      // chose them with the lane groups below; against 16-byte vectors, built-in choice
+      // before and after: R = 16 .. 100 over 262145 .. 4194305 rows 0.77 to 1.00 times
+      // the time (100 x 1048577: 57.8 against 65.7 us); R = 8 and 12 (two and three
+      // 8-byte vectors) 1.1 to 1.3 times slower, and R = 200 .. 255 no faster.
+      std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
+      if (full == 8 && r >= 16 && r < 128) full = 4;
       s.vec = full > 1 && (r >= 4ull * full || (r >= 2ull * full && r % full == 0)) ? full : 1;
       // Each lane of a group reads about four vectors (eight elements without vectors)
       // of its row, so that several loads are in flight without a long shuffle tree
@@ -547,7 +562,12 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
   };
   if (shape.layout == AxisLayout::rows) {
     for (std::uint32_t block : {128u, 256u, 512u}) {
-      for (std::uint32_t vec : {max_vec, 1u}) {
+      // 16-bit rows also load 8 bytes (four elements) at a time: half the peeling of a
+      // 16-byte vector where rows start off its grid.
+      std::vector<std::uint32_t> vecs{max_vec};
+      if (size_of(types.in) == 2) vecs.push_back(4);
+      vecs.push_back(1);
+      for (std::uint32_t vec : vecs) {
         if (vec > 1 && r < 2ull * vec) continue;
         if (vec == 1 && max_vec > 1 && r >= 64) continue;  // long rows always load vectors
         const std::uint64_t lanes = ceil_div(r, vec);

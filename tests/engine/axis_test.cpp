@@ -51,12 +51,22 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.vec, 1u);
   EXPECT_EQ(s.group, 1u);
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
+  // 16-bit rows of 16 .. 127 elements: 8-byte vectors (four elements), lanes of about
+  // four of them; shorter rows element by element, longer ones 16-byte vectors.
   s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 16}, {1}), 132);
-  EXPECT_EQ(s.vec, 8u);
+  EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 1u);
   s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 25}, {1}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 1u);
+  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 100}, {1}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 4u);
+  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 12}, {1}), 132);
   EXPECT_EQ(s.vec, 1u);
-  EXPECT_EQ(s.group, 2u);
+  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 18, 128}, {1}), 132);
+  EXPECT_EQ(s.vec, 8u);
+  EXPECT_EQ(s.group, 4u);
   // Longer rows: a group of lanes per row, each lane about four vectors of it.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 64}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
@@ -240,6 +250,18 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.group, 8u);
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.split, AxisSplit::none);
+  // 16-bit elements the same way (8-byte loads) below 1024 outputs per SM, on the grid
+  // or over fewer than 2^15 outputs; not off the grid over more.
+  s = builtin_axis_spec(Op::sum, h, shape_of({4097, 16385}, {0}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 32u);
+  EXPECT_EQ(s.block, 1024u);
+  s = builtin_axis_spec(Op::sum, h, shape_of({1000, 100000}, {0}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 8u);
+  EXPECT_EQ(s.block, 512u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({1000, 131071}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4097, 1000}, {0}), 132).vec, 1u);
   // Not at R <= 512, nor for 8-byte elements.
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({512, 1 << 16}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({1000, 1 << 16}, {0}), 132).vec, 1u);
@@ -554,9 +576,16 @@ TEST(AxisConfig, CandidatesAreValidFitTheirShapeAndIncludeTheBuiltInChoice) {
       EXPECT_GE(groups.size(), 3u) << shape.to_string();
     }
     // The default run's classes (4- and 8-byte types) stay within 96 candidates; 16-bit
-    // columns add vectors of adjacent outputs at every split (16-bit axis classes are
-    // tuned when named).
-    EXPECT_LE(candidates.size(), size_of(types.in) == 2 ? 120u : 96u) << shape.to_string();
+    // columns add vectors of adjacent outputs at every split, and 16-bit rows 8-byte
+    // vectors beside 16-byte ones (16-bit axis classes are tuned when named).
+    EXPECT_LE(candidates.size(), size_of(types.in) == 2 ? 176u : 96u) << shape.to_string();
+    // 16-bit rows long enough for vectors search both widths.
+    if (size_of(types.in) == 2 && shape.layout == AxisLayout::rows && shape.reduced >= 16) {
+      std::set<std::uint32_t> vecs;
+      for (const auto& c : candidates)
+        if (c.family == AxisFamily::rows) vecs.insert(c.vec);
+      EXPECT_TRUE(vecs.count(4) && vecs.count(8)) << shape.to_string();
+    }
   }
   // Short columns: the unsplit specs, blocks of 1024 among them; none past R = 2048.
   for (std::int64_t r : {256, 1000, 2048, 2049}) {
