@@ -289,14 +289,15 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // 16-byte loads where a row holds at least two of them, or one where its rows
       // start aligned (a multiple of the vector); a row of a misaligned short run
       // reads faster element by element.
-      // 16-bit rows of 16 to 127 elements load 8 bytes (four elements) at a time. On an
-      // H200 (f16 sums), an exhaustive tune of R = 2^4 .. 2^7 over 2^18 .. 2^22 rows
-      // chose them with the lane groups below; against 16-byte vectors, built-in choice
-      // before and after: R = 16 .. 100 over 262145 .. 4194305 rows 0.77 to 1.00 times
-      // the time (100 x 1048577: 57.8 against 65.7 us); R = 8 and 12 (two and three
-      // 8-byte vectors) 1.1 to 1.3 times slower, and R = 200 .. 255 no faster.
+      // 16-bit rows of 32 to 127 elements, and of 16, load 8 bytes (four elements) at a
+      // time. On an H200 (f16 sums), an exhaustive tune of R = 2^4 .. 2^7 over 2^18 ..
+      // 2^22 rows chose them with the lane groups below; against 16-byte vectors, built-in
+      // choice before and after over 262145 .. 4194305 rows: R = 16 and 31 .. 127 0.77 to
+      // 1.03 times the time on an H200 and an H100 (100 x 1048577: 57.8 against 65.7 us
+      // and 77.4 against 85.2); R = 17 and 24 up to 1.18 times slower, R = 8 and 12 1.1
+      // to 1.3 times, and R = 128 .. 255 no faster.
       std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
-      if (full == 8 && r >= 16 && r < 128) full = 4;
+      if (full == 8 && r < 128 && (r >= 32 || r == 16)) full = 4;
       s.vec = full > 1 && (r >= 4ull * full || (r >= 2ull * full && r % full == 0)) ? full : 1;
       // Each lane of a group reads about four vectors (eight elements without vectors)
       // of its row, so that several loads are in flight without a long shuffle tree
@@ -377,11 +378,17 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   // 1000; f32 max of the x 100): 1.05 to 1.14 times faster, 100 rows of 1048577 in 140.6
   // against 152.3 us (sum). Up to 64 rows keep contiguous splits: with tiles, max of
   // 17 to 64 rows ran 0.91 to 0.98 times as fast (1048577 x 33: 59.4 against 54.3 us).
+  //
+  // 16-bit rows, up to 256 of them: blocks of 128 at 8 per SM. Against the blocks above,
+  // f16 sum and max of 65537, 262145 and 1048577 x 100 took 0.77 to 0.99 times the time
+  // on an H200 (1048577 x 100: 53.7 against 63.1 us) and 0.85 to 0.99 on an H100; over
+  // 257 rows 1.02 to 1.06 times. f32 (H100) 1.05 times slower at 1048577 x 100 so.
   if (s.family == AxisFamily::rows && s.group == s.block && p.splits > 1 && s.split == AxisSplit::two_pass) {
     const bool large = r * shape.outputs >= (1ull << 25);
-    s.block = s.group = large ? 512 : 256;
+    const bool narrow = size_of(types.in) == 2 && shape.outputs <= 256;
+    s.block = s.group = narrow ? 128 : large ? 512 : 256;
     s.split = AxisSplit::ticket_tiles;
-    s.blocks_per_sm = large ? 16 : 8;
+    s.blocks_per_sm = large && !narrow ? 16 : 8;
     p = plan_axis_launch(s, shape, sm_count);
     if (p.splits <= 1) {
       s.split = AxisSplit::none;

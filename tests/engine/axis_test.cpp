@@ -51,14 +51,17 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.vec, 1u);
   EXPECT_EQ(s.group, 1u);
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
-  // 16-bit rows of 16 .. 127 elements: 8-byte vectors (four elements), lanes of about
-  // four of them; shorter rows element by element, longer ones 16-byte vectors.
+  // 16-bit rows of 16 and 32 .. 127 elements: 8-byte vectors (four elements), lanes of
+  // about four of them; others as before (25: element by element; 128: 16-byte vectors).
   s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 16}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 1u);
   s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 25}, {1}), 132);
+  EXPECT_EQ(s.vec, 1u);
+  EXPECT_EQ(s.group, 2u);
+  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 33}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
-  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.group, 2u);
   s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 100}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 4u);
@@ -117,12 +120,18 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(plan.partial_count, 2 * plan.splits);
   EXPECT_EQ(plan.finalize_grid, 0u);
   // A hundred long rows: split, the splits taking tiles in turn, the last block folding;
-  // in blocks of 512 at 16 per SM from 2^25 elements, of 256 at 8 per SM below.
+  // in blocks of 512 at 16 per SM from 2^25 elements, of 256 at 8 per SM below; 16-bit
+  // rows, up to 256 of them, in blocks of 128 at 8 per SM.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({100, 1 << 20}, {1}), 132);
   EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.group, 512u);
   EXPECT_EQ(s.blocks_per_sm, 16u);
+  s = builtin_axis_spec(Op::sum, f16, shape_of({100, 1 << 20}, {1}), 132);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(s.block, 128u);
+  EXPECT_EQ(s.blocks_per_sm, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({257, 65537}, {1}), 132).block, 256u);
   plan = plan_axis_launch(s, shape_of({100, 1 << 20}, {1}), 132);
   EXPECT_GT(plan.splits, 1u);
   EXPECT_EQ(plan.finalize_grid, 0u);
@@ -130,6 +139,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.blocks_per_sm, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({100, 65537}, {1}), 132).block, 128u);
   // Up to 64 such rows: contiguous splits in blocks of 128, the last block folding.
   s = builtin_axis_spec(Op::max, kF32, shape_of({33, 1 << 20}, {1}), 132);
   EXPECT_EQ(s.split, AxisSplit::ticket);
@@ -509,6 +519,8 @@ TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
   EXPECT_EQ(many.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(many.block, 512u);
   EXPECT_EQ(many.blocks_per_sm, 16u);
+  const auto many_candidates = axis_candidates(Op::max, kF32, shape_of({257, 1 << 18}, {1}), 132);
+  EXPECT_NE(std::find(many_candidates.begin(), many_candidates.end(), many), many_candidates.end());
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132).split, AxisSplit::ticket_tiles);
   // Dense columns over a long R (7 columns of 2^24 rows) too; the columns family never.
   const auto narrow = axis_candidates(Op::max, kF32, shape_of({1 << 24, 7}, {0}), 132);
