@@ -288,12 +288,12 @@ __device__ __forceinline__ typename C::Acc fold_row_body(const AxisVec<typename 
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
+      for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
   }
   for (; i < vectors; i += C::kGroup) {
     const AxisVec<typename C::In, C::kVec> x = body[i];
 #pragma unroll
-    for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
+    for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x.v[e]);
   }
   return v;
 }
@@ -325,9 +325,9 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
 #pragma unroll
       for (int u = 0; u < U; ++u) a[u] = (A)ldg(row + k + u * C::kGroup);
 #pragma unroll
-      for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
+      for (int u = 0; u < U; ++u) v = Op::template fold<A>(v, a[u]);
     }
-    for (; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+    for (; k < hi; k += C::kGroup) v = Op::template fold<A>(v, (A)ldg(row + k));
     return v;
   }
   const u64 bytes = sizeof(T) * C::kVec;
@@ -338,11 +338,11 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
     if (head > hi - lo) head = hi - lo;
     // The head has up to kVec - 1 elements: lanes stride over it (a group may be narrower).
     if (RT_MUTATION != 3)
-      for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + lo + k));
+      for (u64 k = lane; k < head; k += C::kGroup) v = Op::template fold<A>(v, (A)ldg(row + lo + k));
     const u64 start = lo + head;
     const u64 vectors = (hi - start) / C::kVec;
     v = fold_row_body<C>(reinterpret_cast<const AxisVec<T, C::kVec>*>(row + start), vectors, lane, v);
-    for (u64 k = start + vectors * C::kVec + lane; k < hi; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+    for (u64 k = start + vectors * C::kVec + lane; k < hi; k += C::kGroup) v = Op::template fold<A>(v, (A)ldg(row + k));
     return v;
   }
   // Inputs are element-aligned (the runtime refuses others), so the head is < kVec.
@@ -363,9 +363,9 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   v = fold_row_body<C>(body, vectors, lane, v);
 #pragma unroll
   for (int m = 0; m < kHeld; ++m)
-    if (RT_MUTATION != 3) v = Op::template apply<A>(v, h[m]);
+    if (RT_MUTATION != 3) v = Op::template fold<A>(v, h[m]);
 #pragma unroll
-  for (int m = 0; m < kHeld; ++m) v = Op::template apply<A>(v, t[m]);
+  for (int m = 0; m < kHeld; ++m) v = Op::template fold<A>(v, t[m]);
   return v;
 }
 
@@ -390,9 +390,9 @@ __device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* 
 #pragma unroll
         for (int u = 0; u < U; ++u) a[u] = (A)ldg(row + base + lane + u * C::kGroup);
 #pragma unroll
-        for (int u = 0; u < U; ++u) v = Op::template apply<A>(v, a[u]);
+        for (int u = 0; u < U; ++u) v = Op::template fold<A>(v, a[u]);
       } else {
-        for (u64 k = base + lane; k < n; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+        for (u64 k = base + lane; k < n; k += C::kGroup) v = Op::template fold<A>(v, (A)ldg(row + k));
       }
     }
     return v;
@@ -401,7 +401,7 @@ __device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* 
   u64 head = ((bytes - (u64)row % bytes) % bytes) / sizeof(T);
   if (head > n) head = n;
   if (RT_MUTATION != 3 && split == 0)
-    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+    for (u64 k = lane; k < head; k += C::kGroup) v = Op::template fold<A>(v, (A)ldg(row + k));
   const u64 vectors = (n - head) / C::kVec;
   const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + head);
   for (u64 base = split * kTile; base < vectors; base += splits * kTile) {
@@ -412,17 +412,17 @@ __device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* 
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x[u].v[e]);
+        for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
     } else {
       for (u64 i = base + lane; i < vectors; i += C::kGroup) {
         const AxisVec<T, C::kVec> x = body[i];
 #pragma unroll
-        for (int e = 0; e < C::kVec; ++e) v = Op::template apply<A>(v, (A)x.v[e]);
+        for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x.v[e]);
       }
     }
   }
   if (split == 0)
-    for (u64 k = head + vectors * C::kVec + lane; k < n; k += C::kGroup) v = Op::template apply<A>(v, (A)ldg(row + k));
+    for (u64 k = head + vectors * C::kVec + lane; k < n; k += C::kGroup) v = Op::template fold<A>(v, (A)ldg(row + k));
   return v;
 }
 
@@ -904,7 +904,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
         for (unsigned e = lane; e < r; e += G) {
           // Mutation 3 drops the tile's scalar head.
           if (RT_MUTATION == 3 && q0 + e < g.k0 * V) continue;
-          v = Op::template apply<A>(v, (A)tile[rows_dense_slot(q0 + e)]);
+          v = Op::template fold<A>(v, (A)tile[rows_dense_slot(q0 + e)]);
         }
       }
 #pragma unroll
