@@ -182,10 +182,11 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // against 97.8.
       // 16-bit elements likewise (four adjacent outputs, 8-byte loads) from 64 outputs
       // per SM up to the many outputs that the 16-bit rule above serves, on the 4-element
-      // grid or over fewer than 2^15 outputs. Built-in choice before and after on an H200
-      // (f16 sums, held): 0.66 to 1.00 times the time over 513 .. 16385 x 9000 .. 100000
-      // (16385 x 9000: 88.7 against 133.9 us; 4097 x 16385, off the grid, 38.9 against
-      // 43.5); off the grid over 131071 outputs 1.35 times slower (1000 x 131071).
+      // grid or over fewer than 2^15 outputs. Built-in choice before and after (f16 sums):
+      // 0.66 to 1.00 times the time over 513 .. 16385 x 9000 .. 100000 on an H200 (16385
+      // x 9000: 88.7 against 133.9 us; 4097 x 16385, off the grid, 38.9 against 43.5),
+      // 0.78 to 1.00 on an H100; off the grid over 131071 outputs 1.35 times slower on the
+      // H200 (1000 x 131071).
       const bool narrow_grid = shape.outputs < threads_wanted && (on_grid || shape.outputs < (1u << 15));
       if ((size_of(types.in) == 4 || (size_of(types.in) == 2 && narrow_grid)) && r > 512 &&
           shape.outputs >= 64 * sms) {
@@ -292,10 +293,11 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // 16-bit rows of 32 to 127 elements, and of 16, load 8 bytes (four elements) at a
       // time. On an H200 (f16 sums), an exhaustive tune of R = 2^4 .. 2^7 over 2^18 ..
       // 2^22 rows chose them with the lane groups below; against 16-byte vectors, built-in
-      // choice before and after over 262145 .. 4194305 rows: R = 16 and 31 .. 127 0.77 to
-      // 1.03 times the time on an H200 and an H100 (100 x 1048577: 57.8 against 65.7 us
-      // and 77.4 against 85.2); R = 17 and 24 up to 1.18 times slower, R = 8 and 12 1.1
-      // to 1.3 times, and R = 128 .. 255 no faster.
+      // choice before and after over 262145 .. 4194305 rows: R = 16, 33, 48, 64, 100 and
+      // 127 0.77 to 1.03 times the time on an H200 and an H100 (100 x 1048577: 57.8
+      // against 65.7 us and 77.4 against 85.2); R = 17 and 24 up to 1.18 times slower (R
+      // = 31, 0.87 to 1.03, stays with them), R = 8 and 12 1.1 to 1.3 times, and R = 128
+      // .. 255 no faster.
       std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
       if (full == 8 && r < 128 && (r >= 32 || r == 16)) full = 4;
       s.vec = full > 1 && (r >= 4ull * full || (r >= 2ull * full && r % full == 0)) ? full : 1;
