@@ -294,7 +294,7 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
       // time. On an H200 (f16 sums), an exhaustive tune of R = 2^4 .. 2^7 over 2^18 ..
       // 2^22 rows chose them with the lane groups below; against 16-byte vectors, built-in
       // choice before and after over 262145 .. 4194305 rows: R = 16, 33, 48, 64, 100 and
-      // 127 0.77 to 1.03 times the time on an H200 and an H100 (100 x 1048577: 57.8
+      // 127 0.77 to 1.01 times the time on an H200 and an H100 (100 x 1048577: 57.8
       // against 65.7 us and 77.4 against 85.2); R = 17 and 24 up to 1.18 times slower (R
       // = 31, 0.87 to 1.03, stays with them), R = 8 and 12 1.1 to 1.3 times, and R = 128
       // .. 255 no faster.
