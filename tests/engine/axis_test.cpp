@@ -53,23 +53,16 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
   // 16-bit rows of 16 and 32 .. 127 elements: 8-byte vectors (four elements), lanes of
   // about four of them; others as before (25: element by element; 128: 16-byte vectors).
-  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 16}, {1}), 132);
-  EXPECT_EQ(s.vec, 4u);
-  EXPECT_EQ(s.group, 1u);
-  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 25}, {1}), 132);
-  EXPECT_EQ(s.vec, 1u);
-  EXPECT_EQ(s.group, 2u);
-  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 33}, {1}), 132);
-  EXPECT_EQ(s.vec, 4u);
-  EXPECT_EQ(s.group, 2u);
-  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 100}, {1}), 132);
-  EXPECT_EQ(s.vec, 4u);
-  EXPECT_EQ(s.group, 4u);
-  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 20, 12}, {1}), 132);
-  EXPECT_EQ(s.vec, 1u);
-  s = builtin_axis_spec(Op::sum, f16, shape_of({1 << 18, 128}, {1}), 132);
-  EXPECT_EQ(s.vec, 8u);
-  EXPECT_EQ(s.group, 4u);
+  struct RowCase {
+    std::int64_t rows, r;
+    std::uint32_t vec, group;
+  };
+  for (const RowCase& c : {RowCase{1 << 20, 16, 4, 1}, RowCase{1 << 20, 25, 1, 2}, RowCase{1 << 20, 33, 4, 2},
+                           RowCase{1 << 20, 100, 4, 4}, RowCase{1 << 20, 12, 1, 1}, RowCase{1 << 18, 128, 8, 4}}) {
+    s = builtin_axis_spec(Op::sum, f16, shape_of({c.rows, c.r}, {1}), 132);
+    EXPECT_EQ(s.vec, c.vec) << "R = " << c.r;
+    EXPECT_EQ(s.group, c.group) << "R = " << c.r;
+  }
   // Longer rows: a group of lanes per row, each lane about four vectors of it.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 64}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
