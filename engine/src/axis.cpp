@@ -27,7 +27,9 @@ std::string config_text(const AxisKernelSpec& s) {
   os << "rt::AxisConfig<" << op_type(s.op) << ", " << cuda_type_name(s.types.in) << ", "
      << cuda_type_name(s.types.acc) << ", " << cuda_type_name(s.types.out) << ", rt::axis_" << to_string(s.family)
      << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << static_cast<int>(s.split) << ", "
-     << s.rows_per_pass << ", " << s.unroll << ">";
+     << s.rows_per_pass << ", " << s.unroll;
+  if (s.tail != 0) os << ", " << s.tail;  // the template's default otherwise: the source of older specs
+  os << ">";
   return os.str();
 }
 
@@ -84,6 +86,7 @@ std::string to_string(const AxisKernelSpec& s) {
   if (s.rows_per_pass != 1) os << ",rows=" << s.rows_per_pass;
   if (s.unroll != 4) os << ",unroll=" << s.unroll;
   if (s.blocks_per_sm != 4) os << ",sm=" << s.blocks_per_sm;
+  if (s.tail != 0) os << ",tail=" << s.tail;
   return os.str();
 }
 
@@ -116,11 +119,18 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
       (s.rows_per_pass != 4 || s.group > 32 || (s.family == AxisFamily::columns && s.group != 1) ||
        s.family == AxisFamily::columns_dense || s.family == AxisFamily::rows_dense))
     return "rows per pass is 1, or 4 for rows and general with groups within a warp and columns with by=1";
+  if (s.tail > 1) return "tail is 0 or 1";
+  if (s.tail == 1 &&
+      ((s.family != AxisFamily::rows && s.family != AxisFamily::columns) || s.split == AxisSplit::ticket_tiles))
+    return "tail=1 is for rows and columns, not split in tiles";
   return {};
 }
 
-AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
-                                 AxisLaunchPlan* plan) {
+namespace {
+
+// The built-in choice but for its tail (builtin_axis_spec).
+AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
+                                   AxisLaunchPlan* plan) {
   AxisKernelSpec s;
   s.op = op;
   s.types = types;
@@ -401,11 +411,58 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   return s;
 }
 
+}  // namespace
+
+// Whether the batched tail (AxisKernelSpec::tail, rt::batched_index) reads `shape` faster
+// with `s` than a guarded load per step, by where a thread's run along R ends: the loads
+// of its last, partial tile, which the guarded loop takes one or two round trips at a
+// time. Built-in choice with and without it on an H200 (f32 and f16, sum and max, the
+// same machine, alternating; docs/BENCHMARKS.md):
+//   rows, groups of 8 to 32 lanes with vectors, where a row holds more than one tile
+//     and its last one more vectors than the group has lanes (a lane then has two or
+//     three loads left): R = 999 .. 2000 over 1000 .. 100000 rows 1.06 to 1.30 times
+//     faster (f32 sum 1000 x 16385: 22.12 -> 18.31 us). Where the last tile leaves a
+//     lane one load or none (R = 300, f32 and f16), 0.86 to 0.93 times as fast.
+//   columns unsplit with 16 or 32 threads across R, where some thread has two or three
+//     loads past its last whole tile: 1000 x 1000 and 300 x 16385 1.05 to 1.12 times
+//     faster. With 8 threads across R and a second kernel (65537 x 100), the compiler
+//     scheduled the whole loop's loads one at a time: 0.66 to 0.92.
+//   columns whose threads have fewer loads than a tile (R = 2 or 3 with one thread
+//     across it) from 2^22 elements: 3 x 2^24 1.10 to 1.32 times faster; over 2^20
+//     outputs 0.95 to 1.03.
+bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
+  if (s.rows_per_pass != 1 || s.split != AxisSplit::none) return false;
+  const std::uint64_t r = shape.reduced;
+  if (s.family == AxisFamily::rows) {
+    if (s.group < 8 || s.group > 32 || s.vec == 1) return false;
+    const std::uint64_t vectors = r / s.vec;
+    const std::uint64_t tile = static_cast<std::uint64_t>(s.unroll) * s.group;
+    return vectors > tile && vectors % tile > s.group;
+  }
+  if (s.family != AxisFamily::columns) return false;
+  // Thread t across R reads steps t, t + by, ... < R: ceil((R - t) / by) loads.
+  const std::uint64_t longest = ceil_div(r, s.group);
+  if (longest < s.unroll) return longest >= 2 && s.group == 1 && r * shape.outputs >= (1u << 22);
+  if (s.group < 16) return false;
+  std::uint64_t most_left = 0;
+  for (std::uint64_t t = 0; t < s.group && t < r; ++t)
+    most_left = std::max<std::uint64_t>(most_left, ceil_div(r - t, s.group) % s.unroll);
+  return most_left >= 2;
+}
+
+AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
+                                 AxisLaunchPlan* plan) {
+  AxisKernelSpec s = builtin_axis_choice(op, types, shape, sm_count, plan);
+  s.tail = batched_tail_pays(s, shape) ? 1 : 0;
+  return s;
+}
+
 std::string axis_config_text(const AxisKernelSpec& s) {
   std::ostringstream os;
   os << to_string(s.family) << ":block=" << s.block << "," << (s.family == AxisFamily::columns ? "by=" : "group=")
      << s.group << ",vec=" << s.vec << ",split=" << to_string(s.split) << ",rows=" << s.rows_per_pass
      << ",unroll=" << s.unroll << ",sm=" << s.blocks_per_sm;
+  if (s.tail != 0) os << ",tail=" << s.tail;
   return os.str();
 }
 
@@ -451,8 +508,8 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   };
   if (!number("block", &s.block, true) || !number("group", &s.group, true) || !number("vec", &s.vec, true) ||
       !number("rows", &s.rows_per_pass, false) || !number("unroll", &s.unroll, false) ||
-      !number("sm", &s.blocks_per_sm, false))
-    return fail("block, group (by), vec, rows, unroll and sm take a number; block, group and vec are required");
+      !number("sm", &s.blocks_per_sm, false) || !number("tail", &s.tail, false))
+    return fail("block, group (by), vec, rows, unroll, sm and tail take a number; block, group and vec are required");
   auto split = fields.find("split");
   if (split == fields.end()) return fail("split is required");
   bool split_found = false;
@@ -649,6 +706,14 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       if (block <= 512) add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);
     }
   }
+  // The batched tail beside each spec where builtin_axis_spec would take it.
+  const std::size_t count = out.size();
+  for (std::size_t i = 0; i < count; ++i)
+    if (out[i].tail == 0 && batched_tail_pays(out[i], shape)) {
+      AxisKernelSpec t = out[i];
+      t.tail = 1;
+      add(t);
+    }
   return out;
 }
 

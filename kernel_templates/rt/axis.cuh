@@ -49,7 +49,7 @@ template <class T> __device__ __forceinline__ T shfl_xor(T v, int offset) {
 }
 
 template <class OpT, class InT, class AccT, class OutT, int FAMILY, int BLOCK, int GROUP, int VEC, int SPLIT,
-          int ROWS, int UNROLL>
+          int ROWS, int UNROLL, int TAIL = 0>
 struct AxisConfig {
   typedef OpT Op;
   typedef InT In;
@@ -70,6 +70,12 @@ struct AxisConfig {
   // Independent loads in flight per thread along R (4 or 8).
   static constexpr int kUnroll = UNROLL;
   static_assert(UNROLL == 4 || UNROLL == 8, "4 or 8 loads in flight");
+  // How the end of a reduced run is read (rows and columns; see batched_index):
+  // false, each thread its own loop, a guarded load per step; true, the last, partial
+  // tile's loads issued together.
+  static constexpr bool kTail = TAIL != 0;
+  static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
+                "the batched tail is for unsplit or contiguously split rows and columns");
   static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && VEC == 1)) &&
                               FAMILY != axis_columns_dense),
                 "several outputs per pass: rows and general with groups within a warp, columns with BY = 1");
@@ -267,6 +273,22 @@ __device__ __forceinline__ void ticket_finish(const AxisParams& p) {
 // Aligned vector of VEC elements of T.
 template <class T, int VEC> struct alignas(sizeof(T) * VEC) AxisVec { T v[VEC]; };
 
+// The batched tail (AxisConfig::kTail): in the last, partial tile of a run of `count`
+// (> 0) loads, index i is clamped to the last one, so that a load past the end reads
+// it again, and its value is folded as the op's identity (live false), which leaves the
+// accumulator's bits as they are. Every load is then unconditional and used, so all of
+// them go out before the first is waited for. A guarded load per step (`if (i < count)
+// v = fold(v, load(i))`) is issued one or two at a time behind its branch, each group a
+// round trip to memory, and the lanes of a group that have more of them than the
+// others keep the whole warp waiting: rows of 1000 f32 elements, 32 lanes of 16-byte
+// vectors, take four round trips instead of two. Which form is faster depends on the
+// shape (fewer instructions against fewer round trips) and on how the compiler
+// schedules each one, so it is a tunable (`tail`), chosen by builtin_axis_spec.
+__device__ __forceinline__ u64 batched_index(u64 i, u64 count) { return i < count ? i : count - 1; }
+template <class Op, class A> __device__ __forceinline__ A live_or_identity(bool live, A x) {
+  return live ? x : Op::template identity<A>();
+}
+
 // Elements of a row's scalar head (or tail) one lane of a group reads at most.
 template <class C> __host__ __device__ constexpr int rows_peel_count() {
   return C::kVec > 1 ? (C::kVec - 1 + C::kGroup - 1) / C::kGroup : 0;
@@ -280,6 +302,32 @@ __device__ __forceinline__ typename C::Acc fold_row_body(const AxisVec<typename 
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   constexpr int U = C::kUnroll;
+  if (C::kTail) {
+    // The group takes the tiles together, so every lane runs the same number of them;
+    // the last one partial, its loads batched.
+    constexpr u64 kTile = (u64)U * C::kGroup;
+    u64 base = 0;
+    for (; base + kTile <= vectors; base += kTile) {
+      AxisVec<typename C::In, C::kVec> x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = body[base + lane + u * C::kGroup];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
+    }
+    if (base < vectors) {
+      AxisVec<typename C::In, C::kVec> x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = body[batched_index(base + lane + u * C::kGroup, vectors)];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < C::kVec; ++e)
+          v = Op::template fold<A>(v, live_or_identity<Op, A>(base + lane + u * C::kGroup < vectors, (A)x[u].v[e]));
+    }
+    return v;
+  }
   u64 i = lane;
   for (; i + (U - 1) * C::kGroup < vectors; i += U * C::kGroup) {
     AxisVec<typename C::In, C::kVec> x[U];
@@ -318,6 +366,27 @@ __device__ __forceinline__ typename C::Acc fold_row(const typename C::In* row, u
   typedef typename C::Op Op;
   A v = Op::template identity<A>();
   constexpr int U = C::kUnroll;
+  if (C::kVec == 1 && C::kTail) {
+    // As fold_row_body's batched tail, over elements.
+    constexpr u64 kTile = (u64)U * C::kGroup;
+    u64 base = lo;
+    for (; base + kTile <= hi; base += kTile) {
+      A a[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) a[u] = (A)ldg(row + base + lane + u * C::kGroup);
+#pragma unroll
+      for (int u = 0; u < U; ++u) v = Op::template fold<A>(v, a[u]);
+    }
+    if (base < hi) {
+      A a[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) a[u] = (A)ldg(row + lo + batched_index(base - lo + lane + u * C::kGroup, hi - lo));
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        v = Op::template fold<A>(v, live_or_identity<Op, A>(base + lane + u * C::kGroup < hi, a[u]));
+    }
+    return v;
+  }
   if (C::kVec == 1) {
     u64 k = lo + lane;
     for (; k + (U - 1) * C::kGroup < hi; k += U * C::kGroup) {
@@ -540,6 +609,23 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
 #pragma unroll
           for (unsigned u = 0; u < kRows; ++u) v[u] = Op::template apply<A>(v[u], a[s][u]);
       }
+      if (C::kTail && k < hi) {
+        // The last, partial steps batched (batched_index): the identity where there is
+        // no element, then one fold.
+        A a[kSteps][kRows];
+#pragma unroll
+        for (unsigned s = 0; s < kSteps; ++s)
+#pragma unroll
+          for (unsigned u = 0; u < kRows; ++u) {
+            a[s][u] = Op::template identity<A>();
+            if (live[u] && k + s < hi) a[s][u] = (A)ldg(column[u] + (long long)(k + s) * p.reduced_stride);
+          }
+#pragma unroll
+        for (unsigned s = 0; s < kSteps; ++s)
+#pragma unroll
+          for (unsigned u = 0; u < kRows; ++u) v[u] = Op::template apply<A>(v[u], a[s][u]);
+        k = hi;
+      }
       for (; k < hi; ++k)
 #pragma unroll
         for (unsigned u = 0; u < kRows; ++u)
@@ -586,6 +672,19 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
 #pragma unroll
             for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)a[u].v[e]);
         }
+        if (C::kTail && k < hi) {
+          AxisVec<T, V> a[U] = {};
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (k + (u64)u * kBy < hi)
+              a[u] = *reinterpret_cast<const AxisVec<T, V>*>(column + (long long)(k + u * kBy) * p.reduced_stride);
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+              v[e] = Op::template apply<A>(v[e], live_or_identity<Op, A>(k + (u64)u * kBy < hi, (A)a[u].v[e]));
+          k = hi;
+        }
         for (; k < hi; k += kBy) {
           const AxisVec<T, V> a = *reinterpret_cast<const AxisVec<T, V>*>(column + (long long)k * p.reduced_stride);
 #pragma unroll
@@ -606,6 +705,23 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
           for (int u = 0; u < U; ++u)
 #pragma unroll
             for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], a[u][e]);
+        }
+        if (C::kTail && k < hi) {
+          A a[U][V];
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            const T* row = column + (long long)(k + u * kBy) * p.reduced_stride;
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              a[u][e] = Op::template identity<A>();
+              if (k + (u64)u * kBy < hi) a[u][e] = (A)ldg(row + e);
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], a[u][e]);
+          k = hi;
         }
         for (; k < hi; k += kBy) {
           const T* row = column + (long long)k * p.reduced_stride;
@@ -635,6 +751,21 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
           for (int u = 0; u < U; ++u)
 #pragma unroll
             for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], a[u][e]);
+        }
+        if (C::kTail && k < hi) {
+          A a[U][V];
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              a[u][e] = Op::template identity<A>();
+              if (live[e] && k + (u64)u * kBy < hi) a[u][e] = (A)ldg(c[e] + (long long)(k + u * kBy) * p.reduced_stride);
+            }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], a[u][e]);
+          k = hi;
         }
         for (; k < hi; k += kBy)
 #pragma unroll

@@ -343,6 +343,58 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(axis_spec_problem(builtin_axis_spec(Op::sum, kF32, shape, 132)), "");
 }
 
+// The batched tail (tail=1) where a thread's run along R ends in two or more loads past
+// its last whole tile: rows of 8 to 32 lanes with vectors longer than a tile, columns of
+// 16 or 32 threads across R unsplit, and columns whose one thread per output reads fewer
+// loads than a tile over 2^22 elements or more. The guarded loop elsewhere.
+TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
+  const TypeRule f16{DType::f16, DType::f16, DType::f32};
+  struct Case {
+    TypeRule types;
+    std::int64_t d0, d1;
+    int axis;
+    std::uint32_t tail;
+  };
+  const Case cases[] = {
+      {kF32, 16385, 1000, 1, 1},   // 250 vectors, 32 lanes: the last tile 122 vectors
+      {kF32, 100000, 999, 1, 1},   //
+      {kF32, 16385, 2000, 1, 1},   // 500 vectors: 116 in the last tile
+      {f16, 16385, 1000, 1, 1},    // 125 vectors of 8, 16 lanes: 61
+      {kF32, 16385, 300, 1, 0},    // 75 vectors, 16 lanes: 11 left, one a lane at most
+      {f16, 16385, 300, 1, 0},     // 37 vectors, 8 lanes: 5 left
+      {kF32, 1 << 20, 100, 1, 0},  // 4 lanes a row
+      {kF32, 1 << 20, 3, 1, 0},    // a thread per row
+      {kF32, 3, 1 << 24, 0, 1},    // columns: 3 loads a thread, under a tile, 2^25.6 elements
+      {f16, 3, 1 << 24, 0, 1},     //
+      {kF32, 3, 1 << 20, 0, 0},    // the same under 2^22 elements
+      {kF32, 7, 1 << 20, 0, 0},    // a tile and three loads, one thread across R
+      {kF32, 1000, 1000, 0, 1},    // 32 threads across R: 31 loads a thread, 3 past 7 tiles
+      {kF32, 65537, 100, 0, 0},    // split across blocks
+  };
+  for (const Case& c : cases) {
+    const CanonicalAxes shape = shape_of({c.d0, c.d1}, {c.axis});
+    const AxisKernelSpec s = builtin_axis_spec(Op::sum, c.types, shape, 132);
+    EXPECT_EQ(s.tail, c.tail) << shape.to_string() << " " << to_string(s);
+    EXPECT_EQ(batched_tail_pays(s, shape), c.tail == 1) << shape.to_string();
+    // The tuner measures both reads where the built-in choice takes the batched one.
+    if (c.tail == 1) {
+      AxisKernelSpec guarded = s;
+      guarded.tail = 0;
+      const auto candidates = axis_candidates(Op::sum, c.types, shape, 132);
+      EXPECT_NE(std::find(candidates.begin(), candidates.end(), s), candidates.end()) << shape.to_string();
+      const auto tails = std::count_if(candidates.begin(), candidates.end(), [](const AxisKernelSpec& k) { return k.tail == 1; });
+      EXPECT_GT(tails, 0) << shape.to_string();
+      EXPECT_LT(static_cast<std::size_t>(tails), candidates.size()) << shape.to_string();
+      // The source names the batched tail as the template's last argument; without it,
+      // the source is what it was before the tail existed.
+      const std::string batched = make_axis_compile_request(s, 90).source;
+      const std::string plain = make_axis_compile_request(guarded, 90).source;
+      EXPECT_NE(batched.find(", 4, 1> rt_axis_instance"), std::string::npos) << batched;
+      EXPECT_NE(plain.find(", 4> rt_axis_instance"), std::string::npos) << plain;
+    }
+  }
+}
+
 TEST(AxisSpec, TheChoiceComesWithThePlanOfItsSpec) {
   for (auto shape : {shape_of({3, 5}, {1}), shape_of({2, 1 << 24}, {1}), shape_of({100, 1 << 20}, {1}),
                      shape_of({1 << 20, 16}, {0}), shape_of({4097, 1000}, {0}), shape_of({1 << 20, 8}, {1}),
@@ -471,6 +523,15 @@ TEST(AxisConfig, CanonicalTextRoundTripsForEveryCandidate) {
   ASSERT_TRUE(tiles);
   EXPECT_EQ(tiles->split, AxisSplit::ticket_tiles);
   EXPECT_EQ(axis_config_text(*tiles), "rows:block=512,group=512,vec=4,split=ticket_tiles,rows=1,unroll=4,sm=8");
+  // The batched tail is written only where it is taken, so that every text stored before
+  // it existed reads as the spec it was.
+  const auto tail = parse_axis_config("rows:block=256,group=32,vec=4,split=none,tail=1", Op::sum, kF32);
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(tail->tail, 1u);
+  EXPECT_EQ(axis_config_text(*tail), "rows:block=256,group=32,vec=4,split=none,rows=1,unroll=4,sm=4,tail=1");
+  EXPECT_NE(to_string(*tail).find(",tail=1"), std::string::npos);
+  EXPECT_EQ(rows->tail, 0u);
+  EXPECT_EQ(axis_config_text(*rows).find("tail"), std::string::npos);
 }
 
 // A few long rows split with a last-block finish are searched in both reading orders:
@@ -552,6 +613,10 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"rows:block=256,group=256,vec=4,split=two_pass,sm=5", "sm is 4, 8 or 16"},
       {"rows:block=256,group=4,vec=4,split=none,sm=8", "split plans only"},
       {"columns:block=256,by=8,vec=1,split=ticket_tiles", "rows and columns_dense only"},
+      {"rows:block=256,group=32,vec=4,split=none,tail=2", "tail is 0 or 1"},
+      {"general:block=256,group=8,vec=1,split=none,tail=1", "tail=1 is for rows and columns"},
+      {"columns_dense:block=256,group=1,vec=4,split=none,tail=1", "tail=1 is for rows and columns"},
+      {"rows:block=512,group=512,vec=4,split=ticket_tiles,sm=8,tail=1", "not split in tiles"},
   };
   for (const auto& [text, why] : bad) {
     std::string error;
@@ -659,6 +724,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
     std::uint32_t group, vec;
     AxisSplit split;
     std::uint32_t rows = 1;
+    std::uint32_t tail = 0;
   };
   const Case cases[] = {{AxisFamily::rows, 4, 4, AxisSplit::none, 4}, {AxisFamily::general, 8, 1, AxisSplit::ticket, 4},         {AxisFamily::rows, 256, 4, AxisSplit::two_pass},
                         {AxisFamily::rows, 32, 4, AxisSplit::ticket},      {AxisFamily::general, 32, 1, AxisSplit::none},
@@ -670,7 +736,13 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::rows_dense, 8, 4, AxisSplit::none}, {AxisFamily::rows_dense, 32, 4, AxisSplit::none},
                         {AxisFamily::rows, 256, 4, AxisSplit::ticket_tiles}, {AxisFamily::rows, 32, 1, AxisSplit::ticket_tiles},
                         {AxisFamily::columns_dense, 1, 4, AxisSplit::ticket_tiles},
-                        {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket_tiles}};
+                        {AxisFamily::columns_dense, 1, 1, AxisSplit::ticket_tiles},
+                        // The batched tail: rows of vectors and of elements, columns of a
+                        // vector of outputs (and its twin), of several outputs a pass, and
+                        // of threads across R with a second kernel.
+                        {AxisFamily::rows, 32, 4, AxisSplit::none, 1, 1}, {AxisFamily::rows, 8, 1, AxisSplit::two_pass, 1, 1},
+                        {AxisFamily::columns, 1, 4, AxisSplit::none, 1, 1}, {AxisFamily::columns, 1, 1, AxisSplit::none, 4, 1},
+                        {AxisFamily::columns, 32, 1, AxisSplit::two_pass, 1, 1}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;
@@ -683,6 +755,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       s.vec = static_cast<std::uint32_t>(std::min<std::size_t>(c.vec, 16 / size_of(in)));
       s.split = c.split;
       s.rows_per_pass = c.rows;
+      s.tail = c.tail;
       ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
       const CompiledProgram program = compiler.compile(make_axis_compile_request(s, 90));
       EXPECT_FALSE(program.cubin.empty()) << to_string(s);
@@ -702,6 +775,8 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       s.vec = 4;
       s.split = AxisSplit::two_pass;
       ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+      EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
+      s.tail = 1;
       EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
     }
 }

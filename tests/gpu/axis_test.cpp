@@ -674,6 +674,69 @@ TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
   std::printf("[ counts   ] staged rows: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
 }
 
+// The batched tail (tail=1: a run's last, partial tile of loads issued together, the
+// loads past the end folded as the identity): the candidates the tuner draws with it
+// reduce rows whose last tile leaves lanes several loads (R = 999 .. 2003, rows on the
+// 16-byte grid and off it) and columns whose threads end in several loads (R = 3 over
+// 2^22 elements and more, R = 1000 and 1001 with 16 or 32 threads across R) right, for
+// every op (the identity folded in each op's own way) and element size; a sum that drops
+// the last element, or a row's scalar head, is caught. Per shape: three sum candidates
+// with their mutants, two of every other op.
+// In quick mode (the sanitizer run): one sum and one max candidate per shape, f16 and
+// f32, no mutants.
+TEST(AxisMutation, BatchedTailsAreRightAndBrokenOnesRejected) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  tuner::AxisChecker checker(0);
+  const DeviceKey device = *testing::test_device();
+  int checked = 0, rejected = 0, cases = 0;
+  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
+                                          : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32,
+                                                               DType::i64};
+  const std::vector<Op> ops = quick ? std::vector<Op>{Op::sum, Op::max}
+                                    : std::vector<Op>{Op::sum, Op::max, Op::min, Op::prod, Op::mean};
+  for (DType dtype : dtypes)
+    for (Op op : ops) {
+      const TypeRule t = *resolve_types(op, dtype, op == Op::sum && is_16bit_float(dtype) ? DType::f32
+                                                                                            : default_out_dtype(op, dtype))
+                              .rule;
+      const int per_shape = quick ? 1 : op == Op::sum ? 3 : 2;
+      for (const tuner::AxisShape shape :
+           {tuner::AxisShape{AxisLayout::rows, 1000, 4099}, tuner::AxisShape{AxisLayout::rows, 1001, 2053},
+            tuner::AxisShape{AxisLayout::rows, 2003, 1025}, tuner::AxisShape{AxisLayout::rows, 999, 3001},
+            tuner::AxisShape{AxisLayout::columns, 3, (1 << 22) / 3 + 7}, tuner::AxisShape{AxisLayout::columns, 1000, 1000},
+            tuner::AxisShape{AxisLayout::columns, 1001, 1003}}) {
+        int drawn_here = 0;
+        for (const auto& spec : axis_candidates(op, t, tuner::canonical_axis_shape(shape), device.sm_count)) {
+          if (spec.tail != 1) continue;
+          if (drawn_here == per_shape) break;
+          ++drawn_here;
+          const std::string label = to_string(spec) + " R=" + std::to_string(shape.reduced) + " x " +
+                                    std::to_string(shape.outputs);
+          EXPECT_EQ(checker.check(spec, shape), "") << label;
+          ++checked;
+          if (quick || op != Op::sum) continue;
+          for (int k : {2, 3}) {
+            // The rows' vector head, where rows start off the vector grid (the checks'
+            // base is aligned: rows of a multiple of the vector have none).
+            if (k == 3 && (spec.family != AxisFamily::rows || spec.vec == 1 || shape.reduced % spec.vec == 0)) continue;
+            ++cases;
+            const std::string why = checker.check(spec, shape, {"-DRT_MUTATION=" + std::to_string(k)});
+            EXPECT_NE(why, "") << label << (k == 2 ? " drops the last element" : " drops the head") << " and passed";
+            rejected += !why.empty();
+          }
+        }
+        // Every shape has batched candidates for the 4- and 8-byte types.
+        if (size_of(dtype) >= 4) {
+          EXPECT_GT(drawn_here, 0) << "no batched candidate for " << to_string(op) << "<" << to_string(dtype) << "> R="
+                                   << shape.reduced << " " << to_string(shape.layout);
+        }
+      }
+    }
+  std::printf("[ counts   ] batched tails: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
+  EXPECT_GT(checked, 0);
+}
+
 TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
   RT_REQUIRE_GPU();
   if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";

@@ -44,6 +44,10 @@ struct AxisKernelSpec {
   std::uint32_t unroll = 4;
   // Split plans: blocks per SM the split of R aims at in all (4, 8 or 16).
   std::uint32_t blocks_per_sm = 4;
+  // How the end of a run along R is read (rows, columns; rt::batched_index in
+  // kernel_templates/rt/axis.cuh): 0, each thread a guarded load per step; 1, the last,
+  // partial tile's loads issued together ("tail=1" in the config text).
+  std::uint32_t tail = 0;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
 std::string to_string(const AxisKernelSpec& spec);
@@ -52,8 +56,8 @@ std::string to_string(const AxisKernelSpec& spec);
 std::string axis_spec_problem(const AxisKernelSpec& spec);
 
 // The tunables of a spec (not its op and types) as one canonical line, what the
-// database stores: "rows:block=256,group=4,vec=4,split=none,rows=4,unroll=4,sm=4".
-// unroll and sm may be left out (4 each).
+// database stores: "rows:block=256,group=4,vec=4,split=none,rows=4,unroll=4,sm=4", with
+// ",tail=1" where tail is 1. unroll and sm may be left out (4 each), tail (0).
 std::string axis_config_text(const AxisKernelSpec& spec);
 // Parses axis_config_text's form into a spec of `op` and `types`; empty (with `error`
 // set when given) for text that is not one, or names an invalid instantiation.
@@ -85,6 +89,9 @@ struct AxisLaunchPlan {
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                  AxisLaunchPlan* plan = nullptr);
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
+// Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
+// says where it measured faster); the candidates hold both forms there.
+bool batched_tail_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
 
 // The compile request for one spec: name expressions main kernel, then finalize kernel,
 // then, where axis_has_twin, the main kernel's twin.
