@@ -90,6 +90,23 @@ std::string to_string(const AxisKernelSpec& s) {
   return os.str();
 }
 
+std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
+  std::uint64_t k = static_cast<std::uint64_t>(s.op);
+  k = k << 4 | static_cast<std::uint64_t>(s.types.in);
+  k = k << 4 | static_cast<std::uint64_t>(s.types.out);
+  k = k << 4 | static_cast<std::uint64_t>(s.types.acc);
+  k = k << 3 | static_cast<std::uint64_t>(s.family);
+  k = k << 11 | s.block;
+  k = k << 11 | s.group;
+  k = k << 5 | s.vec;
+  k = k << 2 | static_cast<std::uint64_t>(s.split);
+  k = k << 3 | s.rows_per_pass;
+  k = k << 1 | (s.unroll == 8 ? 1u : 0u);
+  k = k << 2 | (s.blocks_per_sm == 16 ? 2u : s.blocks_per_sm == 8 ? 1u : 0u);
+  k = k << 1 | (s.tail != 0 ? 1u : 0u);
+  return k;
+}
+
 std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.block < 32 || s.block > 1024 || s.block % 32 != 0) return "block must be 32..1024, a multiple of 32";
   if (s.group < 1 || s.group > s.block || s.block % s.group != 0) return "groups must tile the block";
@@ -444,9 +461,10 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
   const std::uint64_t longest = ceil_div(r, s.group);
   if (longest < s.unroll) return longest >= 2 && s.group == 1 && r * shape.outputs >= (1u << 22);
   if (s.group < 16) return false;
-  std::uint64_t most_left = 0;
-  for (std::uint64_t t = 0; t < s.group && t < r; ++t)
-    most_left = std::max<std::uint64_t>(most_left, ceil_div(r - t, s.group) % s.unroll);
+  // With R = q by + m, threads t < m read q + 1 loads and the others q (no division per
+  // thread: the runtime asks this on every call it serves with the built-in choice).
+  const std::uint64_t q = r / s.group, m = r % s.group;
+  const std::uint64_t most_left = std::max<std::uint64_t>(q % s.unroll, m > 0 ? (q + 1) % s.unroll : 0);
   return most_left >= 2;
 }
 

@@ -113,7 +113,7 @@ struct DeviceRuntime {
   std::mutex mutex;
   std::map<CallKey, std::unique_ptr<Resolved>> resolved;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets;
-  std::map<std::uint64_t, std::unique_ptr<KernelSet>> axis_kernel_sets;  // by axis_key()
+  std::map<std::uint64_t, std::unique_ptr<KernelSet>> axis_kernel_sets;  // by axis_spec_key()
   std::map<std::uint64_t, std::unique_ptr<AxisSelection>> axis_selections;  // by axis_class_key()
   // The current workspace of each stream, by stream_key().
   std::map<std::uint64_t, Workspace*> workspaces;
@@ -195,23 +195,6 @@ std::uint64_t axis_class_key(Op op, const TypeRule& types, const CanonicalAxes& 
   k = k << 1 | (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) ? 1u : 0u);
   k = k << 11 | std::min<std::uint64_t>(shape.inner, 1024);
   k = k << 8 | std::min<std::uint64_t>(shape.reduced, 255);
-  return k;
-}
-
-// Everything that decides an axis kernel, in 64 bits (no string per call).
-std::uint64_t axis_key(const AxisKernelSpec& s) {
-  std::uint64_t k = static_cast<std::uint64_t>(s.op);
-  k = k << 4 | static_cast<std::uint64_t>(s.types.in);
-  k = k << 4 | static_cast<std::uint64_t>(s.types.out);
-  k = k << 4 | static_cast<std::uint64_t>(s.types.acc);
-  k = k << 3 | static_cast<std::uint64_t>(s.family);
-  k = k << 11 | s.block;
-  k = k << 11 | s.group;
-  k = k << 5 | s.vec;
-  k = k << 2 | static_cast<std::uint64_t>(s.split);
-  k = k << 3 | s.rows_per_pass;
-  k = k << 1 | (s.unroll == 8 ? 1u : 0u);
-  k = k << 2 | (s.blocks_per_sm == 16 ? 2u : s.blocks_per_sm == 8 ? 1u : 0u);
   return k;
 }
 
@@ -446,7 +429,7 @@ struct Context::Impl {
   // The kernels of an axis spec: a thread-local hit takes no lock; otherwise compiled
   // (or loaded from the database) and loaded outside the device lock.
   const KernelHandles& axis_kernels(DeviceRuntime& d, const AxisKernelSpec& spec) {
-    const std::uint64_t key = axis_key(spec);
+    const std::uint64_t key = axis_spec_key(spec);
     const std::uint64_t h = mix(mix(id, static_cast<std::uint64_t>(d.ordinal)), key);
     auto& entry = thread_cache.axis[h % std::size(thread_cache.axis)];
     if (entry.context == id && entry.device == d.ordinal && entry.key == key) return *entry.value;
@@ -503,6 +486,14 @@ struct Context::Impl {
     if (!axis_spec_mismatch(selection->spec, shape).empty())
       return builtin_axis_spec(op, types, shape, d.key.sm_count, plan);
     *plan = plan_axis_launch(selection->spec, shape, d.key.sm_count);
+    if (!selection->winner) {
+      // The built-in choice, made for the first shape of this class that came: how a
+      // run's last tile is read turns on this very shape's R (batched_tail_pays).
+      AxisKernelSpec spec = selection->spec;
+      spec.tail = 0;
+      spec.tail = batched_tail_pays(spec, shape) ? 1 : 0;
+      return spec;
+    }
     return selection->spec;
   }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -393,6 +394,67 @@ TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
       EXPECT_NE(plain.find(", 4> rt_axis_instance"), std::string::npos) << plain;
     }
   }
+}
+
+// The batched tail's rule for columns counts the loads of every thread across R without
+// a division per thread (the runtime asks it on every call it serves with the built-in
+// choice): the same answer as counting them one by one.
+TEST(AxisSpec, TheBatchedTailRuleForColumnsCountsEveryThreadsLoads) {
+  int checked = 0;
+  for (std::uint32_t by : {1u, 2u, 4u, 8u, 16u, 32u})
+    for (std::uint32_t unroll : {4u, 8u})
+      for (std::uint64_t r = 2; r <= 600; ++r)
+        for (std::uint64_t outputs : {std::uint64_t{1} << 10, std::uint64_t{1} << 22}) {
+          AxisKernelSpec s;
+          s.family = AxisFamily::columns;
+          s.block = 1024;
+          s.group = by;
+          s.unroll = unroll;
+          CanonicalAxes shape;
+          shape.layout = AxisLayout::columns;
+          shape.reduced = r;
+          shape.outputs = outputs;
+          shape.inner = outputs;
+          bool expected = false;
+          const std::uint64_t longest = (r + by - 1) / by;
+          if (longest < unroll) {
+            expected = longest >= 2 && by == 1 && r * outputs >= (1u << 22);
+          } else if (by >= 16) {
+            std::uint64_t most_left = 0;
+            for (std::uint64_t t = 0; t < by && t < r; ++t)
+              most_left = std::max<std::uint64_t>(most_left, ((r - t + by - 1) / by) % unroll);
+            expected = most_left >= 2;
+          }
+          EXPECT_EQ(batched_tail_pays(s, shape), expected) << "R=" << r << " by=" << by << " unroll=" << unroll;
+          ++checked;
+        }
+  EXPECT_EQ(checked, 6 * 2 * 599 * 2);
+}
+
+std::vector<CanonicalAxes> tuning_shapes();  // below
+
+// The runtime's kernel cache is keyed by axis_spec_key: two different specs never share a
+// key, over every candidate of the tuning shapes (the batched twins among them), f32 and
+// f16, and a spec and its batched twin differ.
+TEST(AxisSpec, EverySpecHasAKeyOfItsOwn) {
+  const TypeRule f16{DType::f16, DType::f16, DType::f32};
+  std::map<std::uint64_t, AxisKernelSpec> seen;
+  int twins = 0;
+  for (const TypeRule& types : {kF32, f16})
+    for (Op op : {Op::sum, Op::max})
+      for (const auto& shape : tuning_shapes())
+        for (const auto& c : axis_candidates(op, types, shape, 132)) {
+          const auto [it, fresh] = seen.emplace(axis_spec_key(c), c);
+          if (!fresh) {
+            EXPECT_EQ(it->second, c) << to_string(it->second) << " and " << to_string(c) << " share a key";
+          }
+          AxisKernelSpec other = c;
+          other.tail = c.tail ? 0 : 1;
+          EXPECT_NE(axis_spec_key(other), axis_spec_key(c)) << to_string(c);
+          twins += c.tail;
+        }
+  EXPECT_GT(seen.size(), 1000u);
+  EXPECT_GT(twins, 0);
 }
 
 TEST(AxisSpec, TheChoiceComesWithThePlanOfItsSpec) {

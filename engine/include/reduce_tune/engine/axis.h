@@ -52,6 +52,11 @@ struct AxisKernelSpec {
 };
 std::string to_string(const AxisKernelSpec& spec);
 
+// Everything that decides an axis kernel's program, in 64 bits (no string per call): two
+// valid specs have one key only where they are equal. The runtime's kernel cache is keyed
+// by it.
+std::uint64_t axis_spec_key(const AxisKernelSpec& spec);
+
 // Why `spec` is not a valid instantiation, or empty when it is.
 std::string axis_spec_problem(const AxisKernelSpec& spec);
 
