@@ -725,14 +725,21 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
     }
   }
   // The batched tail beside each spec where builtin_axis_spec would take it.
-  const std::size_t count = out.size();
-  for (std::size_t i = 0; i < count; ++i)
-    if (out[i].tail == 0 && batched_tail_pays(out[i], shape)) {
-      AxisKernelSpec t = out[i];
-      t.tail = 1;
-      add(t);
-    }
+  add_batched_twins(out, {shape});
   return out;
+}
+
+void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
+  const std::size_t count = specs.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (specs[i].tail != 0) continue;
+    const bool pays = std::any_of(shapes.begin(), shapes.end(),
+                                  [&](const CanonicalAxes& shape) { return batched_tail_pays(specs[i], shape); });
+    if (!pays) continue;
+    AxisKernelSpec batched = specs[i];
+    batched.tail = 1;
+    if (std::find(specs.begin(), specs.end(), batched) == specs.end()) specs.push_back(batched);
+  }
 }
 
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {

@@ -72,7 +72,8 @@ struct AxisConfig {
   static_assert(UNROLL == 4 || UNROLL == 8, "4 or 8 loads in flight");
   // How the end of a reduced run is read (rows and columns; see batched_index):
   // false, each thread its own loop, a guarded load per step; true, the last, partial
-  // tile's loads issued together.
+  // tile's loads issued together. (Columns of several outputs a pass have at most one
+  // step left over, whose loads the guarded loop already issues together.)
   static constexpr bool kTail = TAIL != 0;
   static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
                 "the batched tail is for unsplit or contiguously split rows and columns");
@@ -608,23 +609,6 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         for (unsigned s = 0; s < kSteps; ++s)
 #pragma unroll
           for (unsigned u = 0; u < kRows; ++u) v[u] = Op::template apply<A>(v[u], a[s][u]);
-      }
-      if (C::kTail && k < hi) {
-        // The last, partial steps batched (batched_index): the identity where there is
-        // no element, then one fold.
-        A a[kSteps][kRows];
-#pragma unroll
-        for (unsigned s = 0; s < kSteps; ++s)
-#pragma unroll
-          for (unsigned u = 0; u < kRows; ++u) {
-            a[s][u] = Op::template identity<A>();
-            if (live[u] && k + s < hi) a[s][u] = (A)ldg(column[u] + (long long)(k + s) * p.reduced_stride);
-          }
-#pragma unroll
-        for (unsigned s = 0; s < kSteps; ++s)
-#pragma unroll
-          for (unsigned u = 0; u < kRows; ++u) v[u] = Op::template apply<A>(v[u], a[s][u]);
-        k = hi;
       }
       for (; k < hi; ++k)
 #pragma unroll

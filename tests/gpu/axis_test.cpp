@@ -545,6 +545,13 @@ std::vector<std::pair<AxisKernelSpec, std::string>> drawn_candidates(
   return drawn;
 }
 
+// The element types a mutation test covers: every width (16-bit both kinds, 4- and
+// 8-byte floats and integers), or in quick mode (the sanitizer run) f16 and f32.
+std::vector<DType> mutation_dtypes(bool quick) {
+  if (quick) return {DType::f16, DType::f32};
+  return {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64};
+}
+
 TEST(AxisMutation, ColumnVectorsAreRightAndBrokenOnesRejected) {
   RT_REQUIRE_GPU();
   const bool quick = testing::quick_mode();
@@ -638,9 +645,7 @@ TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
   tuner::AxisChecker checker(0);
   const DeviceKey device = *testing::test_device();
   int checked = 0, rejected = 0, cases = 0;
-  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
-                                          : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32,
-                                                               DType::i64};
+  const std::vector<DType> dtypes = mutation_dtypes(quick);
   for (DType dtype : dtypes) {
     const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
     for (const tuner::AxisShape shape :
@@ -690,9 +695,7 @@ TEST(AxisMutation, BatchedTailsAreRightAndBrokenOnesRejected) {
   tuner::AxisChecker checker(0);
   const DeviceKey device = *testing::test_device();
   int checked = 0, rejected = 0, cases = 0;
-  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
-                                          : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32,
-                                                               DType::i64};
+  const std::vector<DType> dtypes = mutation_dtypes(quick);
   const std::vector<Op> ops = quick ? std::vector<Op>{Op::sum, Op::max}
                                     : std::vector<Op>{Op::sum, Op::max, Op::min, Op::prod, Op::mean};
   for (DType dtype : dtypes)

@@ -154,16 +154,7 @@ std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, 
   // The batched tail beside every spec whose runs end in several loads at some shape of
   // the class (axis_candidates adds it for the corner shape only): rows of 512 read alike
   // either way, rows of 1016 faster batched, and the winner must hold at both.
-  const std::size_t count = all.size();
-  for (std::size_t i = 0; i < count; ++i) {
-    if (all[i].tail != 0) continue;
-    const bool pays = std::any_of(shapes.begin(), shapes.end(),
-                                  [&](const CanonicalAxes& shape) { return batched_tail_pays(all[i], shape); });
-    if (!pays) continue;
-    AxisKernelSpec batched = all[i];
-    batched.tail = 1;
-    all.push_back(batched);
-  }
+  add_batched_twins(all, shapes);
   return fitting_once(all, shapes);
 }
 

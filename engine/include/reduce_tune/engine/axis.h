@@ -97,6 +97,9 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes&
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
 bool batched_tail_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
+// Appends to `specs` the batched twin (tail=1) of each spec with tail 0 that
+// batched_tail_pays takes at one of `shapes` at least, where not there already.
+void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes);
 
 // The compile request for one spec: name expressions main kernel, then finalize kernel,
 // then, where axis_has_twin, the main kernel's twin.
