@@ -433,20 +433,21 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
 // Whether the batched tail (AxisKernelSpec::tail, rt::batched_index) reads `shape` faster
 // with `s` than a guarded load per step, by where a thread's run along R ends: the loads
 // of its last, partial tile, which the guarded loop takes one or two round trips at a
-// time. Built-in choice with and without it on an H200 (f32 and f16, sum and max, the
-// same machine, alternating; docs/BENCHMARKS.md):
+// time. Built-in choice with and without it on an H200 and an H100 (f32 and f16, sum
+// and max, the same machine, alternating; docs/BENCHMARKS.md, sets N and O):
 //   rows, groups of 8 to 32 lanes with vectors, where a row holds more than one tile
 //     and its last one more vectors than the group has lanes (a lane then has two or
-//     three loads left): R = 999 .. 2000 over 1000 .. 100000 rows 1.06 to 1.30 times
-//     faster (f32 sum 1000 x 16385: 22.12 -> 18.31 us). Where the last tile leaves a
-//     lane one load or none (R = 300, f32 and f16), 0.86 to 0.93 times as fast.
+//     three loads left): R = 999 .. 2000 over 16385 .. 100000 rows 1.06 to 1.30 times
+//     faster (f32 sum 1000 x 16385: 22.19 -> 18.56 us on the H200, 27.81 -> 25.05 on
+//     the H100). Where the last tile leaves a lane one load or none (R = 300, f32 and
+//     f16), batched everywhere ran 0.86 to 0.93 times as fast.
 //   columns unsplit with 16 or 32 threads across R, where some thread has two or three
-//     loads past its last whole tile: 1000 x 1000 and 300 x 16385 1.05 to 1.12 times
+//     loads past its last whole tile: 1000 x 1000 and 300 x 16385 1.03 to 1.14 times
 //     faster. With 8 threads across R and a second kernel (65537 x 100), the compiler
 //     scheduled the whole loop's loads one at a time: 0.66 to 0.92.
 //   columns whose threads have fewer loads than a tile (R = 2 or 3 with one thread
-//     across it) from 2^22 elements: 3 x 2^24 1.10 to 1.32 times faster; over 2^20
-//     outputs 0.95 to 1.03.
+//     across it) from 2^22 elements: f32 3 x 2^24 1.03 to 1.05 times faster (f16, in an
+//     earlier form of the kernel, 1.17 to 1.32); over 2^20 outputs 0.95 to 1.03.
 bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
   if (s.rows_per_pass != 1 || s.split != AxisSplit::none) return false;
   const std::uint64_t r = shape.reduced;

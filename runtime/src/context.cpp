@@ -490,7 +490,6 @@ struct Context::Impl {
       // The built-in choice, made for the first shape of this class that came: how a
       // run's last tile is read turns on this very shape's R (batched_tail_pays).
       AxisKernelSpec spec = selection->spec;
-      spec.tail = 0;
       spec.tail = batched_tail_pays(spec, shape) ? 1 : 0;
       return spec;
     }
