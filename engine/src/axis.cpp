@@ -163,8 +163,18 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // stay dense: f16 max of 33 and 64 outputs read 1.05 to 1.09 times faster so.
       const bool short_run = r * shape.outputs <= kShortColumnsElements &&
                              (size_of(types.in) >= 4 || shape.inner <= 16 || r <= 1024);
+      // Up to 256 outputs over R >= 2^18, or rows of 256 bytes and more over R >= 2^16.
+      // Over 65 .. 256 outputs the columns program reads a warp's 32 outputs of each row
+      // and folds many splits. Held device times on an H200, the built-in choice before
+      // and this (sum and max, R = 1025 .. 524289): R = 2^18 + 1 and 2^19 + 1, f32 1.05 to
+      // 1.98 times faster (524289 x 200 max: 110.3 against 218.4 us), f16 1.41 to 4.83
+      // (524289 x 200 max: 63.5 against 306.6); R = 65537, f32 1.04 to 1.39, f16 from
+      // 128 outputs 1.20 to 1.99, over 65 and 100 outputs 0.92 to 1.11 (max the slower);
+      // R <= 16385 0.75 to 1.08.
+      const bool wide_dense = shape.inner <= 256 &&
+                              (r >= (1u << 18) || (r >= (1u << 16) && shape.inner * size_of(types.in) >= 256));
       if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run &&
-          ((shape.inner <= 64 && r >= 64) || (shape.inner <= 256 && r >= (1u << 20)))) {
+          ((shape.inner <= 64 && r >= 64) || wide_dense)) {
         // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors
         // (up to 256 of them over a million rows and more: on an H100, f32 and f16 with
         // 97 to 193 outputs over 1.5M rows, the fastest config or within 8% of it).
@@ -393,12 +403,27 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // choice before (contiguous splits, four loads in flight, the last block folding) and
   // after, on an H100 (f32 sum and max, 2^16 .. 2^24 rows of 3 .. 64 outputs): 16777216
   // x 7 in 164.7 against 183.4 us (max), 65537 x 64 14.1 against 27.3 (sum).
-  if (s.family == AxisFamily::columns_dense && p.splits > 1 && size_of(types.in) == 4 && shape.inner <= 64) {
+  // 16-bit elements the same way, and at every width the dense rule takes (eight loads
+  // in flight, contiguous splits and a second kernel past 32 outputs). Held device times
+  // on an H200 (f16 sum and max; before, four loads in flight and contiguous splits, the
+  // last block folding up to 64 outputs): 16777216 x 7 62.1 against 75.5 us (sum),
+  // 1048577 x 33 25.7 against 35.4, 1048577 x 100 57.5 against 69.9, 1048577 x 200
+  // 107.2 against 130.0.
+  if (s.family == AxisFamily::columns_dense && p.splits > 1 &&
+      (size_of(types.in) == 2 || (size_of(types.in) == 4 && shape.inner <= 64))) {
     s.unroll = 8;
     s.split = shape.inner <= 32 ? AxisSplit::ticket_tiles : AxisSplit::two_pass;
     p = plan_axis_launch(s, shape, sm_count);
     if (p.splits <= 1) s.split = AxisSplit::none;
   }
+  // 16-bit columns of four adjacent outputs per thread, a thread walking R >= 8 alone:
+  // eight loads in flight. Held device times on an H200 (f16 sum and max): 8 x 2^24 73.5
+  // against 78.7 us, 16 x 2^22 36.5 against 39.4, 16 x 2^24 135.1 against 140.6, R = 16
+  // .. 256 over 2^18 .. 2^20 outputs 1.00 to 1.04 times faster; at R = 3 1.02 times
+  // slower. f32 (R = 8 .. 128 over 2^18 .. 2^24 outputs) gained nothing so (0.99 to 1.04).
+  if (s.family == AxisFamily::columns && size_of(types.in) == 2 && s.vec == 4 && s.group == 1 &&
+      s.rows_per_pass == 1 && s.split == AxisSplit::none && r >= 8)
+    s.unroll = 8;
   // Long rows that a plan splits, more than 64 of them (a block per row, fewer rows than
   // 8 per SM): one launch instead of two, the splits taking tiles of R in turn and the
   // last block folding, in blocks of 256 at 8 per SM, or 512 at 16 per SM from 2^25

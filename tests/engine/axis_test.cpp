@@ -195,10 +195,22 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.split, AxisSplit::two_pass);
   EXPECT_EQ(s.unroll, 8u);
   EXPECT_GT(plan_axis_launch(s, shape_of({1 << 20, 33}, {0}), 132).finalize_grid, 0u);
+  // Wider rows (65 .. 256 outputs) read dense over R >= 2^18, and over R >= 2^16 where a
+  // row holds 256 bytes or more; the columns program below that.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({262145, 200}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({65537, 65}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({65535, 65}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16385, 256}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 18, 257}, {0}), 132).family, AxisFamily::columns);
+  // Over 64 outputs, 4-byte elements keep four loads in flight, split contiguously.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({524289, 100}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(s.split, AxisSplit::two_pass);
+  EXPECT_EQ(s.unroll, 4u);
   // Columns with a thousand outputs and a long R: enough blocks along R.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 1000}, {0}), 132);
   EXPECT_GE(plan_axis_launch(s, shape_of({4097, 1000}, {0}), 132).grid, 132u * 2);
-  s = builtin_axis_spec(Op::max, kF32, shape_of({(1 << 20) - 1, 65}, {0}), 132);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({(1 << 16) - 1, 100}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 257}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
@@ -210,6 +222,31 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({256, 1 << 14}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1000}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
+  // Eight loads in flight where a thread walks R >= 8 alone over four outputs; not at
+  // R = 3, nor for f32.
+  s = builtin_axis_spec(Op::sum, h, shape_of({16, 1 << 22}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.unroll, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({8, 1 << 24}, {0}), 132).unroll, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({3, 1 << 24}, {0}), 132).unroll, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1 << 22}, {0}), 132).unroll, 4u);
+  // 16-bit dense columns as 4-byte ones (tiles of R up to 32 outputs, eight loads in
+  // flight), and at every width the dense rule takes: 33 .. 256 outputs split contiguously.
+  s = builtin_axis_spec(Op::max, h, shape_of({1 << 24, 7}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(s.vec, 8u);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(s.unroll, 8u);
+  s = builtin_axis_spec(Op::sum, h, shape_of({1048577, 100}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(s.split, AxisSplit::two_pass);
+  EXPECT_EQ(s.unroll, 8u);
+  // 16-bit rows of 128 outputs (256 bytes) read dense from R = 2^16; of 100 from 2^18.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 128}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({262145, 100}, {0}), 132).family, AxisFamily::columns_dense);
   // 4-byte columns: the same vectors (16 bytes) over R <= 128 and many outputs on the
   // grid; not off the grid, past R = 128, under 1024 outputs per SM, or for 8-byte types.
   const TypeRule i32{DType::i32, DType::i32, DType::i32};
@@ -236,7 +273,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_GE(plan_axis_launch(s, shape_of({65537, 1000}, {0}), 132).grid, 132u * 2);
   const TypeRule d{DType::f64, DType::f64, DType::f64};
   EXPECT_EQ(builtin_axis_spec(Op::max, d, shape_of({4097, 1001}, {0}), 132).vec, 2u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({65537, 256}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16385, 256}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4095, 1000}, {0}), 132).vec, 1u);
   // 4-byte columns with R > 512 over 64 outputs per SM and more: a 16-byte vector of
   // outputs per thread, unsplit, 8 to 32 threads across R for about 1024 threads per SM.
@@ -279,17 +316,24 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.group, 8u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({100, 16385}, {0}), 132).block, 256u);
-  // Long columns: up to 256 of them read as one contiguous run from a million rows on;
-  // a few hundred over 2^18 rows and more: blocks of 512, the last block folding.
+  // Long columns: up to 256 of them read as one contiguous run; rows that are not
+  // contiguous (a slice of wider ones), a few hundred over 2^18 rows and more: blocks of
+  // 512, the last block folding.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 100}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns_dense);
   EXPECT_EQ(s.vec, 4u);
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 18, 200}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  const CanonicalResult slice_of_wider =
+      canonicalize(TensorDesc::strided({1 << 18, 200}, {256, 1}), AxisList{0});
+  ASSERT_TRUE(slice_of_wider.ok) << slice_of_wider.error;
+  s = builtin_axis_spec(Op::sum, kF32, slice_of_wider.axes, 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.group, 16u);
   EXPECT_EQ(s.split, AxisSplit::ticket);
   s = builtin_axis_spec(Op::sum, kF32, shape_of({65536, 200}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.split, AxisSplit::two_pass);
   // Short columns that a plan would split: one launch, 16 threads across R in blocks of

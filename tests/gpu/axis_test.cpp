@@ -219,6 +219,56 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
   std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
+// The built-in choice on either side of its columns rules' edges, through the runtime
+// with no database: dense rows of 65 .. 256 outputs (from R = 2^16 where a row holds 256
+// bytes, from 2^18 otherwise), 16-bit dense columns with eight loads in flight (tiles of
+// R up to 32 outputs, contiguous splits past them), and 16-bit columns of four outputs a
+// thread walking R >= 8 with eight loads in flight, on the vector grid and off it. Each
+// case names the kernel it means to run, so that a rule change that moves it off the
+// path it tests fails here too.
+TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    std::int64_t r, inner;
+    const char* kernel;  // a part of the config text the runtime explains
+  };
+  const std::map<DType, std::vector<Case>> cases = {
+      {DType::f32,
+       {{65537, 65, "columns_dense:block=256,group=1,vec=4,split=two_pass"},
+        {65535, 65, "columns:"},
+        {262147, 70, "columns_dense:block=256,group=1,vec=4,split=two_pass"}}},
+      {DType::f16,
+       {{65537, 128, "columns_dense:block=256,group=1,vec=8,split=two_pass,unroll=8"},
+        {65537, 100, "columns:"},
+        {262147, 7, "columns_dense:block=256,group=1,vec=8,split=ticket_tiles,unroll=8"},
+        {16, 1048579, "columns:block=256,by=1,vec=4,split=none,unroll=8"},
+        {3, 262144, "columns:block=256,by=1,vec=4,split=none"}}},
+      {DType::bf16,
+       {{262147, 70, "columns_dense:block=256,group=1,vec=8,split=two_pass,unroll=8"},
+        {8, 1048576, "columns:block=256,by=1,vec=4,split=none,unroll=8"}}},
+  };
+  std::atomic<int> checked{0};
+  for_each_dtype_in_threads({DType::f32, DType::f16, DType::bf16}, [&](DType dtype) {
+    for (Op op : {Op::sum, Op::max}) {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 262147 * 70, 11));
+      for (const Case& c : cases.at(dtype)) {
+        const TensorDesc view = TensorDesc::contiguous({c.r, c.inner});
+        const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {0}).kernel;
+        EXPECT_NE(kernel.find(c.kernel), std::string::npos)
+            << to_string(dtype) << " " << c.r << " x " << c.inner << " ran " << kernel << ", meant " << c.kernel;
+        if (std::string(c.kernel).find("unroll") == std::string::npos) {
+          EXPECT_EQ(kernel.find("unroll=8"), std::string::npos) << kernel;
+        }
+        EXPECT_EQ(check(ctx, op, t, buffer, 0, view, {0}), "");
+        ++checked;
+      }
+    }
+  });
+  std::printf("[ counts   ] built-in columns rules: %d (op, dtype, shape) cases\n", checked.load());
+}
+
 TEST(Axes, MisalignedBasesAndRowStarts) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
