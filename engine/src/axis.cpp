@@ -163,16 +163,22 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // stay dense: f16 max of 33 and 64 outputs read 1.05 to 1.09 times faster so.
       const bool short_run = r * shape.outputs <= kShortColumnsElements &&
                              (size_of(types.in) >= 4 || shape.inner <= 16 || r <= 1024);
-      // Up to 256 outputs over R >= 2^18, or rows of 256 bytes and more over R >= 2^16.
-      // Over 65 .. 256 outputs the columns program reads a warp's 32 outputs of each row
-      // and folds many splits. Held device times on an H200, the built-in choice before
-      // and this (sum and max, R = 1025 .. 524289): R = 2^18 + 1 and 2^19 + 1, f32 1.05 to
-      // 1.98 times faster (524289 x 200 max: 110.3 against 218.4 us), f16 1.41 to 4.83
-      // (524289 x 200 max: 63.5 against 306.6); R = 65537, f32 1.04 to 1.39, f16 from
-      // 128 outputs 1.20 to 1.99, over 65 and 100 outputs 0.92 to 1.11 (max the slower);
-      // R <= 16385 0.75 to 1.08.
-      const bool wide_dense = shape.inner <= 256 &&
-                              (r >= (1u << 18) || (r >= (1u << 16) && shape.inner * size_of(types.in) >= 256));
+      // Up to 256 outputs over R >= 2^17, or rows of 240 bytes and more over R >= 2^16
+      // (elements of 4 bytes and less, those measured; 8-byte ones from R = 2^20). Over
+      // 65 .. 256 outputs the columns program reads a warp's 32 outputs of each row and
+      // folds many splits. Held device times and A/Bs of the built-in choice before and
+      // this (sum and max; docs/BENCHMARKS.md, sets P and Q): on an H200, R = 2^18 + 1 and
+      // 2^19 + 1, f32 1.05 to 1.98 times faster (524289 x 200 max: 110.3 against 218.4
+      // us), f16 1.41 to 4.83 (524289 x 200 max: 63.5 against 306.6); R = 131073 ..
+      // 196609, f16 and bf16 over 65 .. 127 outputs, 1.31 to 2.50 on the H200 and 1.22 to
+      // 2.11 on an H100; R = 65537, f32 1.04 to 1.39, 16-bit rows of 127 outputs 1.06 to
+      // 1.62 on both GPUs, of 120 (240 bytes) 1.31 to 1.42 for sum and 0.96 to 1.01 for
+      // max, of 65 .. 101 0.90 to 1.43 (max 0.90 to 0.95 on the H200); R <= 32769 mostly
+      // slower (0.73 to 1.28).
+      const bool wide_dense =
+          shape.inner <= 256 &&
+          (r >= (1u << 20) || (size_of(types.in) <= 4 && (r >= (1u << 17) || (r >= (1u << 16) &&
+                                                                                shape.inner * size_of(types.in) >= 240))));
       if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run &&
           ((shape.inner <= 64 && r >= 64) || wide_dense)) {
         // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors

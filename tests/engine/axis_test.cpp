@@ -195,8 +195,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.split, AxisSplit::two_pass);
   EXPECT_EQ(s.unroll, 8u);
   EXPECT_GT(plan_axis_launch(s, shape_of({1 << 20, 33}, {0}), 132).finalize_grid, 0u);
-  // Wider rows (65 .. 256 outputs) read dense over R >= 2^18, and over R >= 2^16 where a
-  // row holds 256 bytes or more; the columns program below that.
+  // Wider rows (65 .. 256 outputs) read dense over R >= 2^17, and over R >= 2^16 where a
+  // row holds 240 bytes or more; the columns program below that.
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({262145, 200}, {0}), 132).family, AxisFamily::columns_dense);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({65537, 65}, {0}), 132).family, AxisFamily::columns_dense);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({65535, 65}, {0}), 132).family, AxisFamily::columns);
@@ -243,10 +243,19 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::columns_dense);
   EXPECT_EQ(s.split, AxisSplit::two_pass);
   EXPECT_EQ(s.unroll, 8u);
-  // 16-bit rows of 128 outputs (256 bytes) read dense from R = 2^16; of 100 from 2^18.
+  // 16-bit rows of 240 bytes and more read dense from R = 2^16, narrower ones from 2^17.
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 128}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 120}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 119}, {0}), 132).family, AxisFamily::columns);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({131071, 65}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({131073, 65}, {0}), 132).family, AxisFamily::columns_dense);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({262145, 100}, {0}), 132).family, AxisFamily::columns_dense);
+  // 8-byte elements (not measured there) keep the columns program below R = 2^20.
+  const TypeRule f64_rule{DType::f64, DType::f64, DType::f64};
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 19, 65}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 20, 65}, {0}), 132).family,
+            AxisFamily::columns_dense);
   // 4-byte columns: the same vectors (16 bytes) over R <= 128 and many outputs on the
   // grid; not off the grid, past R = 128, under 1024 outputs per SM, or for 8-byte types.
   const TypeRule i32{DType::i32, DType::i32, DType::i32};
