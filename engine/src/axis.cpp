@@ -175,10 +175,11 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 1.62 on both GPUs, of 120 (240 bytes) 1.31 to 1.42 for sum and 0.96 to 1.01 for
       // max, of 65 .. 101 0.90 to 1.43 (max 0.90 to 0.95 on the H200); R <= 32769 mostly
       // slower (0.73 to 1.28).
+      const bool measured_elements = size_of(types.in) <= 4;
+      const std::uint64_t row_bytes = shape.inner * size_of(types.in);
       const bool wide_dense =
           shape.inner <= 256 &&
-          (r >= (1u << 20) || (size_of(types.in) <= 4 && (r >= (1u << 17) || (r >= (1u << 16) &&
-                                                                                shape.inner * size_of(types.in) >= 240))));
+          (r >= (1u << 20) || (measured_elements && (r >= (1u << 17) || (r >= (1u << 16) && row_bytes >= 240))));
       if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run &&
           ((shape.inner <= 64 && r >= 64) || wide_dense)) {
         // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors
