@@ -295,6 +295,23 @@ template <class C> __host__ __device__ constexpr int rows_peel_count() {
   return C::kVec > 1 ? (C::kVec - 1 + C::kGroup - 1) / C::kGroup : 0;
 }
 
+// One whole tile of a row's vectors: lane loads first, first + kGroup, ... (kUnroll of
+// them), all in flight before the first is folded, then folds them in that order.
+template <class C>
+__device__ __forceinline__ typename C::Acc fold_vector_tile(const AxisVec<typename C::In, C::kVec>* body, u64 first,
+                                                            typename C::Acc v) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  AxisVec<typename C::In, C::kVec> x[C::kUnroll];
+#pragma unroll
+  for (int u = 0; u < C::kUnroll; ++u) x[u] = body[first + u * C::kGroup];
+#pragma unroll
+  for (int u = 0; u < C::kUnroll; ++u)
+#pragma unroll
+    for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
+  return v;
+}
+
 // Rows: lane `lane` of a group folds vectors lane, lane + kGroup, ... < vectors into v,
 // kUnroll of them in flight at a time, in a fixed order.
 template <class C>
@@ -308,15 +325,7 @@ __device__ __forceinline__ typename C::Acc fold_row_body(const AxisVec<typename 
     // the last one partial, its loads batched.
     constexpr u64 kTile = (u64)U * C::kGroup;
     u64 base = 0;
-    for (; base + kTile <= vectors; base += kTile) {
-      AxisVec<typename C::In, C::kVec> x[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) x[u] = body[base + lane + u * C::kGroup];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
-    }
+    for (; base + kTile <= vectors; base += kTile) v = fold_vector_tile<C>(body, base + lane, v);
     if (base < vectors) {
       AxisVec<typename C::In, C::kVec> x[U];
 #pragma unroll
@@ -330,15 +339,7 @@ __device__ __forceinline__ typename C::Acc fold_row_body(const AxisVec<typename 
     return v;
   }
   u64 i = lane;
-  for (; i + (U - 1) * C::kGroup < vectors; i += U * C::kGroup) {
-    AxisVec<typename C::In, C::kVec> x[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) x[u] = body[i + u * C::kGroup];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
-  }
+  for (; i + (U - 1) * C::kGroup < vectors; i += U * C::kGroup) v = fold_vector_tile<C>(body, i, v);
   for (; i < vectors; i += C::kGroup) {
     const AxisVec<typename C::In, C::kVec> x = body[i];
 #pragma unroll
@@ -476,13 +477,7 @@ __device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* 
   const AxisVec<T, C::kVec>* body = reinterpret_cast<const AxisVec<T, C::kVec>*>(row + head);
   for (u64 base = split * kTile; base < vectors; base += splits * kTile) {
     if (base + kTile <= vectors) {
-      AxisVec<T, C::kVec> x[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) x[u] = body[base + lane + u * C::kGroup];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int e = 0; e < C::kVec; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
+      v = fold_vector_tile<C>(body, base + lane, v);
     } else {
       for (u64 i = base + lane; i < vectors; i += C::kGroup) {
         const AxisVec<T, C::kVec> x = body[i];
