@@ -52,8 +52,29 @@ std::uint64_t rows_dense_tile_elements(const AxisKernelSpec& s) {
 std::uint64_t rows_dense_max_reduced(const AxisKernelSpec& s) { return rows_dense_tile_elements(s) / 8; }
 // Up to this many outputs, the last block folds every partial itself (one launch).
 constexpr std::uint64_t kTicketOutputs = 64;
-// Columns of up to this many elements are not read as one dense run (see builtin_axis_spec).
+// Columns of up to this many elements are not read as one dense run (see builtin_axis_spec),
 constexpr std::uint64_t kShortColumnsElements = 1u << 20;
+// except one slice whose split interleaves steps, from this many elements.
+constexpr std::uint64_t kInterleavedColumnsElements = 1u << 17;
+// Dense columns with four loads in flight over up to this many outputs a slice, split in
+// tiles, interleave single steps (rt::dense_interleaves, kernel_templates/rt/axis.cuh).
+constexpr std::uint64_t kDenseInterleavedInner = 16;
+// Where the built-in choice splits dense columns of up to 16 outputs in interleaved steps
+// (four loads in flight); elsewhere in tiles of eight steps (eight loads in flight).
+// 4-byte elements at every size; 16-bit sums, products and means of up to 8 outputs below
+// 2^22 elements. Interleaved, f16 sums of 7 outputs over 2^22 and 2^24 rows ran 0.92 to
+// 0.95 times as fast on an H100, f16 sums of 16 outputs 0.97 on both GPUs, and f16 max
+// of 16777216 x 7 74.8 against 62.1 us on an H200 (held). 8-byte elements, not measured,
+// are never split in tiles.
+bool dense_interleaved_pays(Op op, const TypeRule& types, const CanonicalAxes& shape) {
+  if (shape.inner > kDenseInterleavedInner) return false;
+  if (size_of(types.in) == 4) return true;
+  return size_of(types.in) == 2 && op != Op::max && op != Op::min && shape.inner <= 8 &&
+         shape.reduced * shape.inner < (1ull << 22);
+}
+bool axis_dense_interleaves(const AxisKernelSpec& s, const CanonicalAxes& shape) {
+  return s.family == AxisFamily::columns_dense && s.unroll == 4 && shape.inner <= kDenseInterleavedInner;
+}
 
 }  // namespace
 
@@ -161,7 +182,17 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // faster (H100, held, f32 sum and max, R = 64 .. 16385 over 2 .. 64 outputs of one
       // slice; f16 over 2 .. 7). 16-bit columns of more than 16 outputs over R > 1024
       // stay dense: f16 max of 33 and 64 outputs read 1.05 to 1.09 times faster so.
-      const bool short_run = r * shape.outputs <= kShortColumnsElements &&
+      // One slice of few outputs whose split interleaves steps: dense from 2^17 elements
+      // and R = 2^15 (16-bit: R = 2^16). The built-in choice before and after, two
+      // alternating rounds on one machine (sum and max; docs/BENCHMARKS.md, sets R and S):
+      // f32 sum 65537 x 7 7.57 -> 5.71 us on an H200 and 7.84 -> 6.01 on an H100, max
+      // 65536 x 2 7.68 -> 4.99 and 7.76 -> 5.40; f16 sum 65537 x 3 7.43 -> 5.75 and
+      // 7.79 -> 6.04. Below R = 2^15, 18725 x 7 and 16384 x 16 f32 ran 0.93 to 0.97 times
+      // as fast so on the H100, 16-bit 32769 x 7 0.94 to 0.97 on both.
+      const bool few_interleaved = shape.outputs == shape.inner && dense_interleaved_pays(op, types, shape) &&
+                                   r * shape.outputs >= kInterleavedColumnsElements &&
+                                   r >= (size_of(types.in) == 4 ? (1u << 15) : (1u << 16));
+      const bool short_run = r * shape.outputs <= kShortColumnsElements && !few_interleaved &&
                              (size_of(types.in) >= 4 || shape.inner <= 16 || r <= 1024);
       // Up to 256 outputs over R >= 2^17, or rows of 240 bytes and more over R >= 2^16
       // (elements of 4 bytes and less, those measured; 8-byte ones from R = 2^20). Over
@@ -404,12 +435,17 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       p = plan_axis_launch(s, shape, sm_count);
     }
   }
-  // Dense columns of 4-byte elements that a plan splits: up to 32 outputs, splits taking
-  // tiles of R in turn with eight loads in flight, the last block folding; 33 to 64
-  // outputs, contiguous splits with eight loads in flight and a second kernel. Built-in
-  // choice before (contiguous splits, four loads in flight, the last block folding) and
-  // after, on an H100 (f32 sum and max, 2^16 .. 2^24 rows of 3 .. 64 outputs): 16777216
-  // x 7 in 164.7 against 183.4 us (max), 65537 x 64 14.1 against 27.3 (sum).
+  // Dense columns of 4-byte elements that a plan splits: up to 32 outputs, the splits
+  // take tiles of R in turn, the last block folding; 33 to 64 outputs, contiguous splits
+  // with eight loads in flight and a second kernel. Built-in choice before (contiguous
+  // splits, four loads in flight, the last block folding) and after, on an H100 (f32 sum
+  // and max, 2^16 .. 2^24 rows of 3 .. 64 outputs): 16777216 x 7 in 164.7 against 183.4
+  // us (max), 65537 x 64 14.1 against 27.3 (sum). Up to 16 outputs the tiles are single
+  // steps interleaved across the splits, four loads in flight, a split for every four
+  // steps (dense_interleaved_pays); 17 to 32, tiles of eight steps with eight loads in
+  // flight. Against tiles of eight steps for all (sum and max, 2^16 .. 2^24 rows of 2 ..
+  // 16 outputs, two alternating rounds on one machine): f32 0.99 to 1.54 times the speed
+  // on an H200 (1048577 x 3 sum 10.41 -> 8.52 us), 0.99 to 1.47 on an H100.
   // 16-bit elements the same way, and at every width the dense rule takes (eight loads
   // in flight, contiguous splits and a second kernel past 32 outputs). Held device times
   // on an H200 (f16 sum and max; before, four loads in flight and contiguous splits, the
@@ -418,8 +454,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // 107.2 against 130.0.
   if (s.family == AxisFamily::columns_dense && p.splits > 1 &&
       (size_of(types.in) == 2 || (size_of(types.in) == 4 && shape.inner <= 64))) {
-    s.unroll = 8;
     s.split = shape.inner <= 32 ? AxisSplit::ticket_tiles : AxisSplit::two_pass;
+    s.unroll = dense_interleaved_pays(op, types, shape) ? 4 : 8;
     p = plan_axis_launch(s, shape, sm_count);
     if (p.splits <= 1) s.split = AxisSplit::none;
   }
@@ -798,6 +834,17 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     return plan;
   }
   std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count, s.blocks_per_sm);
+  if (dense && s.split == AxisSplit::ticket_tiles && splits > 1 && axis_dense_interleaves(s, shape)) {
+    // Interleaved steps (axis_columns_dense_kernel): a split for every kUnroll steps of
+    // the slice (each thread's loads of a round in flight together), up to blocks_per_sm
+    // blocks per SM in all.
+    std::uint64_t whole = std::max<std::uint64_t>(shape.inner, 1);
+    while (whole % s.vec != 0) whole += shape.inner;
+    const std::uint64_t step = std::max<std::uint64_t>(1, s.block * s.vec / whole) * whole;
+    const std::uint64_t steps = ceil_div(shape.reduced * shape.inner, step);
+    const std::uint64_t want = s.blocks_per_sm * static_cast<std::uint64_t>(std::max(sm_count, 1));
+    splits = std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), ceil_div(steps, s.unroll)));
+  }
   if (s.split == AxisSplit::none) splits = 1;
   // Grid-stride over outputs beyond 32 blocks per SM of work.
   const std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGridBlocks / splits);

@@ -26,7 +26,9 @@
 //                           runs this as a second kernel; SPLIT 2 (few outputs) lets the
 //                           last block to finish (by a ticket) do it, in one launch;
 //                           SPLIT 3 is SPLIT 2 for rows and columns_dense whose splits
-//                           take tiles of R in turn instead of one contiguous chunk each.
+//                           take tiles of R in turn instead of one contiguous chunk each
+//                           (columns_dense with four loads in flight over up to 16
+//                           outputs: single steps, see dense_interleaves).
 //                           A split program whose plan has one split for a shape (a
 //                           class's winner on a shape with more outputs) writes its
 //                           outputs directly, as an unsplit one does.
@@ -841,6 +843,81 @@ __device__ __forceinline__ void columns_dense_fold(const typename C::In* slice, 
     if (q + j < end) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
 }
 
+// columns_dense with four loads in flight over up to this many outputs a slice: split
+// with a ticket in tiles (SPLIT 3), the splits interleave single steps
+// (columns_dense_fold_interleaved), and a warp folds each column's groups. Otherwise
+// (eight loads in flight, or wider) the splits take tiles of kUnroll steps and one thread
+// folds a column's groups. The engine's plan_axis_launch sizes the splits by the same
+// rule (axis_dense_interleaves).
+constexpr unsigned kDenseInterleavedInner = 16;
+template <class C> __device__ __forceinline__ bool dense_interleaves(u64 inner) {
+  return C::kUnroll == 4 && inner <= kDenseInterleavedInner;
+}
+
+// columns_dense split in interleaved steps (SPLIT 3): thread t of split `split` folds the
+// vectors at positions q, q + stride, q + 2 * stride, ... < end of the slice (q = split *
+// step + t * kVec, stride = splits * step: every position keeps its column), kUnroll
+// loads in flight, the last, partial round's loads issued together (an index past the
+// end reads q's vector again and folds the identity, as batched_index), then the scalars
+// of a last, partial vector.
+template <class C>
+__device__ __forceinline__ void columns_dense_fold_interleaved(const typename C::In* slice, u64 q, u64 end,
+                                                               u64 stride, typename C::Acc (&acc)[C::kVec]) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int V = C::kVec;
+  constexpr int U = C::kUnroll;
+  if (V > 1 && (u64)slice % (sizeof(T) * V) == 0) {
+    const AxisVec<T, V>* vs = reinterpret_cast<const AxisVec<T, V>*>(slice);
+    for (; q + (U - 1) * stride + V <= end; q += U * stride) {
+      AxisVec<T, V> x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = vs[(q + u * stride) / V];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)x[u].v[j]);
+    }
+    if (q + V <= end) {
+      AxisVec<T, V> x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const u64 at = q + u * stride;
+        x[u] = vs[(at + V <= end ? at : q) / V];
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          acc[j] = Op::template apply<A>(acc[j], live_or_identity<Op, A>(q + u * stride + V <= end, (A)x[u].v[j]));
+      int live = 0;
+#pragma unroll
+      for (int u = 0; u < U; ++u) live += q + u * stride + V <= end ? 1 : 0;
+      q += live * stride;
+    }
+  } else {
+    for (; q + (U - 1) * stride + V <= end; q += U * stride) {
+      A a[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) a[u][j] = (A)ldg(slice + q + u * stride + j);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], a[u][j]);
+    }
+    for (; q + V <= end; q += stride) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    if (q + j < end) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParams p) {
   axis_mutate(p);
@@ -848,7 +925,6 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
   typedef typename C::Op Op;
   typedef typename C::In T;
   constexpr int V = C::kVec;
-  constexpr int U = C::kUnroll;
   __shared__ A smem[C::kBlock * V];
   const u64 inner = p.inner;
   // A step is a whole number of rows and of vectors, at most kVec elements per thread:
@@ -873,10 +949,14 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
 #pragma unroll
     for (int j = 0; j < V; ++j) acc[j] = Op::template identity<A>();
     if (t < active) {
-      if (C::kTiles && splits > 1) {
-        // Tiles of kUnroll steps (whole rows), split, split + splits, ...: the blocks of
-        // a slice read neighbouring tiles at any moment, as a grid-stride loop does.
-        const u64 tile_rows = U * step / inner;
+      if (C::kTiles && splits > 1 && dense_interleaves<C>(inner)) {
+        // Steps split, split + splits, ...: the blocks of a slice read neighbouring steps
+        // at any moment, as a grid-stride loop does, a thread's loads a grid's steps apart.
+        columns_dense_fold_interleaved<C>(slice, split * step + t * V, p.reduced * inner, splits * step, acc);
+      } else if (C::kTiles && splits > 1) {
+        // Tiles of kUnroll steps (whole rows), split, split + splits, ...: a thread's loads
+        // a step apart, within its block's tile.
+        const u64 tile_rows = C::kUnroll * step / inner;
         for (u64 r0 = split * tile_rows; r0 < p.reduced; r0 += splits * tile_rows)
           columns_dense_fold<C>(slice, r0 * inner, (r0 + tile_rows < p.reduced ? r0 + tile_rows : p.reduced) * inner,
                                 step, t, acc);
@@ -888,23 +968,54 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
 #pragma unroll
     for (int j = 0; j < V; ++j) smem[t * V + j] = acc[j];
     __syncthreads();
-    // Each column's positions fold in two rounds: groups of `inner` threads take every
-    // groups-th row of the step, then one thread per column folds the groups, in order.
-    const u64 groups = C::kBlock / inner;
-    const u64 column = t % inner, g = t / inner;
-    A v = Op::template identity<A>();
-    if (g < groups)
-      for (u64 k = column + inner * g; k < step; k += inner * groups) v = Op::template apply<A>(v, smem[k]);
-    __syncthreads();
-    smem[t] = v;
-    __syncthreads();
-    if (t < inner) {
-      for (u64 k = t + inner; k < groups * inner; k += inner) v = Op::template apply<A>(v, smem[k]);
-      const u64 j = o * inner + t;
+    // Column c's result: a partial of this split, or the output.
+    auto emit = [&](u64 c, A v) {
+      const u64 j = o * inner + c;
       if (C::kSplit && splits > 1)
         static_cast<A*>(p.partials)[j * splits + split] = v;
       else
         static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+    };
+    if (dense_interleaves<C>(inner)) {
+      // Groups of `inner` threads take every groups-th row of the step; then, where there
+      // are 16 groups or more, a warp per column folds its groups (lanes, then shuffles),
+      // else one thread per column, in order.
+      const unsigned in32 = (unsigned)inner, step32 = (unsigned)step;
+      const unsigned groups = C::kBlock / in32;
+      const unsigned column = t % in32, g = t / in32;
+      A v = Op::template identity<A>();
+      if (g < groups)
+        for (unsigned k = column + in32 * g; k < step32; k += in32 * groups) v = Op::template apply<A>(v, smem[k]);
+      __syncthreads();
+      smem[t] = v;
+      __syncthreads();
+      if (groups >= 16) {
+        const unsigned lane = t & 31u, warp = t / 32;
+        for (unsigned c = warp; c < in32; c += C::kBlock / 32) {
+          A w = Op::template identity<A>();
+          for (unsigned gg = lane; gg < groups; gg += 32) w = Op::template apply<A>(w, smem[c + in32 * gg]);
+          w = warp_reduce_shuffle<Op>(w);
+          if (lane == 0) emit(c, w);
+        }
+      } else if (t < in32) {
+        for (unsigned k = t + in32; k < groups * in32; k += in32) v = Op::template apply<A>(v, smem[k]);
+        emit(t, v);
+      }
+    } else {
+      // Each column's positions fold in two rounds: groups of `inner` threads take every
+      // groups-th row of the step, then one thread per column folds the groups, in order.
+      const u64 groups = C::kBlock / inner;
+      const u64 column = t % inner, g = t / inner;
+      A v = Op::template identity<A>();
+      if (g < groups)
+        for (u64 k = column + inner * g; k < step; k += inner * groups) v = Op::template apply<A>(v, smem[k]);
+      __syncthreads();
+      smem[t] = v;
+      __syncthreads();
+      if (t < inner) {
+        for (u64 k = t + inner; k < groups * inner; k += inner) v = Op::template apply<A>(v, smem[k]);
+        emit(t, v);
+      }
     }
   }
   ticket_finish<C>(p);

@@ -20,6 +20,8 @@ CanonicalAxes shape_of(std::initializer_list<std::int64_t> extents, AxisList axe
 }
 
 const TypeRule kF32{DType::f32, DType::f32, DType::f32};
+const TypeRule kF16{DType::f16, DType::f16, DType::f32};
+const TypeRule kBF16{DType::bf16, DType::bf16, DType::f32};
 
 TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // Short rows: a thread per row, with 16-byte loads where a row holds two aligned
@@ -182,14 +184,37 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_GT(s.group, 1u);
   EXPECT_LE(s.group, s.block / 32);  // a warp still reads 32 neighbouring outputs
-  // Narrow columns (inner <= 64) read as one contiguous run per block, eight loads in
-  // flight: up to 32 outputs split in tiles of R in turn, the last block folding; 33 to
-  // 64 in contiguous splits and a second kernel.
+  // Narrow columns (inner <= 64) read as one contiguous run per block: up to 16 outputs
+  // split in single steps interleaved across the blocks, four loads in flight (16-bit
+  // max and min eight), the last block folding; 17 to 32 in tiles of eight steps in turn;
+  // 33 to 64 in contiguous splits and a second kernel, eight loads in flight.
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 16}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns_dense);
   EXPECT_EQ(s.vec, 4u);  // the run is read in 16-byte vectors
   EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(s.unroll, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF16, shape_of({1 << 20, 16}, {0}), 132).unroll, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::min, kBF16, shape_of({1 << 20, 16}, {0}), 132).unroll, 8u);
+  // 16-bit sums interleave up to 8 outputs below 2^22 elements.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({1 << 20, 16}, {0}), 132).unroll, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({1 << 19, 8}, {0}), 132).unroll, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({(1 << 19) - 1, 8}, {0}), 132).unroll, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, kBF16, shape_of({(1 << 19) - 1, 8}, {0}), 132).unroll, 4u);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 17}, {0}), 132);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(s.unroll, 8u);
+  // Eight loads in flight take tiles: their splits keep at least 4096 elements each.
+  s = builtin_axis_spec(Op::max, kF16, shape_of({1 << 20, 7}, {0}), 132);
+  EXPECT_EQ(plan_axis_launch(s, shape_of({65537, 7}, {0}), 132).splits, 65537u / 586);
+  // Interleaved steps: a split for every four steps of 1008 elements (252 threads of four
+  // f32 each, whole rows of 7), at most four blocks per SM: 65537 x 7 is 456 steps.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({65537, 7}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(plan_axis_launch(s, shape_of({65537, 7}, {0}), 132).splits, 114u);
+  EXPECT_EQ(plan_axis_launch(s, shape_of({1 << 20, 7}, {0}), 132).splits, 528u);
+  // Tiles (17 outputs and more) keep at least 4096 elements a split.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 17}, {0}), 132);
+  EXPECT_EQ(plan_axis_launch(s, shape_of({1 << 16, 17}, {0}), 132).splits, (1u << 16) / 241);
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 33}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns_dense);
   EXPECT_EQ(s.split, AxisSplit::two_pass);
@@ -370,9 +395,27 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.group, 16u);
   EXPECT_EQ(s.split, AxisSplit::ticket);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 16, 16}, {0}), 132).family, AxisFamily::columns);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({(1 << 16) + 1, 16}, {0}), 132).family,
-            AxisFamily::columns_dense);
+  // One slice of few outputs that interleaves reads dense from 2^17 elements and R = 2^15
+  // (16-bit: R = 2^16); wider ones from 2^20 elements.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({32767, 7}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({32768, 7}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({32768, 3}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({43691, 3}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({32767, 16}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({32768, 16}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({65535, 7}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({65536, 7}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, kBF16, shape_of({65535, 2}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, kBF16, shape_of({65536, 2}, {0}), 132).family, AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({65537, 9}, {0}), 132).family, AxisFamily::columns);
+  // 16-bit max and min keep eight loads in flight in tiles, so the columns program up to
+  // 2^20 elements, as wider slices.
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF16, shape_of({65537, 7}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::min, kBF16, shape_of({65537, 7}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({61680, 17}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({61681, 17}, {0}), 132).family, AxisFamily::columns_dense);
+  // Several slices of few outputs: the 2^20 edge (two slices of 2^16 x 8).
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({2, 1 << 16, 8}, {1}), 132).family, AxisFamily::columns);
   // Many slices of narrow columns are many elements in all: dense, as before.
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 12, 64, 8}, {1}), 132).family,
             AxisFamily::columns_dense);

@@ -224,8 +224,14 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
 // bytes or more, from 2^17 otherwise), 16-bit dense columns with eight loads in flight
 // (tiles of R up to 32 outputs, contiguous splits past them), and 16-bit columns of four
 // outputs a thread walking R >= 8 with eight loads in flight, on the vector grid and off
-// it. Each case names the kernel it means to run, so that a rule change that moves it off
-// the path it tests fails here too. In quick mode (the sanitizer run): f16 sums only.
+// it; one slice of up to 16 f32 outputs (16-bit sums: 8, below 2^22 elements) read dense
+// from 2^17 elements and R = 2^15 (16-bit: 2^16), split in interleaved steps with four
+// loads in flight; 16-bit max, and 17 outputs, in tiles of eight steps (and the columns
+// program up to 2^20 elements).
+// Each case names the kernel it means to run (for max where it differs), so that a rule
+// change that moves it off the path it tests fails here too. Every case runs at an
+// aligned base and one element past it (scalar loads). In quick mode (the sanitizer run):
+// f16 sums only.
 TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
   RT_REQUIRE_GPU();
   const bool quick = testing::quick_mode();
@@ -233,21 +239,29 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
   struct Case {
     std::int64_t r, inner;
     const char* kernel;  // a part of the config text the runtime explains
+    const char* max_kernel = nullptr;  // for max, where it differs
   };
   const std::map<DType, std::vector<Case>> cases = {
       {DType::f32,
        {{65537, 65, "columns_dense:block=256,group=1,vec=4,split=two_pass"},
         {65535, 65, "columns:"},
-        {262147, 70, "columns_dense:block=256,group=1,vec=4,split=two_pass"}}},
+        {262147, 70, "columns_dense:block=256,group=1,vec=4,split=two_pass"},
+        {65537, 7, "columns_dense:block=256,group=1,vec=4,split=ticket_tiles"},
+        {32768, 7, "columns_dense:block=256,group=1,vec=4,split=ticket_tiles"},
+        {32767, 7, "columns:"},
+        {65537, 17, "columns_dense:block=256,group=1,vec=4,split=ticket_tiles,unroll=8"}}},
       {DType::f16,
        {{65537, 128, "columns_dense:block=256,group=1,vec=8,split=two_pass,unroll=8"},
         {65537, 100, "columns:"},
-        {262147, 7, "columns_dense:block=256,group=1,vec=8,split=ticket_tiles,unroll=8"},
+        {262147, 7, "columns_dense:block=256,group=1,vec=8,split=ticket_tiles",
+         "columns_dense:block=256,group=1,vec=8,split=ticket_tiles,unroll=8"},
+        {1048577, 7, "columns_dense:block=256,group=1,vec=8,split=ticket_tiles,unroll=8"},
         {16, 1048579, "columns:block=256,by=1,vec=4,split=none,unroll=8"},
         {3, 262144, "columns:block=256,by=1,vec=4,split=none"}}},
       {DType::bf16,
        {{131075, 70, "columns_dense:block=256,group=1,vec=8,split=two_pass,unroll=8"},
-        {8, 1048576, "columns:block=256,by=1,vec=4,split=none,unroll=8"}}},
+        {8, 1048576, "columns:block=256,by=1,vec=4,split=none,unroll=8"},
+        {65537, 3, "columns_dense:block=256,group=1,vec=8,split=ticket_tiles", "columns:"}}},
   };
   std::atomic<int> checked{0};
   const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16}
@@ -256,17 +270,20 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
     for (Op op : {Op::sum, Op::max}) {
       if (quick && op != Op::sum) continue;
       const TypeRule t = rule(op, dtype);
-      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 262147 * 70, 11));
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 262147 * 70 + 1, 11));
       for (const Case& c : cases.at(dtype)) {
         const TensorDesc view = TensorDesc::contiguous({c.r, c.inner});
         const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {0}).kernel;
-        EXPECT_NE(kernel.find(c.kernel), std::string::npos)
-            << to_string(dtype) << " " << c.r << " x " << c.inner << " ran " << kernel << ", meant " << c.kernel;
-        if (std::string(c.kernel).find("unroll") == std::string::npos) {
+        const std::string meant = op == Op::max && c.max_kernel ? c.max_kernel : c.kernel;
+        EXPECT_NE(kernel.find(meant), std::string::npos)
+            << to_string(dtype) << " " << c.r << " x " << c.inner << " ran " << kernel << ", meant " << meant;
+        if (meant.find("unroll") == std::string::npos) {
           EXPECT_EQ(kernel.find("unroll=8"), std::string::npos) << kernel;
         }
-        EXPECT_EQ(check(ctx, op, t, buffer, 0, view, {0}), "");
-        ++checked;
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0}), "") << c.r << " x " << c.inner << " base " << base;
+          ++checked;
+        }
       }
     }
   });
