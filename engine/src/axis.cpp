@@ -64,7 +64,7 @@ constexpr std::uint64_t kDenseInterleavedInner = 16;
 // 4-byte elements at every size; 16-bit sums, products and means of up to 8 outputs below
 // 2^22 elements. Interleaved, f16 sums of 7 outputs over 2^22 and 2^24 rows ran 0.92 to
 // 0.95 times as fast on an H100, f16 sums of 16 outputs 0.97 on both GPUs, and f16 max
-// of 16777216 x 7 74.8 against 62.1 us on an H200 (held). 8-byte elements, not measured,
+// of 16777216 x 7 74.7 against 62.1 us on an H200 (held). 8-byte elements, not measured,
 // are never split in tiles.
 bool dense_interleaved_pays(Op op, const TypeRule& types, const CanonicalAxes& shape) {
   if (shape.inner > kDenseInterleavedInner) return false;
@@ -187,7 +187,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // alternating rounds on one machine (sum and max; docs/BENCHMARKS.md, sets R and S):
       // f32 sum 65537 x 7 7.57 -> 5.71 us on an H200 and 7.84 -> 6.01 on an H100, max
       // 65536 x 2 7.68 -> 4.99 and 7.76 -> 5.40; f16 sum 65537 x 3 7.43 -> 5.75 and
-      // 7.79 -> 6.04. Below R = 2^15, 18725 x 7 and 16384 x 16 f32 ran 0.93 to 0.97 times
+      // 7.74 -> 6.00. Below R = 2^15, 18725 x 7 and 16384 x 16 f32 ran 0.93 to 0.97 times
       // as fast so on the H100, 16-bit 32769 x 7 0.94 to 0.97 on both.
       const bool few_interleaved = shape.outputs == shape.inner && dense_interleaved_pays(op, types, shape) &&
                                    r * shape.outputs >= kInterleavedColumnsElements &&
@@ -443,9 +443,10 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // us (max), 65537 x 64 14.1 against 27.3 (sum). Up to 16 outputs the tiles are single
   // steps interleaved across the splits, four loads in flight, a split for every four
   // steps (dense_interleaved_pays); 17 to 32, tiles of eight steps with eight loads in
-  // flight. Against tiles of eight steps for all (sum and max, 2^16 .. 2^24 rows of 2 ..
+  // flight. The built-in choice before and after (sum and max, 2^15 .. 2^24 rows of 2 ..
   // 16 outputs, two alternating rounds on one machine): f32 0.99 to 1.54 times the speed
-  // on an H200 (1048577 x 3 sum 10.41 -> 8.52 us), 0.99 to 1.47 on an H100.
+  // on an H200 (1048577 x 3 sum 10.41 -> 8.52 us), 0.99 to 1.47 on an H100; f16 sums
+  // 1.01 to 1.43 and 1.01 to 1.38.
   // 16-bit elements the same way, and at every width the dense rule takes (eight loads
   // in flight, contiguous splits and a second kernel past 32 outputs). Held device times
   // on an H200 (f16 sum and max; before, four loads in flight and contiguous splits, the
