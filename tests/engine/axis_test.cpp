@@ -922,7 +922,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
     }
   }
   // Columns of four adjacent outputs per thread: 16-bit ones (an 8-byte load per row on
-  // the vector grid) and 4-byte ones (16 bytes), sum and max.
+  // the vector grid) and 4-byte ones (16 bytes), sum and max; 16-bit ones of eight.
   for (DType in : {DType::f16, DType::bf16, DType::f32})
     for (Op op : {Op::sum, Op::max}) {
       AxisKernelSpec s;
@@ -936,6 +936,11 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
       s.tail = 1;
       EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
+      // And a whole 16-byte vector of 16-bit outputs.
+      if (size_of(in) == 2) {
+        s.vec = 8;
+        EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
+      }
     }
 }
 

@@ -19,6 +19,10 @@
 
 #include "gpu_env.h"
 #include "host_reference.h"
+#include "reduce_tune/engine/axis.h"
+#include "reduce_tune/engine/compiler.h"
+#include "reduce_tune/engine/kernel_set.h"
+#include "reduce_tune/engine/launch.h"
 #include "reduce_tune/reduce_tune.h"
 #include "reduce_tune/tuner/axis_tuner.h"
 #include "reduce_tune/tuner/tuner.h"
@@ -43,16 +47,17 @@ Buffer upload(const testing::HostArray& host) {
 // Every output of op along `axes` of the view at element `base` of `buffer`, checked
 // against the host: each output's elements gathered, then the flat reference.
 // Returns the first mismatch, or "".
-std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, std::int64_t base,
-                  const TensorDesc& view, const AxisList& axes) {
+// `reduce(in, out)` reduces the view at `in` into `out` (the runtime's call, or a
+// given kernel's launch).
+std::string check_with(const std::function<void(const void*, void*)>& reduce, Op op, const TypeRule& t,
+                       const Buffer& buffer, std::int64_t base, const TensorDesc& view, const AxisList& axes) {
   const CanonicalResult c = canonicalize(view, axes);
   if (!c.ok) return "canonicalize: " + c.error;
   const std::uint64_t outputs = c.axes.outputs;
   const std::size_t in_size = size_of(t.in), out_size = size_of(t.out);
   DeviceBuffer out(std::max<std::uint64_t>(outputs, 1) * out_size + 16);
   RT_CUDA_CHECK(cudaMemset(out.get(), 0xa5, std::max<std::uint64_t>(outputs, 1) * out_size + 16));
-  ctx.reduce_axes(op, t.in, t.out, static_cast<const unsigned char*>(buffer.device.get()) + base * static_cast<std::int64_t>(in_size),
-                  view, axes, out.get(), nullptr);
+  reduce(static_cast<const unsigned char*>(buffer.device.get()) + base * static_cast<std::int64_t>(in_size), out.get());
   std::vector<unsigned char> got(std::max<std::uint64_t>(outputs, 1) * out_size + 16);
   RT_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size(), cudaMemcpyDeviceToHost));
   // The 16 bytes after the last output keep their fill: no vector store ran past it.
@@ -95,6 +100,12 @@ std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, 
              std::to_string(j) + " of " + std::to_string(outputs) + ": " + m;
   }
   return {};
+}
+
+std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, std::int64_t base,
+                  const TensorDesc& view, const AxisList& axes) {
+  return check_with([&](const void* in, void* out) { ctx.reduce_axes(op, t.in, t.out, in, view, axes, out, nullptr); },
+                    op, t, buffer, base, view, axes);
 }
 
 TypeRule rule(Op op, DType in) { return *resolve_types(op, in, default_out_dtype(op, in)).rule; }
@@ -329,6 +340,96 @@ TEST(Axes, MisalignedBasesAndRowStarts) {
     for (std::int64_t base : {0, 1, 2, 3, 4})
       EXPECT_EQ(check(ctx, Op::sum, t, buffer, base, TensorDesc::contiguous({4, 262144}), {0}), "") << base;
   }
+}
+
+// Columns programs of several adjacent outputs per thread, launched where their rows
+// lie off the vector grid (odd rows, odd R strides, bases 1 to 7 elements off), so that
+// the twin runs. Every vector width each element size takes, a thread per column and
+// threads across R, the guarded and the batched tail, one slice and several, fewer
+// outputs than a vector; the data end exactly where the allocation does, so a read past
+// the view's last element is caught under compute-sanitizer's memcheck (the tests'
+// sanitizer run), and the results are checked against the host.
+TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  struct View {
+    TensorDesc view;
+    AxisList axes;
+  };
+  const std::vector<View> views = {
+      {TensorDesc::contiguous({37, 1001}), {0}},               // odd rows
+      {TensorDesc::contiguous({1000, 263}), {0}},              // R split across blocks
+      {TensorDesc::strided({129, 64}, {67, 1}), {0}},          // rows on the grid, their stride not
+      {TensorDesc::contiguous({3, 129, 77}), {1}},             // slices of odd rows
+      {TensorDesc::contiguous({9, 3}), {0}},                   // fewer outputs than a vector
+  };
+  std::atomic<int> checked{0}, twins{0};
+  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
+                                          : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64,
+                                                               DType::i32, DType::i64};
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    for (Op op : {Op::sum, Op::max}) {
+      if ((quick || size_of(dtype) != 4) && op == Op::max) continue;
+      const TypeRule t = rule(op, dtype);
+      for (std::uint32_t vec : {2u, 4u, 8u}) {
+        if (vec * size_of(dtype) > 16) continue;
+        for (std::uint32_t by : {1u, 8u}) {
+          AxisKernelSpec spec;
+          spec.op = op;
+          spec.types = t;
+          spec.family = AxisFamily::columns;
+          spec.block = 256;
+          spec.group = by;
+          spec.vec = vec;
+          spec.split = AxisSplit::two_pass;
+          spec.tail = by == 8 ? 1 : 0;
+          spec.unroll = size_of(dtype) == 2 && by == 1 ? 8 : 4;
+          ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
+          ASSERT_TRUE(axis_has_twin(spec)) << to_string(spec);
+          KernelSet set(std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))), 1);
+          for (const View& v : views) {
+            const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+            ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
+            const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+            const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
+            DeviceBuffer workspace(kWorkspaceHeaderBytes + partial_bytes + 16);
+            RT_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.size()));
+            WorkspaceView ws;
+            ws.ticket = workspace.as<unsigned int>();
+            ws.partials = static_cast<unsigned char*>(workspace.get()) + kWorkspaceHeaderBytes;
+            ws.partials_bytes = partial_bytes;
+            for (std::int64_t base : {0, 1, 3, 5, 7}) {
+              if (base >= static_cast<std::int64_t>(vec) && base != 0) continue;
+              // An allocation of exactly the elements up to the view's last one.
+              const std::size_t count = static_cast<std::size_t>(base + shape.highest_offset + 1);
+              const testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, count, 17);
+              Buffer buffer{host, DeviceBuffer(host.bytes.size())};
+              RT_CUDA_CHECK(cudaMemcpy(buffer.device.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
+              const bool twin = axis_launch_takes_twin(
+                  spec, shape, plan,
+                  static_cast<const unsigned char*>(buffer.device.get()) + base * static_cast<std::int64_t>(size_of(dtype)));
+              const std::string why = check_with(
+                  [&](const void* in, void* out) {
+                    enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
+                                           plan.partial_count > 0 ? &ws : nullptr, nullptr);
+                  },
+                  op, t, buffer, base, v.view, v.axes);
+              EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " base " << base
+                                 << (twin ? " (twin)" : "");
+              ++checked;
+              twins += twin;
+            }
+          }
+        }
+      }
+    }
+  });
+  EXPECT_GT(twins.load(), checked.load() / 2) << "the twin ran in few of the cases";
+  std::printf("[ counts   ] columns off the vector grid: %d (config, view, base) cases, %d of them the twin\n",
+              checked.load(), twins.load());
 }
 
 TEST(Axes, PermutedSlicedAndReversedViews) {
