@@ -76,6 +76,46 @@ bool axis_dense_interleaves(const AxisKernelSpec& s, const CanonicalAxes& shape)
   return s.family == AxisFamily::columns_dense && s.unroll == 4 && shape.inner <= kDenseInterleavedInner;
 }
 
+// General shapes whose densest dimension (the smallest stride) is a kept one.
+bool general_kept_densest(const CanonicalAxes& shape) {
+  if (shape.reduced_rank == 0 || shape.kept_rank == 0) return false;
+  const std::int64_t reduced = shape.reduced_strides[shape.reduced_rank - 1];  // sorted, positive
+  for (int d = 0; d < shape.kept_rank; ++d) {
+    const std::int64_t kept = shape.kept_strides[d] < 0 ? -shape.kept_strides[d] : shape.kept_strides[d];
+    if (kept < reduced) return true;
+  }
+  return false;
+}
+
+// The general family's widest vector (rt::general_vectors): 16 bytes of the innermost
+// reduced dimension where it is contiguous and it and every other reduced stride are
+// multiples of the vector; 1 where not.
+std::uint32_t general_vector_width(const TypeRule& types, const CanonicalAxes& shape) {
+  if (shape.reduced_rank == 0) return 1;
+  const int in = shape.reduced_rank - 1;
+  for (std::uint32_t v = static_cast<std::uint32_t>(16 / size_of(types.in)); v > 1; v /= 2) {
+    bool ok = shape.reduced_strides[in] == 1 && shape.reduced_extents[in] % v == 0;
+    for (int d = 0; d < in; ++d) ok = ok && shape.reduced_strides[d] % v == 0;
+    if (ok) return v;
+  }
+  return 1;
+}
+
+// With a kept dimension the densest, the widest vector of adjacent outputs
+// (rt::general_output_vectors): 16 bytes where the innermost kept dimension is contiguous
+// and its extent and every other stride are multiples of the vector; 1 where not.
+std::uint32_t general_output_vector_width(const TypeRule& types, const CanonicalAxes& shape) {
+  if (shape.kept_rank == 0) return 1;
+  const int in = shape.kept_rank - 1;
+  for (std::uint32_t v = static_cast<std::uint32_t>(16 / size_of(types.in)); v > 1; v /= 2) {
+    bool ok = shape.kept_strides[in] == 1 && shape.kept_extents[in] % v == 0;
+    for (int d = 0; d < in; ++d) ok = ok && shape.kept_strides[d] % v == 0;
+    for (int d = 0; d < shape.reduced_rank; ++d) ok = ok && shape.reduced_strides[d] % v == 0;
+    if (ok) return v;
+  }
+  return 1;
+}
+
 }  // namespace
 
 const char* to_string(AxisSplit split) {
@@ -147,7 +187,6 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
-  if (s.family == AxisFamily::general && s.vec != 1) return "general loads no vectors";
   if (s.family == AxisFamily::columns && s.vec != 1 && s.rows_per_pass != 1)
     return "columns load vectors of adjacent outputs or several outputs per pass, not both";
   if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
@@ -362,6 +401,23 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         return s;
       }
       s.family = shape.layout == AxisLayout::general ? AxisFamily::general : AxisFamily::rows;
+      if (shape.layout == AxisLayout::general && general_kept_densest(shape)) {
+        // A kept dimension is the densest: a thread per output, so that a warp reads
+        // neighbouring outputs of each reduced index (a group per output would read
+        // them one stride apart), split across blocks where the outputs are too few.
+        s.vec = general_output_vector_width(types, shape);
+        s.group = 1;
+        s.rows_per_pass = 1;
+        s.block = 256;
+        s.unroll = 8;
+        // A block for every SM or more: no split (each thread keeps eight loads in flight).
+        if (ceil_div(shape.outputs, std::uint64_t{s.block} * s.vec) >= static_cast<std::uint64_t>(std::max(sm_count, 1))) {
+          s.split = AxisSplit::none;
+          if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+          return s;
+        }
+        break;
+      }
       // 16-byte loads where a row holds at least two of them, or one where its rows
       // start aligned (a multiple of the vector); a row of a misaligned short run
       // reads faster element by element.
@@ -373,8 +429,11 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // against 65.7 us and 77.4 against 85.2); R = 17 and 24 up to 1.18 times slower (R
       // = 31, 0.87 to 1.03, stays with them), R = 8 and 12 1.1 to 1.3 times, and R = 128
       // .. 255 no faster.
-      std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in)) : 1;
-      if (full == 8 && r < 128 && (r >= 32 || r == 16)) full = 4;
+      // General: vectors along the innermost reduced dimension where it is contiguous
+      // and its extent and every other reduced stride are multiples of one.
+      std::uint32_t full = s.family == AxisFamily::rows ? static_cast<std::uint32_t>(16 / size_of(types.in))
+                                                         : general_vector_width(types, shape);
+      if (s.family == AxisFamily::rows && full == 8 && r < 128 && (r >= 32 || r == 16)) full = 4;
       s.vec = full > 1 && (r >= 4ull * full || (r >= 2ull * full && r % full == 0)) ? full : 1;
       // Each lane of a group reads about four vectors (eight elements without vectors)
       // of its row, so that several loads are in flight without a long shuffle tree
@@ -395,7 +454,10 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 1.3 to 1.9 times faster over 512 and 769 rows, in blocks of 128 threads).
       const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
       const bool few_rows = shape.outputs < 8 * sms;
-      s.group = r >= 2048 && (lanes >= 1024 || few_rows) ? s.block : group;
+      // General rows of elements read with a warp up to 8192 loads (a block would fold
+      // every few loads per lane behind a barrier).
+      const std::uint64_t block_lanes = s.family == AxisFamily::general && s.vec == 1 ? 8192 : 1024;
+      s.group = r >= 2048 && (lanes >= block_lanes || few_rows) ? s.block : group;
       if (s.group == s.block && few_rows) {
         s.block = 128;
         s.group = 128;
@@ -821,6 +883,10 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   std::uint64_t per_block =
       dense ? std::max<std::uint64_t>(shape.inner, 1) : s.block / s.group * s.rows_per_pass;
   if (s.family == AxisFamily::columns) per_block *= s.vec;  // adjacent outputs per thread
+  // General with a kept dimension the densest: a thread per vector of adjacent outputs
+  // (rt::general_output_vectors).
+  if (s.family == AxisFamily::general && s.group == 1 && s.vec > 1 && general_kept_densest(shape))
+    per_block = static_cast<std::uint64_t>(s.block) * s.vec;
   if (s.family == AxisFamily::rows_dense)  // a tile of whole rows, as axis_rows_dense_kernel stages it
     per_block = std::max<std::uint64_t>(1, (rows_dense_tile_elements(s) - (s.vec - 1)) /
                                                std::max<std::uint64_t>(shape.reduced, 1));

@@ -107,6 +107,78 @@ __device__ __forceinline__ long long reduced_offset(const AxisParams& p, u64 k) 
   return off;
 }
 
+// The general family's walk over reduced indices k, k + step, k + 2 step, ... without a
+// division per element: the index's digits over the reduced dimensions (the innermost
+// the least significant) and its offset, advanced by the step's digits with one carry
+// per dimension. The innermost dimension counts in units of V elements (V > 1: vectors
+// along a contiguous innermost dimension whose extent V divides). For reduced extents
+// and steps below 2^31 (GeneralWalk::fits) and a reduced rank of at least 1.
+template <int V>
+struct GeneralWalk {
+  long long off;      // offset (elements) of the current index from the output's first element
+  long long by_off;   // the step's offset, before carries
+  long long in_wrap;  // an innermost wrap: its extent back, one of the next dimension on
+  unsigned in_digit, in_by, in_extent;
+  unsigned digit[7], by[7];  // the outer dimensions' digits (0 the outermost), the step's
+  static __device__ __forceinline__ bool fits(const AxisParams& p, u64 step) {
+    bool ok = step < 0x7fffffffull && p.reduced_rank >= 1;
+#pragma unroll
+    for (int d = 0; d < 8; ++d)
+      if (d < p.reduced_rank) ok = ok && (u64)p.reduced_extents[d] < 0x7fffffffull;
+    return ok;
+  }
+  __device__ __forceinline__ GeneralWalk(const AxisParams& p, u64 k, unsigned step) {
+    const int in = p.reduced_rank - 1;
+    in_extent = (unsigned)(p.reduced_extents[in] / V);
+    const long long in_stride = V == 1 ? p.reduced_strides[in] : V;
+    in_digit = (unsigned)(k % in_extent);
+    k /= in_extent;
+    in_by = step % in_extent;
+    step /= in_extent;
+    off = (long long)in_digit * in_stride;
+    by_off = (long long)in_by * in_stride;
+    in_wrap = in >= 1 ? p.reduced_strides[in - 1] - (long long)in_extent * in_stride : 0;
+#pragma unroll
+    for (int d = 6; d >= 0; --d) {
+      digit[d] = by[d] = 0;
+      if (d < in) {
+        const unsigned e = (unsigned)p.reduced_extents[d];
+        if (k <= 0xffffffffull) {
+          const unsigned k32 = (unsigned)k;
+          digit[d] = k32 % e;
+          k = k32 / e;
+        } else {
+          digit[d] = (unsigned)(k % e);
+          k /= e;
+        }
+        by[d] = step % e;
+        step /= e;
+        off += (long long)digit[d] * p.reduced_strides[d];
+        by_off += (long long)by[d] * p.reduced_strides[d];
+      }
+    }
+  }
+  // The next index. Past the last index the outermost digit runs on: never read.
+  __device__ __forceinline__ void advance(const AxisParams& p) {
+    off += by_off;
+    const unsigned x = in_digit + in_by;  // < 2 in_extent: one wrap at most
+    unsigned carry = x >= in_extent ? 1u : 0u;
+    in_digit = carry ? x - in_extent : x;
+    if (carry) off += in_wrap;
+    const int in = p.reduced_rank - 1;
+#pragma unroll
+    for (int d = 6; d >= 1; --d)
+      if (d < in) {
+        const unsigned e = (unsigned)p.reduced_extents[d];
+        const unsigned y = digit[d] + by[d] + carry;
+        carry = y >= e ? 1u : 0u;
+        digit[d] = carry ? y - e : y;
+        if (carry) off += p.reduced_strides[d - 1] - (long long)e * p.reduced_strides[d];
+      }
+    if (in >= 1) digit[0] += by[0] + carry;
+  }
+};
+
 // Offset of output j's first element (rows: j * outer_stride; general: over the kept
 // dimensions).
 template <int FAMILY>
@@ -493,9 +565,181 @@ __device__ __forceinline__ typename C::Acc fold_row_split(const typename C::In* 
   return v;
 }
 
+// General: whether an output starting at `start` reads kVec-element vectors along the
+// innermost reduced dimension: that dimension contiguous, its extent a multiple of kVec,
+// every other reduced stride too, and `start` on the vector grid.
+template <class C>
+__device__ __forceinline__ bool general_vectors(const AxisParams& p, const typename C::In* start) {
+  constexpr int V = C::kVec;
+  if (V == 1 || p.reduced_rank < 1) return false;
+  const int in = p.reduced_rank - 1;
+  bool ok = p.reduced_strides[in] == 1 && p.reduced_extents[in] % V == 0 &&
+            (u64)start % (sizeof(typename C::In) * V) == 0;
+#pragma unroll
+  for (int d = 0; d < 7; ++d)
+    if (d < in) ok = ok && p.reduced_strides[d] % V == 0;
+  return ok;
+}
+
+// General: lane `lane` of a group folds the reduced indices lo + lane, lo + lane +
+// kGroup, ... < hi, in that order, kUnroll loads in flight; where general_vectors holds,
+// vectors [lo / kVec, hi / kVec) the same way (the splits' bounds rounded down, so they
+// still partition R). A group of one thread per output reads neighbouring outputs across
+// a warp (the built-in choice where a kept dimension is the densest); wider groups read
+// along the reduced dimensions. Reduced extents of 2^31 or more decompose every index.
+template <class T, int V> __device__ __forceinline__ AxisVec<T, V> general_load(const T* at) {
+  AxisVec<T, V> x;
+  if (V == 1)
+    x.v[0] = ldg(at);
+  else
+    x = *reinterpret_cast<const AxisVec<T, V>*>(at);
+  return x;
+}
+
+template <class C, int V>
+__device__ __forceinline__ typename C::Acc fold_general_walk(const AxisParams& p, const typename C::In* start, u64 k,
+                                                             u64 end, typename C::Acc v) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int U = C::kUnroll;
+  constexpr u64 G = C::kGroup;
+  GeneralWalk<V> w(p, k, C::kGroup);
+  for (; k + (U - 1) * G < end; k += U * G) {
+    AxisVec<T, V> x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      x[u] = general_load<T, V>(start + w.off);
+      w.advance(p);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
+  }
+  for (; k < end; k += G) {
+    const AxisVec<T, V> x = general_load<T, V>(start + w.off);
+#pragma unroll
+    for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, (A)x.v[e]);
+    w.advance(p);
+  }
+  return v;
+}
+
+template <class C>
+__device__ __forceinline__ typename C::Acc fold_general(const AxisParams& p, const typename C::In* start, u64 lo,
+                                                        u64 hi, unsigned lane) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  A v = Op::template identity<A>();
+  if (!GeneralWalk<1>::fits(p, C::kGroup)) {
+    // Reduced extents of 2^31 or more (or R = 1 with no reduced dimension left).
+    for (u64 k = lo + lane; k < hi; k += C::kGroup) v = Op::template fold<A>(v, (A)ldg(start + reduced_offset(p, k)));
+    return v;
+  }
+  if (general_vectors<C>(p, start)) {
+    const u64 k = lo / C::kVec + lane, end = hi / C::kVec;
+    return k < end ? fold_general_walk<C, C::kVec>(p, start, k, end, v) : v;
+  }
+  const u64 k = lo + lane;
+  return k < hi ? fold_general_walk<C, 1>(p, start, k, hi, v) : v;
+}
+
+// General shapes whose densest dimension is a kept one (the engine's
+// general_kept_densest): a thread per output, so a warp reads neighbouring outputs at each
+// reduced index.
+__device__ __forceinline__ bool general_kept_densest(const AxisParams& p) {
+  if (p.reduced_rank < 1 || p.kept_rank < 1) return false;
+  const long long reduced = p.reduced_strides[p.reduced_rank - 1];  // sorted, positive
+  bool kept = false;
+#pragma unroll
+  for (int d = 0; d < 8; ++d)
+    if (d < p.kept_rank) kept = kept || (p.kept_strides[d] < 0 ? -p.kept_strides[d] : p.kept_strides[d]) < reduced;
+  return kept;
+}
+
+// General, a kept dimension the densest, a thread per kVec adjacent outputs (kVec > 1,
+// group 1): where the innermost kept dimension is contiguous and its extent, every other
+// stride and the base are multiples of the vector, the thread reads one aligned vector
+// at each reduced index; elsewhere kVec scalars. kUnroll steps of R in flight, each
+// output's elements folded in order. Splits and outputs as the rows kernel's.
+template <class C>
+__device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int V = C::kVec, U = C::kUnroll;
+  const T* in = static_cast<const T*>(p.in);
+  bool aligned = p.kept_strides[p.kept_rank - 1] == 1 && p.kept_extents[p.kept_rank - 1] % V == 0 &&
+                 (u64)in % (sizeof(T) * V) == 0;
+#pragma unroll
+  for (int d = 0; d < 8; ++d) {
+    if (d < p.kept_rank - 1) aligned = aligned && p.kept_strides[d] % V == 0;
+    if (d < p.reduced_rank) aligned = aligned && p.reduced_strides[d] % V == 0;
+  }
+  const bool walks = GeneralWalk<1>::fits(p, 1);
+  const u64 splits = C::kSplit ? p.splits : 1;
+  const u64 split = C::kSplit ? blockIdx.x % splits : 0;
+  const u64 first_block = C::kSplit ? blockIdx.x / splits : blockIdx.x;
+  const u64 block_stride = C::kSplit ? gridDim.x / splits : gridDim.x;
+  const u64 chunk = (p.reduced + splits - 1) / splits;
+  const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
+  const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
+  for (u64 j0 = (first_block * C::kBlock + threadIdx.x) * V; j0 < p.outputs; j0 += block_stride * C::kBlock * V) {
+    A acc[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] = Op::template identity<A>();
+    if (aligned && walks) {
+      const T* start = in + output_offset<axis_general>(p, j0);
+      GeneralWalk<1> w(p, lo, 1);
+      u64 k = lo;
+      for (; k + U <= hi; k += U) {
+        AxisVec<T, V> x[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+          w.advance(p);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x[u].v[e]);
+      }
+      for (; k < hi; ++k) {
+        const AxisVec<T, V> x = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x.v[e]);
+        w.advance(p);
+      }
+    } else {
+      // Scalars: each output of the vector its own start (the last vector may be partial).
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (j0 + e < p.outputs) {
+          const T* start = in + output_offset<axis_general>(p, j0 + e);
+          for (u64 k = lo; k < hi; ++k) acc[e] = Op::template fold<A>(acc[e], (A)ldg(start + reduced_offset(p, k)));
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const u64 j = j0 + e;
+      if (j >= p.outputs) break;
+      if (C::kSplit && splits > 1)
+        static_cast<A*>(p.partials)[j * splits + split] = acc[e];
+      else
+        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(acc[e], p.reduced);
+    }
+  }
+  ticket_finish<C>(p);
+}
+
 template <class C, bool PEELED = false>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   axis_mutate(p);
+  if (C::kFamily == axis_general && C::kGroup == 1 && C::kVec > 1 && general_kept_densest(p)) {
+    general_output_vectors<C>(p);
+    return;
+  }
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -530,8 +774,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
         } else if (C::kFamily == axis_rows) {
           v[u] = fold_row<C, PEELED>(start, lo, hi, lane);
         } else {
-          for (u64 k = lo + lane; k < hi; k += C::kGroup)
-            v[u] = Op::template apply<A>(v[u], (A)ldg(start + reduced_offset(p, k)));
+          v[u] = fold_general<C>(p, start, lo, hi, lane);
         }
       }
     }

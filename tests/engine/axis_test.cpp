@@ -430,10 +430,45 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.split, AxisSplit::none);
   EXPECT_EQ(plan_axis_launch(s, shape_of({2048, 1 << 14}, {0}), 132).splits, 1u);
-  // General: no vector loads.
+  // General: lanes along the reduced dimensions where a reduced one is the densest, with
+  // vectors where the innermost is contiguous and every reduced stride a multiple of one.
   s = builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 8}, {0, 2}), 132);
   EXPECT_EQ(s.family, AxisFamily::general);
-  EXPECT_EQ(s.vec, 1u);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_GT(s.group, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::min, kF16, shape_of({6, 7, 8}, {0, 2}), 132).vec, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::min, kF16, shape_of({6, 7, 12}, {0, 2}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 9}, {0, 2}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({32, 256, 56, 56}, {0, 2, 3}), 132).vec, 4u);
+  // A kept dimension the densest (the outputs of the last one contiguous): a thread per
+  // output, split across blocks where the outputs are too few to fill the GPU.
+  const CanonicalAxes few = shape_of({64, 32, 128, 128}, {0, 2});
+  s = builtin_axis_spec(Op::sum, kF32, few, 132);
+  EXPECT_EQ(s.family, AxisFamily::general);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.vec, 4u);  // a vector of four adjacent outputs a thread
+  EXPECT_EQ(s.rows_per_pass, 1u);
+  EXPECT_NE(s.split, AxisSplit::none);
+  EXPECT_GT(plan_axis_launch(s, few, 132).splits, 1u);
+  const CanonicalAxes many = shape_of({16, 1024, 16, 256}, {0, 2});
+  s = builtin_axis_spec(Op::sum, kF32, many, 132);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.split, AxisSplit::none);
+  EXPECT_EQ(plan_axis_launch(s, many, 132).grid, 262144u / (256 * 4));  // a thread per vector of outputs
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, many, 132).vec, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1024, 16, 258}, {0, 2}), 132).vec, 2u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16, 1024, 16, 257}, {0, 2}), 132).vec, 1u);
+  // A reversed kept dimension counts by its stride's size.
+  const CanonicalResult reversed = canonicalize(TensorDesc::strided({30, 50, 20}, {1000, 20, -1}), {0});
+  ASSERT_TRUE(reversed.ok) << reversed.error;
+  ASSERT_EQ(reversed.axes.layout, AxisLayout::general);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, reversed.axes, 132).group, 1u);
+  // Reduced runs with a stride (every other element of a row): lanes along them.
+  const CanonicalResult strided = canonicalize(TensorDesc::strided({1000, 513}, {1100, 2}), {1});
+  ASSERT_TRUE(strided.ok) << strided.error;
+  ASSERT_EQ(strided.axes.layout, AxisLayout::general);
+  EXPECT_GT(builtin_axis_spec(Op::sum, kF32, strided.axes, 132).group, 1u);
   // Every built-in spec is valid.
   for (auto shape : {shape_of({3, 5}, {1}), shape_of({3, 5}, {0}), shape_of({1 << 10, 3, 1 << 10}, {1}),
                      shape_of({7, 1}, {0}), shape_of({1 << 22, 2}, {0})})
@@ -601,8 +636,8 @@ TEST(AxisSpec, InvalidSpecsAreNamed) {
   EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
   s = AxisKernelSpec{};
   s.family = AxisFamily::general;
-  s.vec = 4;
-  EXPECT_NE(axis_spec_problem(s).find("vec"), std::string::npos);
+  s.vec = 4;  // vectors along the innermost reduced dimension, where a shape allows
+  EXPECT_EQ(axis_spec_problem(s), "");
   s.family = AxisFamily::columns_dense;
   s.group = 1;
   EXPECT_EQ(axis_spec_problem(s), "");
@@ -766,7 +801,6 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"rows_dense:block=256,group=1,vec=1,split=two_pass", "never split"},
       {"rows_dense:block=512,group=1,vec=4,split=none,unroll=8", "at most 32 KiB"},
       {"rows_dense:block=256,group=64,vec=4,split=none", "at most 32 lanes"},
-      {"general:block=256,group=4,vec=4,split=none", "no vectors"},
       {"rows:block=256,group=4,vec=4,split=none,unroll=6", "unroll is 4 or 8"},
       {"rows:block=256,group=256,vec=4,split=two_pass,sm=5", "sm is 4, 8 or 16"},
       {"rows:block=256,group=4,vec=4,split=none,sm=8", "split plans only"},
@@ -900,7 +934,12 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         // of threads across R with a second kernel.
                         {AxisFamily::rows, 32, 4, AxisSplit::none, 1, 1}, {AxisFamily::rows, 8, 1, AxisSplit::two_pass, 1, 1},
                         {AxisFamily::columns, 1, 4, AxisSplit::none, 1, 1}, {AxisFamily::columns, 1, 1, AxisSplit::none, 4, 1},
-                        {AxisFamily::columns, 32, 1, AxisSplit::two_pass, 1, 1}};
+                        {AxisFamily::columns, 32, 1, AxisSplit::two_pass, 1, 1},
+                        // General of a thread per output, split in two passes; of
+                        // vectors along the reduced dimensions.
+                        {AxisFamily::general, 1, 1, AxisSplit::two_pass}, {AxisFamily::general, 32, 4, AxisSplit::ticket},
+                        {AxisFamily::general, 1, 4, AxisSplit::ticket},
+                        {AxisFamily::general, 256, 4, AxisSplit::two_pass}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;

@@ -477,6 +477,70 @@ TEST(Axes, PermutedSlicedAndReversedViews) {
   std::printf("[ counts   ] axes: %d random views\n", views);
 }
 
+// General layouts (neither rows nor columns after merging), whose kernel walks the
+// reduced dimensions by carries instead of a division per element: a reduced dimension
+// the densest (a group of lanes per output, the walk's step its width: carries into every
+// dimension; vectors along a contiguous innermost run, 16 or 8 bytes or none, with
+// outputs on and off the vector grid; splits starting mid-walk) and a kept dimension the
+// densest (a thread per output, split across blocks where the outputs are few), a
+// reversed kept dimension, rank 8. Every op and dtype against the host; the built-in
+// choice is checked to be the one each shape is here for.
+TEST(Axes, GeneralLayoutsWalkEveryDimensionWhicheverIsDensest) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    std::int64_t base;
+    bool thread_per_output;  // a kept dimension is the densest
+  };
+  const std::vector<Case> cases = {
+      {TensorDesc::contiguous({5, 37, 9, 11}), {0, 2, 3}, 0, false},           // runs of 99, carries
+      {TensorDesc::contiguous({5, 37, 9, 12}), {0, 2, 3}, 0, false},           // runs of 108: vectors
+      {TensorDesc::contiguous({5, 37, 9, 12}), {0, 2, 3}, 1, false},           // the same off the grid
+      {TensorDesc::strided({6, 5, 8}, {80, 10, 1}), {0, 2}, 0, false},         // outputs on and off it
+      {TensorDesc::contiguous({64, 33, 129}), {0, 2}, 0, false},               // runs of 129, 33 outputs
+      {TensorDesc::contiguous({8, 5, 40000}), {0, 2}, 0, false},               // 5 long outputs: split mid-walk
+      {TensorDesc::contiguous({7, 3, 40001}), {0, 2}, 0, false},               // the same without vectors
+      {TensorDesc::strided({1000, 513}, {1100, 2}), {1}, 3, false},            // every other element of a row
+      {TensorDesc::strided({64, 130, 16}, {130, 1, 8320}), {1, 2}, 0, false},  // permuted: pairs
+      {TensorDesc::contiguous({3, 2, 5, 2, 3, 2, 3, 5}), {0, 2, 4, 6}, 0, true},    // rank 8
+      {TensorDesc::contiguous({3, 2, 5, 2, 3, 2, 3, 8}), {0, 2, 4, 6, 7}, 0, false},  // rank 8, vectors
+      {TensorDesc::contiguous({3, 6, 1000, 7}), {0, 2}, 0, true},              // 42 outputs, split
+      {TensorDesc::contiguous({3, 6, 1000, 8}), {0, 2}, 0, true},              // vectors of outputs, split
+      {TensorDesc::contiguous({3, 6, 1000, 8}), {0, 2}, 2, true},              // the same off the grid
+      {TensorDesc::contiguous({300, 5, 130, 4}), {0, 2}, 0, true},             // 20 outputs of 39000
+      {TensorDesc::contiguous({300, 5, 130, 3}), {0, 2}, 0, true},             // 15 outputs of 39000
+      {TensorDesc::contiguous({2, 40, 3, 2000}), {0, 2}, 0, true},             // 80000 outputs of 6
+      {TensorDesc::contiguous({7, 3, 11, 5, 13}), {1, 3}, 0, true},            // two of each, interleaved
+      {TensorDesc::strided({30, 50, 20}, {1000, 20, -1}), {0}, 19, true},      // reversed densest kept
+  };
+  const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32, DType::f16}
+                                                          : std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
+  std::atomic<int> checked{0}, vectors{0};
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
+    for (Op op : kAllOps) {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 1700000, 13));
+      for (const Case& c : cases) {
+        const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+        EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+        EXPECT_NE(e.kernel.find(" general:"), std::string::npos) << e.to_string();
+        const bool one = e.kernel.find(",group=1,") != std::string::npos;
+        const bool scalars = e.kernel.find(",vec=1,") != std::string::npos;
+        // A thread per output (or per vector of them), or lanes (or vectors) along R.
+        EXPECT_TRUE(c.thread_per_output ? one : !one || !scalars) << e.to_string();
+        if (!scalars) ++vectors;
+        EXPECT_EQ(check(ctx, op, t, buffer, c.base, c.view, c.axes), "");
+        ++checked;
+      }
+    }
+  });
+  std::printf("[ counts   ] axes: %d general (op, dtype, shape) cases, %d of them with vectors\n", checked.load(),
+              vectors.load());
+  EXPECT_GT(vectors.load(), 0);
+}
+
 TEST(Axes, NanInOneRowAndInfinities) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
