@@ -10,6 +10,10 @@
 // database) are both timed, in the same run. Prints one line per (layout, op, R,
 // outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel".
 //
+// --views "EXTENTS[@STRIDES]/AXES;..." (for example "32x256x56x56/0,2,3;16384x2048@4096x2/1")
+// times these views instead of the grid: any layout class, general ones included, with
+// the built-in choice (or --db's) and --configs.
+//
 // --configs "TEXT;TEXT..." (a design probe) also times the given axis configs on each
 // shape they can reduce, at the host's pace (as the rest) and with the launch queue held
 // (as the tuner times), beside the built-in choice timed both ways, and checks each
@@ -25,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +152,51 @@ void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType
   }
 }
 
+// A --views item: extents (and strides, C order where left out) and axes.
+struct View {
+  std::string text;
+  rt::TensorDesc desc;
+  rt::AxisList axes;
+  std::uint64_t span = 0;  // elements from the view's start to past its last one
+};
+std::optional<View> parse_view(const std::string& text) {
+  auto numbers = [](const std::string& list, char sep) {
+    std::vector<std::int64_t> out;
+    for (std::size_t p = 0; p < list.size();) {
+      const std::size_t q = std::min(list.find(sep, p), list.size());
+      out.push_back(std::strtoll(list.substr(p, q - p).c_str(), nullptr, 10));
+      p = q + 1;
+    }
+    return out;
+  };
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const std::string shape = text.substr(0, slash);
+  const std::size_t at = shape.find('@');
+  const std::vector<std::int64_t> extents = numbers(shape.substr(0, at), 'x');
+  std::vector<std::int64_t> strides = at == std::string::npos ? std::vector<std::int64_t>{} : numbers(shape.substr(at + 1), 'x');
+  if (extents.empty() || extents.size() > 8 || (!strides.empty() && strides.size() != extents.size())) return std::nullopt;
+  if (strides.empty()) {
+    strides.resize(extents.size());
+    std::int64_t step = 1;
+    for (std::size_t d = extents.size(); d-- > 0;) {
+      strides[d] = step;
+      step *= extents[d];
+    }
+  }
+  View v;
+  v.text = text;
+  v.desc = rt::TensorDesc::strided(extents.data(), strides.data(), static_cast<int>(extents.size()));
+  for (std::int64_t a : numbers(text.substr(slash + 1), ',')) v.axes.axes[v.axes.count++] = static_cast<int>(a);
+  v.span = 1;
+  for (std::size_t d = 0; d < extents.size(); ++d) {
+    if (extents[d] < 1 || strides[d] < 0) return std::nullopt;
+    v.span += static_cast<std::uint64_t>((extents[d] - 1) * strides[d]);
+  }
+  if (!rt::canonicalize(v.desc, v.axes).ok) return std::nullopt;
+  return v;
+}
+
 int main(int argc, char** argv) {
   int device = 0;
   std::uint64_t max_elements = 1ull << 28;
@@ -156,6 +206,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> shapes;  // empty: the grid
   std::vector<std::string> layouts = {"rows", "columns"};
   std::vector<std::string> configs;  // --configs: axis configs to time beside the built-in choice
+  std::vector<View> views;           // --views: these instead of the grid
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--db" && i + 1 < argc) {
@@ -199,6 +250,21 @@ int main(int argc, char** argv) {
         if (q > p) configs.push_back(list.substr(p, q - p));
         p = q + 1;
       }
+    } else if (a == "--views" && i + 1 < argc) {
+      const std::string list = argv[++i];
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(';', p), list.size());
+        if (q > p) {
+          const auto view = parse_view(list.substr(p, q - p));
+          if (!view) {
+            std::fprintf(stderr, "reduce_tune_axis_bench: --views takes EXTENTS[@STRIDES]/AXES;... (bad '%s')\n",
+                         list.substr(p, q - p).c_str());
+            return 2;
+          }
+          views.push_back(*view);
+        }
+        p = q + 1;
+      }
     } else if (a == "--max-elements" && i + 1 < argc) {
       max_elements = std::strtoull(argv[++i], nullptr, 0);
     } else if (a == "--ops" && i + 1 < argc) {
@@ -217,7 +283,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16] "
-                   "[--db PATH] [--shapes RxOUTPUTS,...] [--layouts rows,columns] [--configs TEXT;...]\n");
+                   "[--db PATH] [--shapes RxOUTPUTS,...] [--layouts rows,columns] [--views EXTENTS[@STRIDES]/AXES;...] "
+                   "[--configs TEXT;...]\n");
       return 2;
     }
   }
@@ -268,6 +335,36 @@ int main(int argc, char** argv) {
 
     std::printf("layout  op       R   outputs | reduce-tune us  GB/s  %%peak | cub-segmented us  GB/s | built-in us | "
                 "rt kernel\n");
+    if (!views.empty()) layouts.clear();  // the views instead of the grid
+    for (rt::Op op : ops)
+      for (const View& v : views) {
+        const rt::CanonicalAxes shape = rt::canonicalize(v.desc, v.axes).axes;
+        if (v.span > buffer_elements || shape.outputs > (1ull << 24)) {
+          std::printf("view %s: more than --max-elements elements or 2^24 outputs\n", v.text.c_str());
+          continue;
+        }
+        const std::uint64_t elements = shape.reduced * shape.outputs;
+        const std::uint64_t stride = (v.span + 63) / 64 * 64;
+        const int rotations = rt::tuner::rotation_count(v.span * es, key.l2_bytes, buffer_elements * es);
+        const auto slice = [&](int s) {
+          return static_cast<const unsigned char*>(buffer.get()) + static_cast<std::uint64_t>(s) * stride * es;
+        };
+        auto ours = [&](int s) { ctx.reduce_axes(op, dtype, dtype, slice(s), v.desc, v.axes, out.get(), stream.get()); };
+        auto plain = [&](int s) {
+          builtin.reduce_axes(op, dtype, dtype, slice(s), v.desc, v.axes, out.get(), stream.get());
+        };
+        const double ours_ms = rt::tuner::time_reduction(ours, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
+        const auto explained = ctx.explain_axes(op, dtype, dtype, v.desc, v.axes);
+        const double bytes = static_cast<double>(elements) * static_cast<double>(es);
+        std::printf("view %s %-4s R=%llu outputs=%llu | %10.2f %8.1f %5.1f%% | %s %s\n", v.text.c_str(),
+                    std::string(rt::to_string(op)).c_str(), static_cast<unsigned long long>(shape.reduced),
+                    static_cast<unsigned long long>(shape.outputs), ours_ms * 1e3, bytes / (ours_ms * 1e6),
+                    100 * bytes / (ours_ms * 1e6) / peak, std::string(rt::to_string(explained.match)).c_str(),
+                    explained.kernel.c_str());
+        std::fflush(stdout);
+        if (!configs.empty())
+          probe_configs(configs, op, dtype, v.desc, v.axes, key, slice, rotations, plain, out, stream.get());
+      }
     if (shapes.empty()) shapes = shape_grid(max_elements);
     for (const std::string& layout_name : layouts) {
       const char* layout = layout_name.c_str();

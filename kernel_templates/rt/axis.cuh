@@ -617,11 +617,19 @@ __device__ __forceinline__ typename C::Acc fold_general_walk(const AxisParams& p
 #pragma unroll
       for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
   }
-  for (; k < end; k += G) {
-    const AxisVec<T, V> x = general_load<T, V>(start + w.off);
+  if (k < end) {
+    // The last, partial round's loads issued together: past the end a load reads the
+    // last index again and folds the identity (as batched_index).
+    AxisVec<T, V> x[U];
 #pragma unroll
-    for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, (A)x.v[e]);
-    w.advance(p);
+    for (int u = 0; u < U; ++u) {
+      x[u] = general_load<T, V>(start + w.off);
+      if (k + (u + 1) * G < end) w.advance(p);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, live_or_identity<Op, A>(k + u * G < end, (A)x[u].v[e]));
   }
   return v;
 }
@@ -640,6 +648,28 @@ __device__ __forceinline__ typename C::Acc fold_general(const AxisParams& p, con
   if (general_vectors<C>(p, start)) {
     const u64 k = lo / C::kVec + lane, end = hi / C::kVec;
     return k < end ? fold_general_walk<C, C::kVec>(p, start, k, end, v) : v;
+  }
+  if (p.reduced_rank == 1) {
+    // One strided reduced dimension (a row read every few elements): no digits to carry.
+    constexpr int U = C::kUnroll;
+    constexpr u64 G = C::kGroup;
+    const long long stride = p.reduced_strides[0];
+    u64 k = lo + lane;
+    for (; k + (U - 1) * G < hi; k += U * G) {
+      A a[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) a[u] = (A)ldg(start + (long long)(k + u * G) * stride);
+#pragma unroll
+      for (int u = 0; u < U; ++u) v = Op::template fold<A>(v, a[u]);
+    }
+    if (k < hi) {
+      A a[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) a[u] = (A)ldg(start + (long long)batched_index(k + u * G, hi) * stride);
+#pragma unroll
+      for (int u = 0; u < U; ++u) v = Op::template fold<A>(v, live_or_identity<Op, A>(k + u * G < hi, a[u]));
+    }
+    return v;
   }
   const u64 k = lo + lane;
   return k < hi ? fold_general_walk<C, 1>(p, start, k, hi, v) : v;
@@ -705,11 +735,19 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
 #pragma unroll
           for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x[u].v[e]);
       }
-      for (; k < hi; ++k) {
-        const AxisVec<T, V> x = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+      if (k < hi) {
+        // The last, partial round's loads together, as fold_general_walk's.
+        AxisVec<T, V> x[U];
 #pragma unroll
-        for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x.v[e]);
-        w.advance(p);
+        for (int u = 0; u < U; ++u) {
+          x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+          if (k + u + 1 < hi) w.advance(p);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            acc[e] = Op::template fold<A>(acc[e], live_or_identity<Op, A>(k + u < hi, (A)x[u].v[e]));
       }
     } else {
       // Scalars: each output of the vector its own start (the last vector may be partial).
