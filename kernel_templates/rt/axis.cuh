@@ -617,19 +617,14 @@ __device__ __forceinline__ typename C::Acc fold_general_walk(const AxisParams& p
 #pragma unroll
       for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, (A)x[u].v[e]);
   }
-  if (k < end) {
-    // The last, partial round's loads issued together: past the end a load reads the
-    // last index again and folds the identity (as batched_index).
-    AxisVec<T, V> x[U];
+  // The rest one load at a time: issued together as general_output_vectors does, f16
+  // sums over a permuted view (128 outputs of 64 x 512) took 14.4-19.1 us on an H100
+  // against 11.1 this way.
+  for (; k < end; k += G) {
+    const AxisVec<T, V> x = general_load<T, V>(start + w.off);
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      x[u] = general_load<T, V>(start + w.off);
-      if (k + (u + 1) * G < end) w.advance(p);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, live_or_identity<Op, A>(k + u * G < end, (A)x[u].v[e]));
+    for (int e = 0; e < V; ++e) v = Op::template fold<A>(v, (A)x.v[e]);
+    w.advance(p);
   }
   return v;
 }
