@@ -683,17 +683,22 @@ __device__ __forceinline__ bool general_kept_densest(const AxisParams& p) {
   return kept;
 }
 
-// General, a kept dimension the densest, a thread per kVec adjacent outputs (kVec > 1,
-// group 1): where the innermost kept dimension is contiguous and its extent, every other
-// stride and the base are multiples of the vector, the thread reads one aligned vector
-// at each reduced index; elsewhere kVec scalars. kUnroll steps of R in flight, each
-// output's elements folded in order. Splits and outputs as the rows kernel's.
+// General, a kept dimension the densest: a thread per kVec adjacent outputs (a vector),
+// kGroup threads of a block across R for each (BY: thread t takes vector t % (kBlock /
+// kGroup) and the R steps t / (kBlock / kGroup), + kGroup, ...), folded in shared memory
+// in that order. Where the innermost kept dimension is contiguous and its extent, every
+// other stride and the base are multiples of the vector, a thread reads one aligned
+// vector at each reduced index; elsewhere kVec scalars. kUnroll steps of R in flight.
+// Splits and outputs as the rows kernel's.
 template <class C>
 __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
   constexpr int V = C::kVec, U = C::kUnroll;
+  constexpr unsigned BY = C::kGroup, BX = C::kBlock / C::kGroup;
+  __shared__ A smem[BY > 1 ? C::kBlock * V : 1];
+  const unsigned tx = threadIdx.x % BX, ty = threadIdx.x / BX;
   const T* in = static_cast<const T*>(p.in);
   bool aligned = p.kept_strides[p.kept_rank - 1] == 1 && p.kept_extents[p.kept_rank - 1] % V == 0 &&
                  (u64)in % (sizeof(T) * V) == 0;
@@ -702,7 +707,7 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
     if (d < p.kept_rank - 1) aligned = aligned && p.kept_strides[d] % V == 0;
     if (d < p.reduced_rank) aligned = aligned && p.reduced_strides[d] % V == 0;
   }
-  const bool walks = GeneralWalk<1>::fits(p, 1);
+  const bool walks = GeneralWalk<1>::fits(p, BY);
   const u64 splits = C::kSplit ? p.splits : 1;
   const u64 split = C::kSplit ? blockIdx.x % splits : 0;
   const u64 first_block = C::kSplit ? blockIdx.x / splits : blockIdx.x;
@@ -710,58 +715,75 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
   const u64 chunk = (p.reduced + splits - 1) / splits;
   const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
   const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
-  for (u64 j0 = (first_block * C::kBlock + threadIdx.x) * V; j0 < p.outputs; j0 += block_stride * C::kBlock * V) {
+  // Every thread of the block runs every pass (the fold across R synchronises).
+  for (u64 pass = first_block; pass * BX * V < p.outputs; pass += block_stride) {
+    const u64 j0 = (pass * BX + tx) * V;
     A acc[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = Op::template identity<A>();
-    if (aligned && walks) {
-      const T* start = in + output_offset<axis_general>(p, j0);
-      GeneralWalk<1> w(p, lo, 1);
-      u64 k = lo;
-      for (; k + U <= hi; k += U) {
-        AxisVec<T, V> x[U];
+    if (j0 < p.outputs) {
+      if (aligned && walks) {
+        const T* start = in + output_offset<axis_general>(p, j0);
+        u64 k = lo + ty;
+        GeneralWalk<1> w(p, k, BY);
+        for (; k + (u64)(U - 1) * BY < hi; k += (u64)U * BY) {
+          AxisVec<T, V> x[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
-          w.advance(p);
+          for (int u = 0; u < U; ++u) {
+            x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+            w.advance(p);
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x[u].v[e]);
         }
+        if (k < hi) {
+          // The last, partial round's loads together: past the end a load reads the last
+          // index again and folds the identity.
+          AxisVec<T, V> x[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u)
+          for (int u = 0; u < U; ++u) {
+            x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+            if (k + (u + 1) * BY < hi) w.advance(p);
+          }
 #pragma unroll
-          for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x[u].v[e]);
+          for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+              acc[e] = Op::template fold<A>(acc[e], live_or_identity<Op, A>(k + u * BY < hi, (A)x[u].v[e]));
+        }
+      } else {
+        // Scalars: each output of the vector its own start (the last vector may be partial).
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (j0 + e < p.outputs) {
+            const T* start = in + output_offset<axis_general>(p, j0 + e);
+            for (u64 k = lo + ty; k < hi; k += BY)
+              acc[e] = Op::template fold<A>(acc[e], (A)ldg(start + reduced_offset(p, k)));
+          }
       }
-      if (k < hi) {
-        // The last, partial round's loads together, as fold_general_walk's.
-        AxisVec<T, V> x[U];
+    }
+    if (BY > 1) {
+      __syncthreads();  // the last pass's fold has read shared memory
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
-          if (k + u + 1 < hi) w.advance(p);
-        }
+      for (int e = 0; e < V; ++e) smem[threadIdx.x * V + e] = acc[e];
+      __syncthreads();
+      if (ty == 0)
+        for (unsigned y = 1; y < BY; ++y)
 #pragma unroll
-        for (int u = 0; u < U; ++u)
+          for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], smem[(y * BX + tx) * V + e]);
+    }
+    if (ty == 0)
 #pragma unroll
-          for (int e = 0; e < V; ++e)
-            acc[e] = Op::template fold<A>(acc[e], live_or_identity<Op, A>(k + u < hi, (A)x[u].v[e]));
+      for (int e = 0; e < V; ++e) {
+        const u64 j = j0 + e;
+        if (j >= p.outputs) break;
+        if (C::kSplit && splits > 1)
+          static_cast<A*>(p.partials)[j * splits + split] = acc[e];
+        else
+          static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(acc[e], p.reduced);
       }
-    } else {
-      // Scalars: each output of the vector its own start (the last vector may be partial).
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        if (j0 + e < p.outputs) {
-          const T* start = in + output_offset<axis_general>(p, j0 + e);
-          for (u64 k = lo; k < hi; ++k) acc[e] = Op::template fold<A>(acc[e], (A)ldg(start + reduced_offset(p, k)));
-        }
-    }
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-      const u64 j = j0 + e;
-      if (j >= p.outputs) break;
-      if (C::kSplit && splits > 1)
-        static_cast<A*>(p.partials)[j * splits + split] = acc[e];
-      else
-        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(acc[e], p.reduced);
-    }
   }
   ticket_finish<C>(p);
 }
@@ -769,7 +791,11 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
 template <class C, bool PEELED = false>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   axis_mutate(p);
-  if (C::kFamily == axis_general && C::kGroup == 1 && C::kVec > 1 && general_kept_densest(p)) {
+  // Programs of a group wider than a warp never take it: their code is the rows path
+  // alone. (With a block-wide fold across R compiled in beside it, one H100 run of
+  // reduced-densest views took up to 1.8 times as long: f32 sums of 1024 outputs over 64
+  // x 64, 13.3 us against 7.6; the cause was not isolated.)
+  if (C::kFamily == axis_general && C::kGroup <= 32 && general_kept_densest(p)) {
     general_output_vectors<C>(p);
     return;
   }

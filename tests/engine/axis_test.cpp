@@ -441,15 +441,21 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 9}, {0, 2}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({32, 256, 56, 56}, {0, 2, 3}), 132).vec, 4u);
   // A kept dimension the densest (the outputs of the last one contiguous): a thread per
-  // output, split across blocks where the outputs are too few to fill the GPU.
+  // vector of adjacent outputs, threads across R where the outputs are too few to fill the
+  // GPU, and splits across blocks where they are fewer still.
   const CanonicalAxes few = shape_of({64, 32, 128, 128}, {0, 2});
   s = builtin_axis_spec(Op::sum, kF32, few, 132);
   EXPECT_EQ(s.family, AxisFamily::general);
-  EXPECT_EQ(s.group, 1u);
-  EXPECT_EQ(s.vec, 4u);  // a vector of four adjacent outputs a thread
+  EXPECT_EQ(s.group, 32u);  // 1024 vectors of four outputs: 32 threads across R each
+  EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.rows_per_pass, 1u);
-  EXPECT_NE(s.split, AxisSplit::none);
-  EXPECT_GT(plan_axis_launch(s, few, 132).splits, 1u);
+  EXPECT_EQ(s.split, AxisSplit::none);
+  EXPECT_EQ(plan_axis_launch(s, few, 132).grid, 128u);
+  const CanonicalAxes fewer = shape_of({3, 6, 100000, 8}, {0, 2});
+  s = builtin_axis_spec(Op::sum, kF32, fewer, 132);
+  EXPECT_EQ(s.group, 32u);
+  EXPECT_EQ(s.split, AxisSplit::ticket);  // 48 outputs: the last block folds
+  EXPECT_GT(plan_axis_launch(s, fewer, 132).splits, 1u);
   const CanonicalAxes many = shape_of({16, 1024, 16, 256}, {0, 2});
   s = builtin_axis_spec(Op::sum, kF32, many, 132);
   EXPECT_EQ(s.group, 1u);
@@ -463,7 +469,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   const CanonicalResult reversed = canonicalize(TensorDesc::strided({30, 50, 20}, {1000, 20, -1}), {0});
   ASSERT_TRUE(reversed.ok) << reversed.error;
   ASSERT_EQ(reversed.axes.layout, AxisLayout::general);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, reversed.axes, 132).group, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, reversed.axes, 132).vec, 1u);
   // Reduced runs with a stride (every other element of a row): lanes along them.
   const CanonicalResult strided = canonicalize(TensorDesc::strided({1000, 513}, {1100, 2}), {1});
   ASSERT_TRUE(strided.ok) << strided.error;
