@@ -451,6 +451,18 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.rows_per_pass, 1u);
   EXPECT_EQ(s.split, AxisSplit::none);
   EXPECT_EQ(plan_axis_launch(s, few, 132).grid, 128u);
+  // The views of the GPU test Axes.GeneralKeptDensestFoldAcrossR: unsplit, the last block
+  // folding, a second kernel; threads across R in each.
+  const TypeRule kF64{DType::f64, DType::f64, DType::f64};
+  for (const TypeRule& t : {kF32, kF16, kF64}) {
+    const AxisKernelSpec a = builtin_axis_spec(Op::sum, t, shape_of({8, 32, 64, 128}, {0, 2}), 132);
+    const AxisKernelSpec b = builtin_axis_spec(Op::sum, t, shape_of({3, 6, 20000, 8}, {0, 2}), 132);
+    const AxisKernelSpec c = builtin_axis_spec(Op::sum, t, shape_of({100, 10, 100, 20}, {0, 2}), 132);
+    EXPECT_EQ(a.split, AxisSplit::none) << to_string(a);
+    EXPECT_EQ(b.split, AxisSplit::ticket) << to_string(b);
+    EXPECT_EQ(c.split, AxisSplit::two_pass) << to_string(c);
+    for (const auto& x : {a, b, c}) EXPECT_GT(x.group, 1u) << to_string(x);
+  }
   const CanonicalAxes fewer = shape_of({3, 6, 100000, 8}, {0, 2});
   s = builtin_axis_spec(Op::sum, kF32, fewer, 132);
   EXPECT_EQ(s.group, 32u);

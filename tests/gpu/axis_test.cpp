@@ -545,6 +545,39 @@ TEST(Axes, GeneralLayoutsWalkEveryDimensionWhicheverIsDensest) {
   EXPECT_GT(vectors.load(), 0);
 }
 
+// General views whose densest dimension is kept and whose outputs are few: threads across
+// R for each vector of outputs, folded in shared memory, unsplit, split with the last
+// block folding, and split in two launches (small enough for the sanitizers).
+TEST(Axes, GeneralKeptDensestFoldAcrossR) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+  };
+  const Case cases[] = {{TensorDesc::contiguous({8, 32, 64, 128}), {0, 2}},    // 4096 outputs, unsplit
+                        {TensorDesc::contiguous({3, 6, 20000, 8}), {0, 2}},    // 48: the last block folds
+                        {TensorDesc::contiguous({100, 10, 100, 20}), {0, 2}}};  // 200: a second kernel
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64}};
+  int checked = 0;
+  std::set<std::string> splits;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 2100000, 17));
+    for (const Case& c : cases) {
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+      EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+      EXPECT_EQ(e.kernel.find(",group=1,"), std::string::npos) << e.to_string();  // threads across R
+      const std::size_t at = e.kernel.find("split=");
+      splits.insert(e.kernel.substr(at, e.kernel.find(',', at) - at));
+      EXPECT_EQ(check(ctx, op, t, buffer, 0, c.view, c.axes), "");
+      ++checked;
+    }
+  }
+  std::printf("[ counts   ] axes: %d general kept-densest cases, %zu kinds of split\n", checked, splits.size());
+  EXPECT_EQ(splits.size(), 3u);  // none, ticket, two_pass
+}
+
 TEST(Axes, NanInOneRowAndInfinities) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
