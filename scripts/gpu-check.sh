@@ -59,7 +59,7 @@ if want sanitizer; then
   run_step "memcheck (axes)" memcheck-axes.log compute-sanitizer --tool memcheck --error-exitcode 1 \
     "$BIN/gpu_tests" --gtest_filter='Axes.*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*:AxisMutation.StagedRows*:AxisMutation.BatchedTails*'
   run_step "racecheck (axes)" racecheck-axes.log compute-sanitizer --tool racecheck --error-exitcode 1 \
-    "$BIN/gpu_tests" --gtest_filter='Axes.EveryLayout*:Axes.Misaligned*:Axes.GeneralLayouts*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*:AxisMutation.StagedRows*:AxisMutation.BatchedTails*'
+    "$BIN/gpu_tests" --gtest_filter='Axes.EveryLayout*:Axes.Misaligned*:Axes.GeneralLayouts*:Axes.GeneralKeptDensest*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*:AxisMutation.StagedRows*:AxisMutation.BatchedTails*'
   unset REDUCE_TUNE_GPU_TEST_QUICK
   # The runtime's workspaces, graphs and pointer checks: memcheck sees a replayed graph
   # touching a freed workspace, and a refused pointer that was launched anyway.
