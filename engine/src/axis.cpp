@@ -87,33 +87,39 @@ bool general_kept_densest(const CanonicalAxes& shape) {
   return false;
 }
 
-// The general family's widest vector (rt::general_vectors): 16 bytes of the innermost
-// reduced dimension where it is contiguous and it and every other reduced stride are
-// multiples of the vector; 1 where not.
-std::uint32_t general_vector_width(const TypeRule& types, const CanonicalAxes& shape) {
-  if (shape.reduced_rank == 0) return 1;
-  const int in = shape.reduced_rank - 1;
-  for (std::uint32_t v = static_cast<std::uint32_t>(16 / size_of(types.in)); v > 1; v /= 2) {
-    bool ok = shape.reduced_strides[in] == 1 && shape.reduced_extents[in] % v == 0;
-    for (int d = 0; d < in; ++d) ok = ok && shape.reduced_strides[d] % v == 0;
-    if (ok) return v;
-  }
+// The widest vector of the element type (16 bytes at most, 1 where none) for which
+// fits(v) holds.
+template <class Fits> std::uint32_t widest_vector(const TypeRule& types, Fits fits) {
+  for (std::uint32_t v = static_cast<std::uint32_t>(16 / size_of(types.in)); v > 1; v /= 2)
+    if (fits(static_cast<std::int64_t>(v))) return v;
   return 1;
 }
 
+// The general family's widest vector (rt::general_vectors): along the innermost reduced
+// dimension where it is contiguous and it and every other reduced stride are multiples
+// of the vector.
+std::uint32_t general_vector_width(const TypeRule& types, const CanonicalAxes& shape) {
+  if (shape.reduced_rank == 0) return 1;
+  const int in = shape.reduced_rank - 1;
+  return widest_vector(types, [&](std::int64_t v) {
+    bool ok = shape.reduced_strides[in] == 1 && shape.reduced_extents[in] % v == 0;
+    for (int d = 0; d < in; ++d) ok = ok && shape.reduced_strides[d] % v == 0;
+    return ok;
+  });
+}
+
 // With a kept dimension the densest, the widest vector of adjacent outputs
-// (rt::general_output_vectors): 16 bytes where the innermost kept dimension is contiguous
-// and its extent and every other stride are multiples of the vector; 1 where not.
+// (rt::general_output_vectors): where the innermost kept dimension is contiguous and its
+// extent and every other stride are multiples of the vector.
 std::uint32_t general_output_vector_width(const TypeRule& types, const CanonicalAxes& shape) {
   if (shape.kept_rank == 0) return 1;
   const int in = shape.kept_rank - 1;
-  for (std::uint32_t v = static_cast<std::uint32_t>(16 / size_of(types.in)); v > 1; v /= 2) {
+  return widest_vector(types, [&](std::int64_t v) {
     bool ok = shape.kept_strides[in] == 1 && shape.kept_extents[in] % v == 0;
     for (int d = 0; d < in; ++d) ok = ok && shape.kept_strides[d] % v == 0;
     for (int d = 0; d < shape.reduced_rank; ++d) ok = ok && shape.reduced_strides[d] % v == 0;
-    if (ok) return v;
-  }
-  return 1;
+    return ok;
+  });
 }
 
 }  // namespace
