@@ -563,7 +563,7 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
   std::set<std::string> splits;
   for (const auto& [op, dtype] : kinds) {
     const TypeRule t = rule(op, dtype);
-    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 2100000, 17));
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 3 * 6 * 20000 * 8, 17));
     for (const Case& c : cases) {
       const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
       EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
