@@ -451,6 +451,28 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.rows_per_pass, 1u);
   EXPECT_EQ(s.split, AxisSplit::none);
   EXPECT_EQ(plan_axis_launch(s, few, 132).grid, 128u);
+  // Loads of 8 bytes (16-bit, four outputs a thread) in fewer blocks than SMs (128 here):
+  // split as well, in blocks of 128 and a second kernel; in 132 blocks, unsplit.
+  s = builtin_axis_spec(Op::sum, kF16, few, 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 32u);
+  EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
+  EXPECT_EQ(s.block, 128u);
+  EXPECT_GT(plan_axis_launch(s, few, 132).splits, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({100, 33, 100, 128}, {0, 2}), 132).split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({50, 40, 30, 200}, {0, 2}), 132).split, AxisSplit::none);
+  // On a GPU of 16 SMs: 8 blocks split, 16 do not.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({64, 2, 64, 128}, {0, 2}), 16).split, AxisSplit::two_pass);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({64, 4, 64, 128}, {0, 2}), 16).split, AxisSplit::none);
+  // 16-byte loads split in fewer blocks than half the SMs (48 and 64 here, not 66; not 128
+  // above).
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({40, 24, 300, 64}, {0, 2}), 132);
+  EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
+  EXPECT_EQ(s.block, 128u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({40, 32, 300, 64}, {0, 2}), 132).split, AxisSplit::two_pass);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({40, 33, 300, 64}, {0, 2}), 132).split, AxisSplit::none);
+  // 8-byte loads with fewer than 32 threads across R fill the SMs unsplit.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({100, 100, 100, 100}, {0, 2}), 132).split, AxisSplit::none);
   // The views of the GPU test Axes.GeneralKeptDensestFoldAcrossR: unsplit, the last block
   // folding, a second kernel; threads across R in each.
   const TypeRule kF64{DType::f64, DType::f64, DType::f64};
@@ -458,9 +480,12 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     const AxisKernelSpec a = builtin_axis_spec(Op::sum, t, shape_of({8, 32, 64, 128}, {0, 2}), 132);
     const AxisKernelSpec b = builtin_axis_spec(Op::sum, t, shape_of({3, 6, 20000, 8}, {0, 2}), 132);
     const AxisKernelSpec c = builtin_axis_spec(Op::sum, t, shape_of({100, 10, 100, 20}, {0, 2}), 132);
-    EXPECT_EQ(a.split, AxisSplit::none) << to_string(a);
+    // 16-bit: four outputs a thread, 8-byte loads too few for one launch (above).
+    EXPECT_EQ(a.split, t.in == DType::f16 ? AxisSplit::two_pass : AxisSplit::none) << to_string(a);
     EXPECT_EQ(b.split, AxisSplit::ticket) << to_string(b);
+    EXPECT_EQ(b.block, 256u) << to_string(b);
     EXPECT_EQ(c.split, AxisSplit::two_pass) << to_string(c);
+    EXPECT_EQ(c.block, 128u) << to_string(c);
     for (const auto& x : {a, b, c}) EXPECT_GT(x.group, 1u) << to_string(x);
   }
   const CanonicalAxes fewer = shape_of({3, 6, 100000, 8}, {0, 2});

@@ -555,7 +555,7 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
     TensorDesc view;
     AxisList axes;
   };
-  const Case cases[] = {{TensorDesc::contiguous({8, 32, 64, 128}), {0, 2}},    // 4096 outputs, unsplit
+  const Case cases[] = {{TensorDesc::contiguous({8, 32, 64, 128}), {0, 2}},    // 4096 outputs, unsplit (16-bit: split)
                         {TensorDesc::contiguous({3, 6, 20000, 8}), {0, 2}},    // 48: the last block folds
                         {TensorDesc::contiguous({100, 10, 100, 20}), {0, 2}}};  // 200: a second kernel
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64}};
