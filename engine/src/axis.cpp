@@ -439,7 +439,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // (100 blocks) 59.4 against 37.5, 1536 over 40 x 300 (48) 66.7 against 26.1; and
         // unsplit, 4224 over 100 x 100 (132 blocks) 60.4, 8000 over 50 x 30 (250) 17.1
         // against 17.5 split. f32 sums: 48 blocks 67.4 against 39.2, 100 blocks 66.3
-        // against 62.2, 128 blocks 56.6 against 72.9 (unsplit).
+        // against 62.2, 128 blocks 56.6 against 71.0 (unsplit).
         const std::uint64_t blocks = ceil_div(vectors * s.group, s.block);
         if (4 * blocks >= sms && !(bytes >= 8 && blocks * bytes < 8 * sms)) {
           s.split = AxisSplit::none;
