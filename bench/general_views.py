@@ -35,6 +35,8 @@ cases = [
   ("[4096,8,1024] (0,2) few kept", lambda dt: torch.randn(4096,8,1024, device="cuda", dtype=dt), (0,2)),
   ("[1024,8,4096] (0,2)", lambda dt: torch.randn(1024,8,4096, device="cuda", dtype=dt), (0,2)),
   ("[100,100,100,100] (0,2) keep last", lambda dt: torch.randn(100,100,100,100, device="cuda", dtype=dt), (0,2)),
+  # Off the vector grid: the same kept-densest view from one element into its storage.
+  ("[64,32,128,128] (0,2) base +1 element", lambda dt: torch.randn(64*32*128*128 + 1, device="cuda", dtype=dt)[1:].view(64,32,128,128), (0,2)),
   ("control rows [16384,2048] dim1", lambda dt: torch.randn(16384,2048, device="cuda", dtype=dt), (1,)),
 ]
 for dt in (torch.float32, torch.float16):
