@@ -413,9 +413,10 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // output would read them one stride apart). Vectors of 16 bytes (8 for 16-bit
         // elements where 16 would leave the plan split: with a thread per vector, f16 sum
         // of 4096 outputs over 64 x 128 on an H200, 36.4 us against 40.4), eight loads in
-        // flight. Split across blocks only where the outputs fill fewer than a quarter of
-        // the SMs: on an H200 (f16 sums, a thread per vector), 262144 outputs over 16 x 16
-        // took 88.6 us in 128 blocks and a second kernel, 51.6 in those blocks alone.
+        // flight. Split across blocks where the outputs fill fewer than a quarter of the
+        // SMs, or where their loads are few (below), not otherwise: on an H200 (f16 sums, a
+        // thread per vector), 262144 outputs over 16 x 16 took 88.6 us in 128 blocks and a
+        // second kernel, 51.6 in those blocks alone.
         const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
         s.vec = general_output_vector_width(types, shape);
         s.rows_per_pass = 1;
