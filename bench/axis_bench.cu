@@ -10,9 +10,11 @@
 // database) are both timed, in the same run. Prints one line per (layout, op, R,
 // outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel".
 //
-// --views "EXTENTS[@STRIDES]/AXES;..." (for example "32x256x56x56/0,2,3;16384x2048@4096x2/1")
-// times these views instead of the grid: any layout class, general ones included, with
-// the built-in choice (or --db's) and --configs.
+// --views "EXTENTS[@STRIDES][+BASE]/AXES;..." (for example
+// "32x256x56x56/0,2,3;16384x2048@4096x2/1;64x32x128x128+1/0,2") times these views instead
+// of the grid: any layout class, general ones included, with the built-in choice (or
+// --db's) and --configs. +BASE starts the view BASE elements into its slice (off the
+// vector grid where BASE is not a multiple of the vector).
 //
 // --configs "TEXT;TEXT..." (a design probe) also times the given axis configs on each
 // shape they can reduce, at the host's pace (as the rest) and with the launch queue held
@@ -157,7 +159,8 @@ struct View {
   std::string text;
   rt::TensorDesc desc;
   rt::AxisList axes;
-  std::uint64_t span = 0;  // elements from the view's start to past its last one
+  std::uint64_t span = 0;  // elements from the slice's start to past the view's last one
+  std::uint64_t base = 0;  // elements from the slice's start to the view's
 };
 std::optional<View> parse_view(const std::string& text) {
   auto numbers = [](const std::string& list, char sep) {
@@ -171,7 +174,15 @@ std::optional<View> parse_view(const std::string& text) {
   };
   const std::size_t slash = text.find('/');
   if (slash == std::string::npos) return std::nullopt;
-  const std::string shape = text.substr(0, slash);
+  std::string shape = text.substr(0, slash);
+  const std::size_t plus = shape.find('+');
+  std::uint64_t base = 0;
+  if (plus != std::string::npos) {
+    const long long b = std::strtoll(shape.c_str() + plus + 1, nullptr, 10);
+    if (b < 0) return std::nullopt;
+    base = static_cast<std::uint64_t>(b);
+    shape.resize(plus);
+  }
   const std::size_t at = shape.find('@');
   const std::vector<std::int64_t> extents = numbers(shape.substr(0, at), 'x');
   std::vector<std::int64_t> strides = at == std::string::npos ? std::vector<std::int64_t>{} : numbers(shape.substr(at + 1), 'x');
@@ -188,7 +199,8 @@ std::optional<View> parse_view(const std::string& text) {
   v.text = text;
   v.desc = rt::TensorDesc::strided(extents.data(), strides.data(), static_cast<int>(extents.size()));
   for (std::int64_t a : numbers(text.substr(slash + 1), ',')) v.axes.axes[v.axes.count++] = static_cast<int>(a);
-  v.span = 1;
+  v.base = base;
+  v.span = base + 1;
   for (std::size_t d = 0; d < extents.size(); ++d) {
     if (extents[d] < 1 || strides[d] < 0) return std::nullopt;
     v.span += static_cast<std::uint64_t>((extents[d] - 1) * strides[d]);
@@ -347,7 +359,7 @@ int main(int argc, char** argv) {
         const std::uint64_t stride = (v.span + 63) / 64 * 64;
         const int rotations = rt::tuner::rotation_count(v.span * es, key.l2_bytes, buffer_elements * es);
         const auto slice = [&](int s) {
-          return static_cast<const unsigned char*>(buffer.get()) + static_cast<std::uint64_t>(s) * stride * es;
+          return static_cast<const unsigned char*>(buffer.get()) + (static_cast<std::uint64_t>(s) * stride + v.base) * es;
         };
         auto ours = [&](int s) { ctx.reduce_axes(op, dtype, dtype, slice(s), v.desc, v.axes, out.get(), stream.get()); };
         auto plain = [&](int s) {
