@@ -974,6 +974,8 @@ const char* axis_params_source() {
 
 bool axis_has_twin(const AxisKernelSpec& spec) {
   if (spec.family == AxisFamily::columns) return spec.vec > 1;
+  // General programs of a thread per vector of outputs (groups within a warp).
+  if (spec.family == AxisFamily::general) return spec.vec > 1 && spec.group <= 32;
   if (spec.family != AxisFamily::rows || spec.vec <= 1) return false;
   // The twin holds a head and a tail of up to per_lane elements (3 at most: rt::fold_row)
   // for each row of a pass in registers: at most 8 values (more spilled, for one: 16-bit
@@ -991,6 +993,19 @@ bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& sha
     return !(reinterpret_cast<std::uintptr_t>(in) % (vec * size_of(spec.types.in)) == 0 &&
              static_cast<std::uint64_t>(shape.reduced_stride) % vec == 0 &&
              static_cast<std::uint64_t>(shape.outer_stride) % vec == 0);
+  }
+  if (spec.family == AxisFamily::general) {
+    // A kept dimension the densest, off the grid the kernel's vector loads need
+    // (rt::general_output_vectors): the innermost kept dimension contiguous, its extent,
+    // every other stride and the base multiples of the vector.
+    if (!general_kept_densest(shape)) return false;
+    const std::int64_t vec = spec.vec;
+    const int in_kept = shape.kept_rank - 1;
+    bool on_grid = shape.kept_strides[in_kept] == 1 && shape.kept_extents[in_kept] % vec == 0 &&
+                   reinterpret_cast<std::uintptr_t>(in) % (spec.vec * size_of(spec.types.in)) == 0;
+    for (int d = 0; d < in_kept; ++d) on_grid = on_grid && shape.kept_strides[d] % vec == 0;
+    for (int d = 0; d < shape.reduced_rank; ++d) on_grid = on_grid && shape.reduced_strides[d] % vec == 0;
+    return !on_grid;
   }
   if (spec.split == AxisSplit::ticket_tiles && plan.splits > 1) return false;
   const std::uint64_t vec = spec.vec;

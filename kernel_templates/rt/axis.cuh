@@ -7,7 +7,9 @@
 //                           R contiguous elements with 16-byte vector loads after a
 //                           scalar head that reaches alignment (PEELED: the head's and
 //                           the tail's loads issued with the body's, see fold_row);
-//                           general decomposes the reduced index over up to 8 dimensions.
+//                           general decomposes the reduced index over up to 8 dimensions
+//                           (PEELED: a kept dimension the densest, vectors of outputs
+//                           off the grid, see general_output_vectors).
 //   axis_columns_kernel<C>  [outer, R, inner] with inner contiguous: threads across
 //                           outputs (consecutive inner elements, coalesced), BY threads
 //                           of a block across R, combined in shared memory in order.
@@ -690,7 +692,12 @@ __device__ __forceinline__ bool general_kept_densest(const AxisParams& p) {
 // other stride and the base are multiples of the vector, a thread reads one aligned
 // vector at each reduced index; elsewhere kVec scalars. kUnroll steps of R in flight.
 // Splits and outputs as the rows kernel's.
-template <class C>
+// OFF_GRID true: the twin (axis_launch_takes_twin), for vectors off that grid (a base the
+// vector does not divide, or a view the vector was not chosen for): scalar loads on the
+// same walk. (Beside the vector loads in the main kernel, this code slowed them: H100,
+// f16 sums over (0,2) of [40,24,300,64] 32.0 us against 26.3, of [64,32,128,128] 41.0
+// against 37.4.)
+template <class C, bool OFF_GRID = false>
 __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
   typedef typename C::Acc A;
   typedef typename C::Op Op;
@@ -722,7 +729,7 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = Op::template identity<A>();
     if (j0 < p.outputs) {
-      if (aligned && walks) {
+      if (!OFF_GRID && aligned && walks) {
         const T* start = in + output_offset<axis_general>(p, j0);
         u64 k = lo + ty;
         GeneralWalk<1> w(p, k, BY);
@@ -753,8 +760,68 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
             for (int e = 0; e < V; ++e)
               acc[e] = Op::template fold<A>(acc[e], live_or_identity<Op, A>(k + u * BY < hi, (A)x[u].v[e]));
         }
+      } else if (OFF_GRID && walks) {
+        // Where the vector's outputs are adjacent elements (a contiguous innermost kept
+        // dimension whose run holds all of them: the built-in choice's vectors from a base
+        // off the grid), one walk reads the V elements at each reduced index, at most 16
+        // loads in flight; elsewhere (vectors across runs, a strided innermost kept
+        // dimension, the last partial vector) each output its own walk.
+        const int kin = p.kept_rank - 1;
+        const u64 run = (u64)p.kept_extents[kin];
+        if (p.kept_strides[kin] == 1 && j0 % run + V <= run) {
+          constexpr int US = V * U > 16 ? (16 / V > 0 ? 16 / V : 1) : U;
+          const T* start = in + output_offset<axis_general>(p, j0);
+          u64 k = lo + ty;
+          GeneralWalk<1> w(p, k, BY);
+          for (; k + (u64)(US - 1) * BY < hi; k += (u64)US * BY) {
+            T x[US][V];
+#pragma unroll
+            for (int u = 0; u < US; ++u) {
+#pragma unroll
+              for (int e = 0; e < V; ++e) x[u][e] = ldg(start + w.off + e);
+              w.advance(p);
+            }
+#pragma unroll
+            for (int u = 0; u < US; ++u)
+#pragma unroll
+              for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x[u][e]);
+          }
+          for (; k < hi; k += BY) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)ldg(start + w.off + e));
+            w.advance(p);
+          }
+        } else {
+#pragma unroll 1
+          for (int e = 0; e < V; ++e) {
+            if (j0 + e >= p.outputs) break;
+            const T* start = in + output_offset<axis_general>(p, j0 + e);
+            A v = Op::template identity<A>();
+            u64 k = lo + ty;
+            GeneralWalk<1> w(p, k, BY);
+            for (; k + (u64)(U - 1) * BY < hi; k += (u64)U * BY) {
+              T x[U];
+#pragma unroll
+              for (int u = 0; u < U; ++u) {
+                x[u] = ldg(start + w.off);
+                w.advance(p);
+              }
+#pragma unroll
+              for (int u = 0; u < U; ++u) v = Op::template fold<A>(v, (A)x[u]);
+            }
+            for (; k < hi; k += BY) {
+              v = Op::template fold<A>(v, (A)ldg(start + w.off));
+              w.advance(p);
+            }
+#pragma unroll
+            for (int f = 0; f < V; ++f)
+              if (f == e) acc[f] = v;  // acc stays in registers (no indexing by e)
+          }
+        }
       } else {
-        // Scalars: each output of the vector its own start (the last vector may be partial).
+        // Scalars, a division per element (the main kernel off the grid, or reduced
+        // extents of 2^31 or more): each output of the vector its own start (the last
+        // vector may be partial).
 #pragma unroll
         for (int e = 0; e < V; ++e)
           if (j0 + e < p.outputs) {
@@ -795,8 +862,9 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   // alone. (With a block-wide fold across R compiled in beside it, one H100 run of
   // reduced-densest views took up to 1.8 times as long: f32 sums of 1024 outputs over 64
   // x 64, 13.3 us against 7.6; the cause was not isolated.)
-  if (C::kFamily == axis_general && C::kGroup <= 32 && general_kept_densest(p)) {
-    general_output_vectors<C>(p);
+  // The twin of a general program is this path alone.
+  if (C::kFamily == axis_general && C::kGroup <= 32 && (PEELED || general_kept_densest(p))) {
+    general_output_vectors<C, PEELED>(p);
     return;
   }
   typedef typename C::Acc A;

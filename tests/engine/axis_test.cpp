@@ -1028,8 +1028,9 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
 
 // Rows programs of vector loads have a peeled twin, except where a lane would hold more
 // than 8 head and tail elements a pass; columns programs of several outputs per thread
-// have a twin for outputs off the grid; other families never do.
-TEST(AxisKernels, TwinsForRowsOfFewPeeledElementsAndColumnsOfSeveralOutputs) {
+// and general programs of a thread per vector of outputs have a twin for outputs off the
+// grid; other families never do.
+TEST(AxisKernels, TwinsForRowsOfFewPeeledElementsAndVectorsOfOutputs) {
   const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
   const auto spec = [](const TypeRule& t, AxisFamily family, std::uint32_t group, std::uint32_t vec,
@@ -1045,6 +1046,9 @@ TEST(AxisKernels, TwinsForRowsOfFewPeeledElementsAndColumnsOfSeveralOutputs) {
   EXPECT_FALSE(axis_has_twin(spec(f16, AxisFamily::rows, 4, 8, 4)));  // 16 values
   EXPECT_FALSE(axis_has_twin(spec(f16, AxisFamily::rows, 2, 8, 1)));  // 4 + 4
   EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::general, 32, 1, 1)));
+  EXPECT_TRUE(axis_has_twin(spec(f32, AxisFamily::general, 32, 4, 1)));
+  EXPECT_TRUE(axis_has_twin(spec(f16, AxisFamily::general, 1, 8, 1)));
+  EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::general, 128, 4, 1)));  // lanes along R alone
   EXPECT_TRUE(axis_has_twin(spec(f32, AxisFamily::columns, 1, 4, 1)));
   EXPECT_TRUE(axis_has_twin(spec(f16, AxisFamily::columns, 8, 4, 1)));
   EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::columns, 8, 1, 4)));  // a thread per output
@@ -1092,6 +1096,43 @@ TEST(AxisKernels, PeeledTwinRunsForShortRowsOffTheVectorGrid) {
   s.split = AxisSplit::none;
   s.vec = 1;  // no twin
   EXPECT_FALSE(axis_launch_takes_twin(s, rows(100, 4097, 4097), one, aligned));
+}
+
+// General programs of a thread per vector of outputs take their twin where a kept
+// dimension is the densest and the base, the innermost kept dimension or another stride
+// is off the grid of their vector, as the kernel's vector loads need.
+TEST(AxisKernels, GeneralTwinRunsForKeptDensestVectorsOffTheGrid) {
+  const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
+  AxisKernelSpec s{.types = f32, .family = AxisFamily::general, .group = 32, .vec = 4};
+  const auto shape = [](const TensorDesc& view, const AxisList& axes) {
+    const CanonicalResult c = canonicalize(view, axes);
+    EXPECT_TRUE(c.ok) << c.error;
+    EXPECT_EQ(c.axes.layout, AxisLayout::general);
+    return c.axes;
+  };
+  AxisLaunchPlan one;
+  alignas(16) static float buffer[8];
+  const void* aligned = buffer;
+  const CanonicalAxes kept = shape(TensorDesc::contiguous({64, 32, 128, 128}), {0, 2});
+  EXPECT_FALSE(axis_launch_takes_twin(s, kept, one, aligned));
+  EXPECT_TRUE(axis_launch_takes_twin(s, kept, one, buffer + 1));  // a base off the grid
+  EXPECT_TRUE(axis_launch_takes_twin(s, kept, one, buffer + 2));
+  EXPECT_FALSE(axis_launch_takes_twin(s, kept, one, buffer + 4));
+  // An innermost kept extent the vector does not divide (eight 16-bit outputs over runs of 100).
+  const CanonicalAxes runs_of_100 = shape(TensorDesc::contiguous({100, 100, 100, 100}), {0, 2});
+  EXPECT_FALSE(axis_launch_takes_twin(s, runs_of_100, one, aligned));
+  AxisKernelSpec eight{.types = f16, .family = AxisFamily::general, .group = 32, .vec = 8};
+  EXPECT_TRUE(axis_launch_takes_twin(eight, runs_of_100, one, aligned));
+  // A reduced stride off the grid; a reversed innermost kept dimension.
+  EXPECT_TRUE(axis_launch_takes_twin(
+      s, shape(TensorDesc::strided({64, 32, 128, 128}, {524289, 16384, 128, 1}), {0, 2}), one, aligned));
+  EXPECT_TRUE(
+      axis_launch_takes_twin(s, shape(TensorDesc::strided({30, 50, 20}, {1000, 20, -1}), {0}), one, aligned));
+  // A reduced dimension the densest: lanes along R, never the twin.
+  EXPECT_FALSE(axis_launch_takes_twin(s, shape(TensorDesc::contiguous({5, 37, 9, 12}), {0, 2, 3}), one, buffer + 1));
+  s.group = 128;  // no twin
+  EXPECT_FALSE(axis_launch_takes_twin(s, kept, one, buffer + 1));
 }
 
 // Columns of several outputs per thread take their twin where the base, the R stride or

@@ -547,7 +547,9 @@ TEST(Axes, GeneralLayoutsWalkEveryDimensionWhicheverIsDensest) {
 
 // General views whose densest dimension is kept and whose outputs are few: threads across
 // R for each vector of outputs, folded in shared memory, unsplit, split with the last
-// block folding, and split in two launches (small enough for the sanitizers).
+// block folding, and split in two launches (small enough for the sanitizers); from an
+// aligned base, and from one an element off the vector grid (each output of a vector
+// its own scalar loads, one walk for them all).
 TEST(Axes, GeneralKeptDensestFoldAcrossR) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
@@ -563,15 +565,17 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
   std::set<std::string> splits;
   for (const auto& [op, dtype] : kinds) {
     const TypeRule t = rule(op, dtype);
-    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 3 * 6 * 20000 * 8, 17));
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 3 * 6 * 20000 * 8 + 1, 17));
     for (const Case& c : cases) {
       const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
       EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
       EXPECT_EQ(e.kernel.find(",group=1,"), std::string::npos) << e.to_string();  // threads across R
       const std::size_t at = e.kernel.find("split=");
       splits.insert(e.kernel.substr(at, e.kernel.find(',', at) - at));
-      EXPECT_EQ(check(ctx, op, t, buffer, 0, c.view, c.axes), "");
-      ++checked;
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << base;
+        ++checked;
+      }
     }
   }
   std::printf("[ counts   ] axes: %d general kept-densest cases, %zu kinds of split\n", checked, splits.size());

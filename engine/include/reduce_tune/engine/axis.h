@@ -107,15 +107,19 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
 
 // Whether a spec's program has a twin of its main kernel for data off the vector grid
 // (kernel_templates/rt/axis.cuh): rows of vector loads with at most 8 head and tail
-// elements per lane and pass to hold in registers (rt::fold_row's peeled code), and
-// columns of several adjacent outputs per thread (one address a row for them).
+// elements per lane and pass to hold in registers (rt::fold_row's peeled code), columns
+// of several adjacent outputs per thread (one address a row for them), and general
+// programs of a thread per vector of outputs (groups within a warp: scalar loads on the
+// walk for vectors off the grid, rt::general_output_vectors).
 bool axis_has_twin(const AxisKernelSpec& spec);
 // Whether a launch of `spec` over `shape` from `in` takes the twin, where it has one.
 // Rows: the rows (or their splits) are at most 16 vectors a lane, and some row it folds
 // with fold_row starts or ends off the 16-byte vector grid (a row not a multiple of the
 // vector, rows or a base not aligned, splits of R that cut vectors); splits that take
 // tiles of R in turn read their heads in fold_row_split: no. Columns: the base, the R
-// stride or the outer stride is off the grid of the spec's vector.
+// stride or the outer stride is off the grid of the spec's vector. General: a kept
+// dimension is the densest, and the base, the innermost kept dimension (not contiguous,
+// or an extent the vector does not divide) or another stride is off that grid.
 bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
                             const void* in);
 
