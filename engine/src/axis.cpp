@@ -442,7 +442,15 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // against 17.5 split. f32 sums: 48 blocks 67.4 against 39.2, 100 blocks 66.3
         // against 62.2, 128 blocks 56.6 against 71.0 (unsplit).
         const std::uint64_t blocks = ceil_div(vectors * s.group, s.block);
-        if (4 * blocks >= sms && !(bytes >= 8 && blocks * bytes < 8 * sms)) {
+        // 16-bit vectors of four in one to two blocks per SM over long reductions split
+        // too, in those blocks of 256 (blocks of 128 left the plan unsplit). H100, sums
+        // over R = 10000 of 4224 .. 7936 outputs (132 .. 248 blocks): f16 1.00 to 1.19
+        // times faster split (4864 outputs 57.0 against 67.9 us), bf16 1.02 to 1.18; R =
+        // 15000, 4224 and 6400 outputs: f16 1.17 and 1.09, bf16 1.17 and 1.07. Over R =
+        // 1500, 8000 outputs (250 blocks) took 25.6 us split against 17.1.
+        const bool long_16bit = size_of(types.in) == 2 && bytes == 8 && blocks >= sms && blocks < 2 * sms &&
+                                r >= 10000;
+        if (4 * blocks >= sms && !(bytes >= 8 && blocks * bytes < 8 * sms) && !long_16bit) {
           s.split = AxisSplit::none;
           if (plan) *plan = plan_axis_launch(s, shape, sm_count);
           return s;
@@ -450,7 +458,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // Split: blocks of 128 where a second kernel folds the partials (H100, sums of 512
         // outputs over 1000 x 20, a second kernel: f16 19.5 against 24.1 us in blocks of
         // 256, f32 28.3 against 29.0).
-        if (shape.outputs > ticket_outputs) s.block = 128;
+        if (shape.outputs > ticket_outputs && !long_16bit) s.block = 128;
         break;
       }
       // 16-byte loads where a row holds at least two of them, or one where its rows

@@ -452,15 +452,28 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.split, AxisSplit::none);
   EXPECT_EQ(plan_axis_launch(s, few, 132).grid, 128u);
   // Loads of 8 bytes (16-bit, four outputs a thread) in fewer blocks than SMs (128 here):
-  // split as well, in blocks of 128 and a second kernel; in 132 blocks, unsplit.
+  // split as well, in blocks of 128 and a second kernel.
   s = builtin_axis_spec(Op::sum, kF16, few, 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 32u);
   EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
   EXPECT_EQ(s.block, 128u);
   EXPECT_GT(plan_axis_launch(s, few, 132).splits, 1u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({100, 33, 100, 128}, {0, 2}), 132).split, AxisSplit::none);
+  // In one to two blocks per SM (132 to 263 here), split over R of 10000 and more, in
+  // blocks of 256; unsplit over shorter R, or in more blocks.
+  s = builtin_axis_spec(Op::sum, kF16, shape_of({100, 33, 100, 128}, {0, 2}), 132);  // 132 blocks
+  EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(s.group, 32u);
+  EXPECT_GT(plan_axis_launch(s, shape_of({100, 33, 100, 128}, {0, 2}), 132).splits, 1u);
+  s = builtin_axis_spec(Op::sum, kBF16, shape_of({100, 65, 100, 128}, {0, 2}), 132);  // 260 blocks
+  EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({100, 66, 100, 128}, {0, 2}), 132).split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({99, 33, 101, 128}, {0, 2}), 132).split, AxisSplit::none);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({50, 40, 30, 200}, {0, 2}), 132).split, AxisSplit::none);
+  // Not 4-byte elements in those blocks (16-byte loads).
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({100, 33, 100, 128}, {0, 2}), 132).split, AxisSplit::none);
   // On a GPU of 16 SMs: 8 blocks split, 16 do not.
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({64, 2, 64, 128}, {0, 2}), 16).split, AxisSplit::two_pass);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({64, 4, 64, 128}, {0, 2}), 16).split, AxisSplit::none);

@@ -582,6 +582,29 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
   EXPECT_EQ(splits.size(), 3u);  // none, ticket, two_pass
 }
 
+// 16-bit kept-densest views of one to two blocks per SM over a long R (the built-in
+// choice splits them in blocks of 256 on a GPU of 132 SMs), on the vector grid and off it.
+TEST(Axes, GeneralKeptDensestLong16BitReductions) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const TensorDesc view = TensorDesc::contiguous({100, 33, 100, 128});
+  const AxisList axes{0, 2};
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f16}, {Op::max, DType::bf16}, {Op::mean, DType::f16}};
+  int checked = 0;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 100 * 33 * 100 * 128 + 1, 23));
+    const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, view, axes);
+    std::printf("[ kernel   ] %s\n", e.kernel.c_str());
+    EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+    for (std::int64_t base : {0, 1}) {
+      EXPECT_EQ(check(ctx, op, t, buffer, base, view, axes), "") << base;
+      ++checked;
+    }
+  }
+  std::printf("[ counts   ] axes: %d long 16-bit kept-densest cases\n", checked);
+}
+
 TEST(Axes, NanInOneRowAndInfinities) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
