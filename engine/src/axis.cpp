@@ -108,18 +108,21 @@ std::uint32_t general_vector_width(const TypeRule& types, const CanonicalAxes& s
   });
 }
 
-// With a kept dimension the densest, the widest vector of adjacent outputs
-// (rt::general_output_vectors): where the innermost kept dimension is contiguous and its
-// extent and every other stride are multiples of the vector.
-std::uint32_t general_output_vector_width(const TypeRule& types, const CanonicalAxes& shape) {
-  if (shape.kept_rank == 0) return 1;
+// With a kept dimension the densest, whether a shape's outputs lie on the grid of vectors
+// of v adjacent outputs (rt::general_output_vectors' vector loads, the base aside): the
+// innermost kept dimension contiguous, its extent and every other stride multiples of v.
+bool general_outputs_on_vector_grid(const CanonicalAxes& shape, std::int64_t v) {
+  if (shape.kept_rank == 0) return false;
   const int in = shape.kept_rank - 1;
-  return widest_vector(types, [&](std::int64_t v) {
-    bool ok = shape.kept_strides[in] == 1 && shape.kept_extents[in] % v == 0;
-    for (int d = 0; d < in; ++d) ok = ok && shape.kept_strides[d] % v == 0;
-    for (int d = 0; d < shape.reduced_rank; ++d) ok = ok && shape.reduced_strides[d] % v == 0;
-    return ok;
-  });
+  bool ok = shape.kept_strides[in] == 1 && shape.kept_extents[in] % v == 0;
+  for (int d = 0; d < in; ++d) ok = ok && shape.kept_strides[d] % v == 0;
+  for (int d = 0; d < shape.reduced_rank; ++d) ok = ok && shape.reduced_strides[d] % v == 0;
+  return ok;
+}
+
+// The widest such vector.
+std::uint32_t general_output_vector_width(const TypeRule& types, const CanonicalAxes& shape) {
+  return widest_vector(types, [&](std::int64_t v) { return general_outputs_on_vector_grid(shape, v); });
 }
 
 }  // namespace
@@ -1007,13 +1010,8 @@ bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& sha
     // (rt::general_output_vectors): the innermost kept dimension contiguous, its extent,
     // every other stride and the base multiples of the vector.
     if (!general_kept_densest(shape)) return false;
-    const std::int64_t vec = spec.vec;
-    const int in_kept = shape.kept_rank - 1;
-    bool on_grid = shape.kept_strides[in_kept] == 1 && shape.kept_extents[in_kept] % vec == 0 &&
-                   reinterpret_cast<std::uintptr_t>(in) % (spec.vec * size_of(spec.types.in)) == 0;
-    for (int d = 0; d < in_kept; ++d) on_grid = on_grid && shape.kept_strides[d] % vec == 0;
-    for (int d = 0; d < shape.reduced_rank; ++d) on_grid = on_grid && shape.reduced_strides[d] % vec == 0;
-    return !on_grid;
+    return !(general_outputs_on_vector_grid(shape, spec.vec) &&
+             reinterpret_cast<std::uintptr_t>(in) % (spec.vec * size_of(spec.types.in)) == 0);
   }
   if (spec.split == AxisSplit::ticket_tiles && plan.splits > 1) return false;
   const std::uint64_t vec = spec.vec;
