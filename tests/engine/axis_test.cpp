@@ -440,6 +440,20 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::min, kF16, shape_of({6, 7, 12}, {0, 2}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::min, kF32, shape_of({6, 7, 9}, {0, 2}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({32, 256, 56, 56}, {0, 2, 3}), 132).vec, 4u);
+  // A block per output over a long R, split: the last block folds the partials up to 256
+  // outputs (one launch), a second kernel past that; unsplit where the outputs fill the GPU.
+  for (const auto& [kept, split] : std::vector<std::pair<std::int64_t, AxisSplit>>{
+           {128, AxisSplit::ticket}, {256, AxisSplit::ticket}, {260, AxisSplit::two_pass}, {300, AxisSplit::none}}) {
+    for (const TypeRule& t : {kF32, kF16}) {
+      const CanonicalAxes general = shape_of({64, kept, 512}, {0, 2});
+      s = builtin_axis_spec(Op::sum, t, general, 132);
+      EXPECT_EQ(s.family, AxisFamily::general);
+      EXPECT_EQ(s.group, s.block) << to_string(s);
+      EXPECT_EQ(s.split, split) << kept << " outputs: " << to_string(s);
+    }
+  }
+  // Rows keep their own choice (ticket_tiles there): the rule is the general family's.
+  EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({128, 32768}, {1}), 132).split, AxisSplit::ticket);
   // A kept dimension the densest (the outputs of the last one contiguous): a thread per
   // vector of adjacent outputs, threads across R where the outputs are too few to fill the
   // GPU, and splits across blocks where they are fewer still.

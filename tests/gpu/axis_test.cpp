@@ -605,6 +605,50 @@ TEST(Axes, GeneralKeptDensestLong16BitReductions) {
   std::printf("[ counts   ] axes: %d long 16-bit kept-densest cases\n", checked);
 }
 
+// General views of a block per output over a long R, split across blocks: up to 256
+// outputs the last block folds the partials (split=ticket, one launch), past that a
+// second kernel or none; a permuted view among them, views from an element into their
+// storage too.
+TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    std::int64_t outputs;
+  };
+  const Case cases[] = {{TensorDesc::strided({96, 512, 64}, {512, 1, 49152}), {1, 2}, 96},  // permuted [64,96,512]
+                        {TensorDesc::contiguous({64, 200, 512}), {0, 2}, 200},
+                        {TensorDesc::contiguous({16, 256, 2048}), {0, 2}, 256},
+                        {TensorDesc::contiguous({64, 300, 512}), {0, 2}, 300}};
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64},
+                                        {Op::prod, DType::i32}};
+  int checked = 0, folded = 0;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 64 * 300 * 512 + 1, 29));
+    for (const Case& c : cases) {
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+      EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+      EXPECT_EQ(e.shape.outputs, static_cast<std::uint64_t>(c.outputs)) << e.to_string();
+      const std::size_t at = e.kernel.find("split=");
+      ASSERT_NE(at, std::string::npos) << e.kernel;
+      const std::string split = e.kernel.substr(at + 6, e.kernel.find(',', at) - at - 6);
+      if (split != "none") {
+        EXPECT_EQ(split, c.outputs <= 256 ? "ticket" : "two_pass") << e.kernel;
+      }
+      if (split == "ticket") ++folded;
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  std::printf("[ counts   ] axes: %d general block-per-output cases, %d of them folded by the last block\n", checked,
+              folded / 2);
+  EXPECT_GT(folded, 0);
+}
+
 TEST(Axes, NanInOneRowAndInfinities) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
