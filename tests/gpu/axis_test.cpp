@@ -607,8 +607,8 @@ TEST(Axes, GeneralKeptDensestLong16BitReductions) {
 
 // General views of a block per output over a long R, split across blocks: up to 256
 // outputs the last block folds the partials (split=ticket, one launch), past that a
-// second kernel or none; a permuted view among them, views from an element into their
-// storage too.
+// second kernel (260 outputs on a GPU of 132 SMs) or none; a permuted view among them,
+// views from an element into their storage too.
 TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
@@ -620,6 +620,7 @@ TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
   const Case cases[] = {{TensorDesc::strided({96, 512, 64}, {512, 1, 49152}), {1, 2}, 96},  // permuted [64,96,512]
                         {TensorDesc::contiguous({64, 200, 512}), {0, 2}, 200},
                         {TensorDesc::contiguous({16, 256, 2048}), {0, 2}, 256},
+                        {TensorDesc::contiguous({64, 260, 512}), {0, 2}, 260},  // 132 SMs: a second kernel
                         {TensorDesc::contiguous({64, 300, 512}), {0, 2}, 300}};
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64},
                                         {Op::prod, DType::i32}};
