@@ -114,14 +114,15 @@ __device__ __forceinline__ long long reduced_offset(const AxisParams& p, u64 k) 
 // the least significant) and its offset, advanced by the step's digits with one carry
 // per dimension. The innermost dimension counts in units of V elements (V > 1: vectors
 // along a contiguous innermost dimension whose extent V divides). For reduced extents
-// and steps below 2^31 (GeneralWalk::fits) and a reduced rank of at least 1.
-template <int V>
+// and steps below 2^31 (GeneralWalk::fits) and a reduced rank of 1 to MAXR (MAXR 2:
+// no carry loop past the second dimension, a hot loop of a fraction of the code).
+template <int V, int MAXR = 8>
 struct GeneralWalk {
   long long off;      // offset (elements) of the current index from the output's first element
   long long by_off;   // the step's offset, before carries
   long long in_wrap;  // an innermost wrap: its extent back, one of the next dimension on
   unsigned in_digit, in_by, in_extent;
-  unsigned digit[7], by[7];  // the outer dimensions' digits (0 the outermost), the step's
+  unsigned digit[MAXR - 1], by[MAXR - 1];  // the outer dimensions' digits (0 the outermost), the step's
   static __device__ __forceinline__ bool fits(const AxisParams& p, u64 step) {
     bool ok = step < 0x7fffffffull && p.reduced_rank >= 1;
 #pragma unroll
@@ -141,7 +142,7 @@ struct GeneralWalk {
     by_off = (long long)in_by * in_stride;
     in_wrap = in >= 1 ? p.reduced_strides[in - 1] - (long long)in_extent * in_stride : 0;
 #pragma unroll
-    for (int d = 6; d >= 0; --d) {
+    for (int d = MAXR - 2; d >= 0; --d) {
       digit[d] = by[d] = 0;
       if (d < in) {
         const unsigned e = (unsigned)p.reduced_extents[d];
@@ -169,7 +170,7 @@ struct GeneralWalk {
     if (carry) off += in_wrap;
     const int in = p.reduced_rank - 1;
 #pragma unroll
-    for (int d = 6; d >= 1; --d)
+    for (int d = MAXR - 2; d >= 1; --d)
       if (d < in) {
         const unsigned e = (unsigned)p.reduced_extents[d];
         const unsigned y = digit[d] + by[d] + carry;
@@ -685,6 +686,47 @@ __device__ __forceinline__ bool general_kept_densest(const AxisParams& p) {
   return kept;
 }
 
+// general_output_vectors' aligned vectors: R steps k, k + kGroup, ... < hi of one
+// thread's vector of outputs from `start`, kUnroll loads in flight, folded into acc, on a
+// walk of reduced ranks up to MAXR (2: the hot loop without the outer dimensions' carries).
+template <class C, int MAXR>
+__device__ __forceinline__ void fold_output_vectors(const AxisParams& p, const typename C::In* start, u64 k, u64 hi,
+                                                    typename C::Acc (&acc)[C::kVec]) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int V = C::kVec, U = C::kUnroll;
+  constexpr unsigned BY = C::kGroup;
+  GeneralWalk<1, MAXR> w(p, k, BY);
+  for (; k + (u64)(U - 1) * BY < hi; k += (u64)U * BY) {
+    AxisVec<T, V> x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+      w.advance(p);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x[u].v[e]);
+  }
+  if (k < hi) {
+    // The last, partial round's loads together: past the end a load reads the last index
+    // again and folds the identity.
+    AxisVec<T, V> x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
+      if (k + (u + 1) * BY < hi) w.advance(p);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        acc[e] = Op::template fold<A>(acc[e], live_or_identity<Op, A>(k + u * BY < hi, (A)x[u].v[e]));
+  }
+}
+
 // General, a kept dimension the densest: a thread per kVec adjacent outputs (a vector),
 // kGroup threads of a block across R for each (BY: thread t takes vector t % (kBlock /
 // kGroup) and the R steps t / (kBlock / kGroup), + kGroup, ...), folded in shared memory
@@ -731,35 +773,10 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
     if (j0 < p.outputs) {
       if (!OFF_GRID && aligned && walks) {
         const T* start = in + output_offset<axis_general>(p, j0);
-        u64 k = lo + ty;
-        GeneralWalk<1> w(p, k, BY);
-        for (; k + (u64)(U - 1) * BY < hi; k += (u64)U * BY) {
-          AxisVec<T, V> x[U];
-#pragma unroll
-          for (int u = 0; u < U; ++u) {
-            x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
-            w.advance(p);
-          }
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int e = 0; e < V; ++e) acc[e] = Op::template fold<A>(acc[e], (A)x[u].v[e]);
-        }
-        if (k < hi) {
-          // The last, partial round's loads together: past the end a load reads the last
-          // index again and folds the identity.
-          AxisVec<T, V> x[U];
-#pragma unroll
-          for (int u = 0; u < U; ++u) {
-            x[u] = *reinterpret_cast<const AxisVec<T, V>*>(start + w.off);
-            if (k + (u + 1) * BY < hi) w.advance(p);
-          }
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int e = 0; e < V; ++e)
-              acc[e] = Op::template fold<A>(acc[e], live_or_identity<Op, A>(k + u * BY < hi, (A)x[u].v[e]));
-        }
+        if (p.reduced_rank <= 2)
+          fold_output_vectors<C, 2>(p, start, lo + ty, hi, acc);
+        else
+          fold_output_vectors<C, 8>(p, start, lo + ty, hi, acc);
       } else if (OFF_GRID && walks) {
         // Where the vector's outputs are adjacent elements (a contiguous innermost kept
         // dimension whose run holds all of them: the built-in choice's vectors from a base
