@@ -526,7 +526,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // General outputs of a block each, split: the last block folds the partials (one
       // launch) up to 256 outputs. H100, held, f32 and f16 sum and max over R = 32768 of
       // 96 to 256 outputs and R = 131072 of 128 (blocks of 128, two_pass against ticket):
-      // 1.07 to 1.17 times faster (f16 sum of 128 outputs 9.61 -> 8.36 us, f32 256 outputs
+      // 1.05 to 1.17 times faster (f16 sum of 128 outputs 9.61 -> 8.36 us, f32 256 outputs
       // 20.97 -> 19.46).
       if (s.family == AxisFamily::general) ticket_outputs = 256;
       break;
