@@ -102,6 +102,15 @@ std::string check_with(const std::function<void(const void*, void*)>& reduce, Op
   return {};
 }
 
+// The split of an explained kernel ("none", "ticket", "two_pass", ...), or "" where its
+// config names none.
+std::string split_of(const std::string& kernel) {
+  const std::size_t at = kernel.find("split=");
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + 6;
+  return kernel.substr(from, kernel.find(',', from) - from);
+}
+
 std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, std::int64_t base,
                   const TensorDesc& view, const AxisList& axes) {
   return check_with([&](const void* in, void* out) { ctx.reduce_axes(op, t.in, t.out, in, view, axes, out, nullptr); },
@@ -570,8 +579,9 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
       const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
       EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
       EXPECT_EQ(e.kernel.find(",group=1,"), std::string::npos) << e.to_string();  // threads across R
-      const std::size_t at = e.kernel.find("split=");
-      splits.insert(e.kernel.substr(at, e.kernel.find(',', at) - at));
+      const std::string split = split_of(e.kernel);
+      ASSERT_NE(split, "") << e.kernel;
+      splits.insert(split);
       for (std::int64_t base : {0, 1}) {
         EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << base;
         ++checked;
@@ -632,9 +642,8 @@ TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
       const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
       EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
       EXPECT_EQ(e.shape.outputs, static_cast<std::uint64_t>(c.outputs)) << e.to_string();
-      const std::size_t at = e.kernel.find("split=");
-      ASSERT_NE(at, std::string::npos) << e.kernel;
-      const std::string split = e.kernel.substr(at + 6, e.kernel.find(',', at) - at - 6);
+      const std::string split = split_of(e.kernel);
+      ASSERT_NE(split, "") << e.kernel;
       if (split != "none") {
         EXPECT_EQ(split, c.outputs <= 256 ? "ticket" : "two_pass") << e.kernel;
       }
