@@ -366,7 +366,7 @@ int main(int argc, char** argv) {
           builtin.reduce_axes(op, dtype, dtype, slice(s), v.desc, v.axes, out.get(), stream.get());
         };
         const double ours_ms = rt::tuner::time_reduction(ours, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
-        const auto explained = ctx.explain_axes(op, dtype, dtype, v.desc, v.axes);
+        const auto explained = ctx.explain_axes(op, dtype, dtype, v.desc, v.axes, slice(0));
         const double bytes = static_cast<double>(elements) * static_cast<double>(es);
         std::printf("view %s %-4s R=%llu outputs=%llu | %10.2f %8.1f %5.1f%% | %s %s\n", v.text.c_str(),
                     std::string(rt::to_string(op)).c_str(), static_cast<unsigned long long>(shape.reduced),

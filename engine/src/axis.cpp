@@ -216,7 +216,7 @@ namespace {
 
 // The built-in choice but for its tail (builtin_axis_spec).
 AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
-                                   AxisLaunchPlan* plan) {
+                                   AxisLaunchPlan* plan, const void* in) {
   AxisKernelSpec s;
   s.op = op;
   s.types = types;
@@ -446,13 +446,19 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // against 62.2, 128 blocks 56.6 against 71.0 (unsplit).
         const std::uint64_t blocks = ceil_div(vectors * s.group, s.block);
         // 16-bit vectors of four in one to two blocks per SM over long reductions split
-        // too, in those blocks of 256 (blocks of 128 left the plan unsplit). H100, sums
-        // over R = 10000 of 4224 .. 7936 outputs (132 .. 248 blocks): f16 1.00 to 1.19
-        // times faster split (4864 outputs 57.0 against 67.9 us), bf16 1.02 to 1.18; R =
-        // 15000, 4224 and 6400 outputs: f16 1.17 and 1.09, bf16 1.17 and 1.07. Over R =
-        // 1500, 8000 outputs (250 blocks) took 25.6 us split against 17.1.
+        // too, in those blocks of 256 (blocks of 128 left the plan unsplit), where the base
+        // is off the vector grid: the twin's scalar loads. H200, f16 sum over (0,2) of
+        // [100,33,100,128] one element in: 38.65 us split against 53.32 unsplit. On the
+        // grid, the main kernel's vectors on a short walk (rt::fold_output_vectors) read
+        // them faster unsplit: H200, sums over (0,2) of [100,n,100,128] and [50,n,300,128]
+        // (4224 .. 7936 outputs, 132 .. 248 blocks), split against unsplit, f16 1.01 to
+        // 1.25 times faster unsplit (n = 62: 57.12 against 45.57 us), bf16 0.97 to 1.21
+        // (n = 38: 39.40 against 40.47); H100, f16 [100,33,100,128] 43.80 against 40.18,
+        // [50,50,300,128] 84.79 against 73.66. (Before that walk, split was up to 1.19
+        // times faster on the grid too.) Over R = 1500, 8000 outputs (250 blocks) took
+        // 25.6 us split against 17.1 (H100).
         const bool long_16bit = size_of(types.in) == 2 && bytes == 8 && blocks >= sms && blocks < 2 * sms &&
-                                r >= 10000;
+                                r >= 10000 && in != nullptr && axis_launch_takes_twin(s, shape, AxisLaunchPlan{}, in);
         if (4 * blocks >= sms && !(bytes >= 8 && blocks * bytes < 8 * sms) && !long_16bit) {
           s.split = AxisSplit::none;
           if (plan) *plan = plan_axis_launch(s, shape, sm_count);
@@ -657,8 +663,8 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
 }
 
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
-                                 AxisLaunchPlan* plan) {
-  AxisKernelSpec s = builtin_axis_choice(op, types, shape, sm_count, plan);
+                                 AxisLaunchPlan* plan, const void* in) {
+  AxisKernelSpec s = builtin_axis_choice(op, types, shape, sm_count, plan, in);
   s.tail = batched_tail_pays(s, shape) ? 1 : 0;
   return s;
 }

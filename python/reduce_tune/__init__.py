@@ -610,7 +610,7 @@ def explain(x, dim=None, op="sum", *, dtype=None):
     _check_types("explain", _OP[op], in_code, out_code)
     _core.check(_OP[op], in_code, out_code, view.shape, view.strides, axes)
     _resolve_device("explain", view, "the input")
-    return _core.explain(_OP[op], in_code, out_code, view.shape, view.strides, axes, view.device)
+    return _core.explain(_OP[op], in_code, out_code, view.shape, view.strides, axes, view.device, view.ptr)
 
 
 class DeviceArray:

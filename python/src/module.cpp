@@ -501,7 +501,8 @@ NB_MODULE(_core, m) {
 
   m.def(
       "explain",
-      [](int op_code, int in_code, int out_code, nb::handle shape, nb::handle strides, nb::handle axes, int device) {
+      [](int op_code, int in_code, int out_code, nb::handle shape, nb::handle strides, nb::handle axes, int device,
+         std::uintptr_t in) {
         const Op op = op_of(op_code);
         const DType in_t = dtype_of(in_code), out_t = dtype_of(out_code);
         const TensorDesc t = tensor_of(shape, strides);
@@ -509,9 +510,11 @@ NB_MODULE(_core, m) {
         checked(op, in_t, out_t, t, list);
         nb::gil_scoped_release released;
         DeviceScope scope(device);
-        return default_context().explain_axes(op, in_t, out_t, t, list).to_string();
+        return default_context().explain_axes(op, in_t, out_t, t, list, reinterpret_cast<const void*>(in)).to_string();
       },
-      "What reduce() would run on `device`, and why.");
+      nb::arg("op"), nb::arg("in_dtype"), nb::arg("out_dtype"), nb::arg("shape"), nb::arg("strides"), nb::arg("axes"),
+      nb::arg("device"), nb::arg("in_ptr") = 0,
+      "What reduce() would run on `device` for a view at `in_ptr` (0: a base on every vector grid), and why.");
 
   m.def(
       "device_count",

@@ -311,6 +311,20 @@ class Errors(unittest.TestCase):
         text = rt.explain(torch.ones((100, 1000), device="cuda"), dim=1)
         self.assertIn("rows", text)
 
+    def test_explain_sees_the_base(self):
+        # 16-bit vectors of four outputs in one to two blocks per SM over a long R: from a
+        # base on the vector grid unsplit; one element in (the twin's scalar loads) split
+        # across blocks, on a GPU of 67 to 132 SMs. Both reduce right.
+        shape = (100, 33, 100, 128)
+        flat = data((100 * 33 * 100 * 128 + 1,), "float16", "sum", seed=5)
+        on, off = flat[:-1].view(shape), flat[1:].view(shape)
+        on_text, off_text = rt.explain(on, dim=(0, 2)), rt.explain(off, dim=(0, 2))
+        self.assertIn("split=none", on_text)
+        if 66 < torch.cuda.get_device_properties(0).multi_processor_count <= 132:
+            self.assertIn("split=two_pass", off_text)
+        for x, what in ((on, "on the grid"), (off, "one element in")):
+            assert_same(self, rt.sum(x, dim=(0, 2)), reference("sum", x, (0, 2)), what)
+
 
 class OtherProducers(unittest.TestCase):
     def test_cuda_array_interface(self):

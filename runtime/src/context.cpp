@@ -453,11 +453,12 @@ struct Context::Impl {
 
   // The axis kernel for a rows or columns call: the selector's choice for the shape's
   // class, from this thread's cache without a lock when it was made before. A stored
-  // config that cannot reduce this very shape gives way to the built-in choice.
+  // config that cannot reduce this very shape gives way to the built-in choice, which
+  // sees the view's base (`base`: offset 0 of the canonical form).
   AxisKernelSpec axis_spec(DeviceRuntime& d, Op op, const TypeRule& types, const CanonicalAxes& shape,
-                           AxisLaunchPlan* plan) {
+                           const void* base, AxisLaunchPlan* plan) {
     if (d.axis_selector->empty() || (shape.layout != AxisLayout::rows && shape.layout != AxisLayout::columns))
-      return builtin_axis_spec(op, types, shape, d.key.sm_count, plan);
+      return builtin_axis_spec(op, types, shape, d.key.sm_count, plan, base);
     const std::uint64_t key = axis_class_key(op, types, shape);
     const std::uint64_t h = mix(mix(id, static_cast<std::uint64_t>(d.ordinal)), key);
     auto& entry = thread_cache.axis_selection[h % std::size(thread_cache.axis_selection)];
@@ -484,7 +485,7 @@ struct Context::Impl {
       entry = {id, d.ordinal, key, selection};
     }
     if (!axis_spec_mismatch(selection->spec, shape).empty())
-      return builtin_axis_spec(op, types, shape, d.key.sm_count, plan);
+      return builtin_axis_spec(op, types, shape, d.key.sm_count, plan, base);
     *plan = plan_axis_launch(selection->spec, shape, d.key.sm_count);
     if (!selection->winner) {
       // The built-in choice, made for the first shape of this class that came: how a
@@ -696,7 +697,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
                           " elements) overlaps the input view; an axis reduction writes outputs while others are "
                           "still being read, so give it memory of its own");
   AxisLaunchPlan plan;
-  const AxisKernelSpec spec = impl_->axis_spec(d, op, types, shape, &plan);
+  const AxisKernelSpec spec = impl_->axis_spec(d, op, types, shape, base, &plan);
   const KernelHandles& kernels = impl_->axis_kernels(d, spec);
   WorkspaceView ws;
   if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));
@@ -710,7 +711,7 @@ std::string AxisExplanation::to_string() const {
 }
 
 AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, const TensorDesc& tensor,
-                                      const AxisList& axes) {
+                                      const AxisList& axes, const void* in) {
   const TypeRule types = checked_types(op, in_type, out_type);
   AxisExplanation e;
   e.shape = checked_canonical(tensor, axes);
@@ -724,7 +725,13 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   } else {
     const AxisSelection s = d.axis_selector->select(op, types, e.shape);
     const bool fits = axis_spec_mismatch(s.spec, e.shape).empty();
-    e.kernel = reduce_tune::to_string(fits ? s.spec : builtin_axis_spec(op, types, e.shape, d.key.sm_count));
+    // The built-in choice can turn on the base's alignment (builtin_axis_spec).
+    const void* base = in == nullptr ? nullptr
+                                     : static_cast<const unsigned char*>(in) +
+                                           e.shape.base_offset * static_cast<std::int64_t>(size_of(in_type));
+    e.kernel = reduce_tune::to_string(fits && s.winner ? s.spec
+                                                       : builtin_axis_spec(op, types, e.shape, d.key.sm_count,
+                                                                           nullptr, base));
     e.match = fits ? s.match : MatchKind::default_config;
     e.reason = s.reason;
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <vector>
@@ -473,21 +474,45 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
   EXPECT_EQ(s.block, 128u);
   EXPECT_GT(plan_axis_launch(s, few, 132).splits, 1u);
-  // In one to two blocks per SM (132 to 263 here), split over R of 10000 and more, in
-  // blocks of 256; unsplit over shorter R, or in more blocks.
-  s = builtin_axis_spec(Op::sum, kF16, shape_of({100, 33, 100, 128}, {0, 2}), 132);  // 132 blocks
+  // In one to two blocks per SM (132 to 263 here), from a base off the 8-byte vector grid
+  // (the twin's scalar loads), split over R of 10000 and more, in blocks of 256; unsplit
+  // over shorter R, in more blocks, or from a base on the grid (the address below is
+  // never read: the choice looks at its alignment alone).
+  const auto* grid = reinterpret_cast<const unsigned char*>(std::uintptr_t{1} << 20);
+  const void* off_grid = grid + 2;  // one 16-bit element in
+  const CanonicalAxes long_view = shape_of({100, 33, 100, 128}, {0, 2});  // 132 blocks
+  AxisLaunchPlan given;
+  s = builtin_axis_spec(Op::sum, kF16, long_view, 132, &given, off_grid);
   EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.group, 32u);
-  EXPECT_GT(plan_axis_launch(s, shape_of({100, 33, 100, 128}, {0, 2}), 132).splits, 1u);
-  s = builtin_axis_spec(Op::sum, kBF16, shape_of({100, 65, 100, 128}, {0, 2}), 132);  // 260 blocks
+  EXPECT_GT(given.splits, 1u);
+  EXPECT_TRUE(axis_launch_takes_twin(s, long_view, given, off_grid));
+  for (const void* aligned : {static_cast<const void*>(grid), static_cast<const void*>(grid + 8), static_cast<const void*>(nullptr)}) {
+    s = builtin_axis_spec(Op::sum, kF16, long_view, 132, &given, aligned);
+    EXPECT_EQ(s.split, AxisSplit::none) << to_string(s);
+    EXPECT_EQ(s.block, 256u);
+    EXPECT_EQ(given.splits, 1u);
+    EXPECT_FALSE(axis_launch_takes_twin(s, long_view, given, aligned));
+  }
+  // One to three 16-bit elements in are all off the grid of four.
+  for (int in : {1, 3}) {
+    s = builtin_axis_spec(Op::sum, kF16, long_view, 132, nullptr, grid + 2 * in);
+    EXPECT_EQ(s.split, AxisSplit::two_pass) << in;
+  }
+  s = builtin_axis_spec(Op::sum, kBF16, shape_of({100, 65, 100, 128}, {0, 2}), 132, nullptr, off_grid);  // 260 blocks
   EXPECT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
   EXPECT_EQ(s.block, 256u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({100, 66, 100, 128}, {0, 2}), 132).split, AxisSplit::none);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({99, 33, 101, 128}, {0, 2}), 132).split, AxisSplit::none);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({50, 40, 30, 200}, {0, 2}), 132).split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kBF16, shape_of({100, 65, 100, 128}, {0, 2}), 132, nullptr, grid).split,
+            AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({100, 66, 100, 128}, {0, 2}), 132, nullptr, off_grid).split,
+            AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({99, 33, 101, 128}, {0, 2}), 132, nullptr, off_grid).split,
+            AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({50, 40, 30, 200}, {0, 2}), 132, nullptr, off_grid).split,
+            AxisSplit::none);
   // Not 4-byte elements in those blocks (16-byte loads).
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({100, 33, 100, 128}, {0, 2}), 132).split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, long_view, 132, nullptr, grid + 4).split, AxisSplit::none);
   // On a GPU of 16 SMs: 8 blocks split, 16 do not.
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({64, 2, 64, 128}, {0, 2}), 16).split, AxisSplit::two_pass);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({64, 4, 64, 128}, {0, 2}), 16).split, AxisSplit::none);

@@ -592,27 +592,38 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
   EXPECT_EQ(splits.size(), 3u);  // none, ticket, two_pass
 }
 
-// 16-bit kept-densest views of one to two blocks per SM over a long R (the built-in
-// choice splits them in blocks of 256 on a GPU of 132 SMs), on the vector grid and off it.
+// 16-bit kept-densest views of one to two blocks per SM over a long R, on the vector grid
+// (unsplit) and off it (the twin, split in blocks of 256 on a GPU of 132 SMs). The
+// explanation given the pointer names the split the call takes.
 TEST(Axes, GeneralKeptDensestLong16BitReductions) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
+  // 132 blocks of the view are one to two per SM on a GPU of 67 to 132 SMs.
+  const bool in_band = testing::test_device()->sm_count > 66 && testing::test_device()->sm_count <= 132;
   const TensorDesc view = TensorDesc::contiguous({100, 33, 100, 128});
   const AxisList axes{0, 2};
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f16}, {Op::max, DType::bf16}, {Op::mean, DType::f16}};
-  int checked = 0;
+  int checked = 0, split = 0;
   for (const auto& [op, dtype] : kinds) {
     const TypeRule t = rule(op, dtype);
     const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 100 * 33 * 100 * 128 + 1, 23));
-    const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, view, axes);
-    std::printf("[ kernel   ] %s\n", e.kernel.c_str());
-    EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
     for (std::int64_t base : {0, 1}) {
+      const void* at = static_cast<const unsigned char*>(buffer.device.get()) + base * 2;
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, view, axes, at);
+      std::printf("[ kernel   ] base %lld: %s\n", static_cast<long long>(base), e.kernel.c_str());
+      EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+      if (in_band) {
+        EXPECT_EQ(split_of(e.kernel), base == 0 ? "none" : "two_pass") << e.kernel;
+      }
+      if (split_of(e.kernel) == "two_pass") ++split;
       EXPECT_EQ(check(ctx, op, t, buffer, base, view, axes), "") << base;
       ++checked;
     }
+    // Without the pointer, the explanation is the aligned base's.
+    EXPECT_EQ(ctx.explain_axes(op, t.in, t.out, view, axes).kernel,
+              ctx.explain_axes(op, t.in, t.out, view, axes, buffer.device.get()).kernel);
   }
-  std::printf("[ counts   ] axes: %d long 16-bit kept-densest cases\n", checked);
+  std::printf("[ counts   ] axes: %d long 16-bit kept-densest cases, %d of them split\n", checked, split);
 }
 
 // General views of a block per output over a long R, split across blocks: up to 256

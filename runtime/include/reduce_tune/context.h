@@ -131,7 +131,11 @@ class Context {
     enqueue_axes(op, in_type, out_type, in, tensor, axes, out, detail::caller_stream(stream));
   }
   // What reduce_axes() would run on the current device; throws InvalidArgument as it does.
-  AxisExplanation explain_axes(Op op, DType in_type, DType out_type, const TensorDesc& tensor, const AxisList& axes);
+  // `in`: the pointer reduce_axes() would be given, where known (the built-in choice for
+  // some views turns on its alignment); null explains a base on every vector grid, as
+  // cudaMalloc returns.
+  AxisExplanation explain_axes(Op op, DType in_type, DType out_type, const TensorDesc& tensor, const AxisList& axes,
+                               const void* in = nullptr);
 
   const ContextOptions& options() const;
 

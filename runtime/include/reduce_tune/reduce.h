@@ -127,10 +127,11 @@ Explanation explain(Op op, std::uint64_t n) {
   return default_context().explain(op, dtype_of<T>, dtype_of<Out>, n);
 }
 
-// What the default context would run for op<T, Out> along `axes` of `tensor`.
+// What the default context would run for op<T, Out> along `axes` of `tensor` (at `in`,
+// where known: Context::explain_axes).
 template <typename T, typename Out = T>
-AxisExplanation explain(Op op, const TensorDesc& tensor, const AxisList& axes) {
-  return default_context().explain_axes(op, dtype_of<T>, dtype_of<Out>, tensor, axes);
+AxisExplanation explain(Op op, const TensorDesc& tensor, const AxisList& axes, const T* in = nullptr) {
+  return default_context().explain_axes(op, dtype_of<T>, dtype_of<Out>, tensor, axes, in);
 }
 
 }  // namespace reduce_tune

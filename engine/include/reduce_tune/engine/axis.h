@@ -90,9 +90,12 @@ struct AxisLaunchPlan {
 
 // The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs
 // (good everywhere, tuned by nothing), and, when `plan` is given, its launch plan, the
-// same as plan_axis_launch would make (computed once, for the call's hot path).
+// same as plan_axis_launch would make (computed once, for the call's hot path). `in`:
+// the view's base (offset 0 of the canonical form) where known; null stands for a base
+// on every vector grid (as cudaMalloc returns). Kept-densest general views whose base it
+// leaves off the vector grid (the twin: scalar loads) split where aligned ones need not.
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
-                                 AxisLaunchPlan* plan = nullptr);
+                                 AxisLaunchPlan* plan = nullptr, const void* in = nullptr);
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
