@@ -127,7 +127,7 @@ void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType
       if (!program)
         program = std::make_shared<const rt::CompiledProgram>(
             compiler.compile(rt::make_axis_compile_request(*spec, key.arch())));
-      rt::KernelSet set(program, 1);
+      rt::KernelSet set(program, 1, key.arch());
       const rt::AxisLaunchPlan plan = rt::plan_axis_launch(*spec, shape, key.sm_count);
       const std::size_t partial_bytes = plan.partial_count * rt::size_of(types.acc);
       rt::DeviceBuffer workspace(rt::kWorkspaceHeaderBytes + partial_bytes + 16);

@@ -270,7 +270,8 @@ void bench_dtype(const Options& o, const rt::DeviceKey& device, rt::Context& tun
       if (!set) {
         const std::vector<rt::KernelSpec> one = {classic_spec};
         set = std::make_unique<rt::KernelSet>(
-            std::make_shared<const rt::CompiledProgram>(compiler.compile(rt::make_compile_request(one, device.arch()))), 1);
+            std::make_shared<const rt::CompiledProgram>(compiler.compile(rt::make_compile_request(one, device.arch()))), 1,
+            device.arch());
       }
       const rt::LaunchPlan plan = rt::plan_launch(classic_spec, n, device.sm_count);
       rt::Workspace ws(plan.partial_count * 8 + 64, stream.get());

@@ -16,7 +16,7 @@ CompileRequest make_compile_request(std::span<const KernelSpec> specs, int arch)
   return request;
 }
 
-KernelSet::KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t spec_count)
+KernelSet::KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t spec_count, int arch)
     : program_(std::move(program)), library_(program_->cubin) {
   // Two kernels per spec; one axis spec may add a third, its main kernel's peeled twin.
   const std::size_t names = program_->lowered_names.size();
@@ -28,6 +28,7 @@ KernelSet::KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t
     h.reduce = library_.kernel(program_->lowered_names[2 * i]);
     h.finalize = library_.kernel(program_->lowered_names[2 * i + 1]);
     if (names == 3) h.reduce_twin = library_.kernel(program_->lowered_names[2]);
+    h.programmatic_finalize = arch >= kProgrammaticLaunchArch;
     handles_.push_back(h);
   }
 }

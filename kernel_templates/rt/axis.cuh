@@ -25,8 +25,10 @@
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
-//                           runs this as a second kernel; SPLIT 2 (few outputs) lets the
-//                           last block to finish (by a ticket) do it, in one launch;
+//                           runs this as a second kernel (from sm_90 launched while the
+//                           main one still runs, and waiting for it: common.cuh); SPLIT
+//                           2 (few outputs) lets the last block to finish (by a ticket)
+//                           do it, in one launch;
 //                           SPLIT 3 is SPLIT 2 for rows and columns_dense whose splits
 //                           take tiles of R in turn instead of one contiguous chunk each
 //                           (columns_dense with four loads in flight over up to 16
@@ -96,6 +98,13 @@ struct AxisConfig {
 __device__ __forceinline__ void axis_mutate(AxisParams& p) {
   if (RT_MUTATION == 2 && p.reduced > 1) p.reduced -= 1;
   if (RT_MUTATION == 5 && p.outputs > 1) p.outputs -= 1;
+}
+
+// The start of a main kernel: its mutation, and where axis_finalize_kernel runs next
+// (SPLIT 1), that kernel's launch allowed from here (common.cuh).
+template <class C> __device__ __forceinline__ void axis_main_begin(AxisParams& p) {
+  axis_mutate(p);
+  if (C::kSplit && !C::kTicket) allow_dependent_launch();
 }
 
 // Offset of reduced index k over the reduced dimensions (general family).
@@ -902,7 +911,7 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
 
 template <class C, bool PEELED = false>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
-  axis_mutate(p);
+  axis_main_begin<C>(p);
   // Programs of a group wider than a warp never take it: their code is the rows path
   // alone. (With a block-wide fold across R compiled in beside it, one H100 run of
   // reduced-densest views took up to 1.8 times as long: f32 sums of 1024 outputs over 64
@@ -974,7 +983,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
 // 1.03 times slower (H200, f16 and f32, 100 x 2^20).
 template <class C, bool PEELED = false>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
-  axis_mutate(p);
+  axis_main_begin<C>(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -1335,7 +1344,7 @@ __device__ __forceinline__ void columns_dense_fold_interleaved(const typename C:
 
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParams p) {
-  axis_mutate(p);
+  axis_main_begin<C>(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -1485,7 +1494,7 @@ struct RowsDenseTile {
 
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p) {
-  axis_mutate(p);
+  axis_main_begin<C>(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
@@ -1555,6 +1564,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_finalize_kernel(AxisParams p) {
   axis_mutate(p);
+  if (RT_MUTATION != 6) wait_for_previous_grid();  // the main kernel's partials (common.cuh)
   finish_outputs<C>(p, (u64)blockIdx.x * (C::kBlock / 32) + threadIdx.x / 32, (u64)gridDim.x * (C::kBlock / 32));
 }
 

@@ -5,7 +5,9 @@
 // Mutation testing (tests/gpu/mutation_test.cpp): a program compiled with
 // -DRT_MUTATION=<k> is deliberately wrong, and the tuner's checks must reject it:
 //   1 skips one tile (the middle one), 2 drops the last element, 3 drops the head (the
-//   vector peel, or the first element where there is none), 4 returns the identity.
+//   vector peel, or the first element where there is none), 4 returns the identity;
+//   6 leaves a two-kernel plan's second kernel not waiting for the first
+//   (tests/gpu/programmatic_launch_test.cpp).
 // Never set otherwise; the option is part of every binary-cache key.
 #ifndef RT_MUTATION
 #define RT_MUTATION 0
@@ -32,6 +34,25 @@ enum StrategyId : int {
 enum WarpReduceId : int { warp_shuffle = 0, warp_smem = 1, warp_redux = 2, warp_none = 3 };
 enum PassesId : int { passes_two_pass = 0, passes_single_pass_ticket = 1, passes_single_pass_atomic = 2 };
 enum LoadHintId : int { load_plain = 0, load_ldg = 1, load_ldcs = 2, load_ldcg = 3 };
+
+// Programmatic dependent launch (sm_90 and later; nothing on older GPUs): a two-kernel
+// plan launches its second kernel with programmatic stream serialization (the engine's
+// Launcher, `after_previous`), so that kernel is launched while the first one's last
+// blocks still run instead of after it has drained. The first kernel lets it launch
+// from its start (every block of the first is then resident or done, so the second's
+// blocks take no room the first still needs); the second waits, before it touches
+// memory, until the first has finished and its writes are visible. Launched without the
+// attribute, both are no-ops.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 template <bool B, class T, class F> struct Conditional { typedef T type; };
 template <class T, class F> struct Conditional<false, T, F> { typedef F type; };

@@ -319,7 +319,7 @@ struct Context::Impl {
       if (it != d.kernel_sets.end()) return it->second->handles(0);
     }
     const std::vector<KernelSpec> one = {spec};
-    auto set = std::make_unique<KernelSet>(d.cache->get(make_compile_request(one, d.key.arch())), 1);
+    auto set = std::make_unique<KernelSet>(d.cache->get(make_compile_request(one, d.key.arch())), 1, d.key.arch());
     std::lock_guard lock(d.mutex);
     auto& stored = d.kernel_sets[spec_text];
     if (!stored) stored = std::move(set);  // else another thread loaded it first: ours is dropped
@@ -441,7 +441,8 @@ struct Context::Impl {
     }
     if (handles == nullptr) {
       RelaxedCaptureMode relaxed;
-      auto set = std::make_unique<KernelSet>(d.cache->get(make_axis_compile_request(spec, d.key.arch())), 1);
+      auto set =
+          std::make_unique<KernelSet>(d.cache->get(make_axis_compile_request(spec, d.key.arch())), 1, d.key.arch());
       std::lock_guard lock(d.mutex);
       auto& stored = d.axis_kernel_sets[key];
       if (!stored) stored = std::move(set);  // else another thread loaded it first

@@ -1218,5 +1218,51 @@ TEST(AxisKernels, ColumnsTwinRunsForOutputsOffTheVectorGrid) {
                                       aligned));
 }
 
+// Split plans: a two_pass plan's finalize kernel follows the main one programmatically
+// where its program was compiled for sm_90 or later, else serially; a ticket plan is
+// one launch. (The kernels' side: rt::wait_for_previous_grid, tested on the GPU.)
+class RecordingLauncher : public Launcher {
+ public:
+  void launch(const void* kernel, std::uint32_t grid, std::uint32_t, void*, void**, StreamOrder order) override {
+    launches.push_back({kernel, grid, order});
+  }
+  struct Launch {
+    const void* kernel;
+    std::uint32_t grid;
+    StreamOrder order;
+  };
+  std::vector<Launch> launches;
+};
+
+TEST(AxisKernels, TwoPassFinalizeLaunchesProgrammaticallyFromSm90) {
+  const CanonicalAxes shape = shape_of({4097, 100}, {0});  // columns: 100 outputs of 4097
+  AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, shape, 132);
+  ASSERT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
+  const AxisLaunchPlan plan = plan_axis_launch(s, shape, 132);
+  ASSERT_GT(plan.finalize_grid, 0u);
+  std::vector<unsigned char> memory(kWorkspaceHeaderBytes + plan.partial_count * 4);
+  const WorkspaceView ws = workspace_view(memory.data(), memory.size());
+  alignas(16) static float data[4];
+  KernelHandles k{reinterpret_cast<const void*>(0xa1), reinterpret_cast<const void*>(0xf1)};
+  for (bool sm90 : {false, true}) {
+    k.programmatic_finalize = sm90;
+    RecordingLauncher launcher;
+    enqueue_axis_reduction(launcher, k, s, plan, shape, data, data, &ws, nullptr);
+    ASSERT_EQ(launcher.launches.size(), 2u);
+    EXPECT_EQ(launcher.launches[0].kernel, k.reduce);
+    EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);
+    EXPECT_EQ(launcher.launches[1].kernel, k.finalize);
+    EXPECT_EQ(launcher.launches[1].grid, plan.finalize_grid);
+    EXPECT_EQ(launcher.launches[1].order, sm90 ? StreamOrder::programmatic : StreamOrder::serial);
+  }
+  s.split = AxisSplit::ticket;
+  const AxisLaunchPlan ticket = plan_axis_launch(s, shape, 132);
+  ASSERT_GT(ticket.splits, 1u);
+  RecordingLauncher launcher;
+  enqueue_axis_reduction(launcher, k, s, ticket, shape, data, data, &ws, nullptr);
+  ASSERT_EQ(launcher.launches.size(), 1u);
+  EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);
+}
+
 }  // namespace
 }  // namespace reduce_tune

@@ -77,13 +77,14 @@ struct RecordedLaunch {
   void* stream;
   std::uint64_t n;
   unsigned count;
+  StreamOrder order;
 };
 
 class FakeLauncher : public Launcher {
  public:
-  void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream,
-              void** args) override {
-    RecordedLaunch r{kernel, grid, block, stream, 0, 0};
+  void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream, void** args,
+              StreamOrder order) override {
+    RecordedLaunch r{kernel, grid, block, stream, 0, 0, order};
     // args[0] points at the kernel's parameter struct: in, n, ...
     std::memcpy(&r.n, static_cast<const char*>(args[0]) + 8, 8);
     if (kernel == reinterpret_cast<const void*>(0xf1)) r.count = *static_cast<unsigned*>(args[1]);
@@ -109,6 +110,30 @@ TEST(EnqueueReduction, TwoPassLaunchesReduceThenOneBlockFinalize) {
   EXPECT_EQ(launcher.launches[1].grid, 1u);
   EXPECT_EQ(launcher.launches[1].count, 79u);
   EXPECT_EQ(launcher.launches[1].stream, reinterpret_cast<void*>(0x5));
+  // Kernels compiled for an arch before sm_90: both launches serial.
+  EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);
+  EXPECT_EQ(launcher.launches[1].order, StreamOrder::serial);
+}
+
+TEST(EnqueueReduction, FinalizeOfAnSm90ProgramLaunchesProgrammatically) {
+  const auto s = spec("interleaved:block=128");
+  const auto plan = plan_launch(s, 10000, 132);
+  std::vector<unsigned char> memory(kWorkspaceHeaderBytes + plan.partial_count * 4);
+  FakeLauncher launcher;
+  KernelHandles k{reinterpret_cast<const void*>(0xa1), reinterpret_cast<const void*>(0xf1)};
+  k.programmatic_finalize = true;
+  float in[1], out[1];
+  enqueue_reduction(launcher, k, s, plan, workspace_view(memory.data(), memory.size()), in, 10000, out, nullptr);
+  ASSERT_EQ(launcher.launches.size(), 2u);
+  EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);  // after the caller's work: always serial
+  EXPECT_EQ(launcher.launches[1].order, StreamOrder::programmatic);
+  // A single-pass plan has no second kernel to overlap.
+  launcher.launches.clear();
+  const auto ticket = spec("interleaved:block=128,passes=single_pass_ticket");
+  enqueue_reduction(launcher, k, ticket, plan_launch(ticket, 10000, 132), workspace_view(memory.data(), memory.size()),
+                    in, 10000, out, nullptr);
+  ASSERT_EQ(launcher.launches.size(), 1u);
+  EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);
 }
 
 TEST(EnqueueReduction, RefusesAWorkspaceTooSmallForThePartials) {

@@ -398,7 +398,9 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
           spec.unroll = size_of(dtype) == 2 && by == 1 ? 8 : 4;
           ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
           ASSERT_TRUE(axis_has_twin(spec)) << to_string(spec);
-          KernelSet set(std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))), 1);
+          KernelSet set(
+              std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))),
+              1, device.arch());
           for (const View& v : views) {
             const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
             ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();

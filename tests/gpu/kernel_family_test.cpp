@@ -165,7 +165,7 @@ TEST_P(KernelFamily, MatchesCpuReference) {
   RT_REQUIRE_GPU();
   const DeviceKey& device = *testing::test_device();
   const CompiledStrategy& compiled = compiled_strategies().at(GetParam());
-  KernelSet kernels(compiled.program, compiled.specs.size());
+  KernelSet kernels(compiled.program, compiled.specs.size(), device.arch());
 
   std::uint64_t max_partials = 0;
   for (const auto& spec : compiled.specs)
@@ -265,7 +265,7 @@ TEST(KernelFamily, SumsPast2To31Elements) {
   NvrtcCompiler compiler;
   KernelSet kernels(std::make_shared<const CompiledProgram>(
                         compiler.compile(make_compile_request(specs, device.arch()))),
-                    specs.size());
+                    specs.size(), device.arch());
   CudaLauncher launcher;
   DeviceBuffer out(8);
   for (std::size_t i = 0; i < specs.size(); ++i) {

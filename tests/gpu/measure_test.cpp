@@ -34,7 +34,7 @@ struct SlowHost {
       while (std::chrono::steady_clock::now() < until) {
       }
       void* args[] = {nullptr};
-      CudaLauncher().launch(reinterpret_cast<const void*>(kernel), 1, 32, stream.get(), args);
+      CudaLauncher().launch(reinterpret_cast<const void*>(kernel), 1, 32, stream.get(), args, StreamOrder::serial);
     };
   }
   CompiledProgram program;

@@ -326,7 +326,7 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
   // Warm calls against the same kernel through the launcher alone (no context), timed
   // in alternating batches (the GPU runs behind; 200 calls stay within the queue), so
   // that drifting launch costs hit both sides alike; medians of 41 batches each.
-  KernelSet set(std::make_shared<const CompiledProgram>(deserialize_program(blob)), 1);
+  KernelSet set(std::make_shared<const CompiledProgram>(deserialize_program(blob)), 1, key.arch());
   Workspace ws(4096, stream.get());
   const auto view = ws.view();
   const auto plan = plan_launch(spec, 4096, key.sm_count);

@@ -410,7 +410,8 @@ const void* AxisCheckState::reference(Op op, const TypeRule& types, const AxisSh
   void* args[] = {&in_ptr, &out, &outputs, &reduced, &inner, &columns};
   const std::uint64_t warps_wanted = std::min<std::uint64_t>(outputs, 32ull * 1024 * 8);
   const auto grid = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (warps_wanted * 32 + 255) / 256));
-  CudaLauncher().launch(reinterpret_cast<const void*>(p.reference), grid, 256, device_.stream(), args);
+  CudaLauncher().launch(reinterpret_cast<const void*>(p.reference), grid, 256, device_.stream(), args,
+                        StreamOrder::serial);
   RT_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
   reference_holds_ = key;
   return reference_.get();
@@ -426,7 +427,8 @@ std::string AxisCheckState::compare(Op op, const TypeRule& types, const AxisShap
   void* result = result_.get();
   void* args[] = {&got, &want, &n, &result};
   const auto grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((n + 255) / 256, 1, 4096));
-  CudaLauncher().launch(reinterpret_cast<const void*>(p.compare), grid, 256, device_.stream(), args);
+  CudaLauncher().launch(reinterpret_cast<const void*>(p.compare), grid, 256, device_.stream(), args,
+                        StreamOrder::serial);
   unsigned long long found[2] = {0, 0};
   RT_CUDA_CHECK(cudaMemcpyAsync(found, result_.get(), sizeof(found), cudaMemcpyDeviceToHost, device_.stream()));
   RT_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));

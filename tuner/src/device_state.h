@@ -269,7 +269,7 @@ class DeviceState {
     std::uint64_t n = elements;
     void* args[] = {&buffer, &n, &seed};
     CudaLauncher().launch(reinterpret_cast<const void*>(kernel), static_cast<std::uint32_t>(key_.sm_count * 8), 256,
-                          stream_.get(), args);
+                          stream_.get(), args, StreamOrder::serial);
     RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   }
 
@@ -323,7 +323,7 @@ class DeviceState {
       job = entry->job;
     }
     job->run();  // returns at once if a worker started it
-    if (!entry->loaded) entry->loaded = std::make_unique<KernelSet>(job->compiled.get(), 1);
+    if (!entry->loaded) entry->loaded = std::make_unique<KernelSet>(job->compiled.get(), 1, key_.arch());
     return entry->loaded->handles(0);
   }
   static std::string entry_key(const KernelSpec& spec, const std::vector<std::string>& options) {

@@ -111,7 +111,7 @@ class QueueHold {
     auto timeout_ns = static_cast<unsigned long long>(timeout_ms * 1e6);
     void* args[] = {&device_flags, &timeout_ns};
     try {
-      CudaLauncher().launch(reinterpret_cast<const void*>(holds_->kernel()), 1, 1, stream, args);
+      CudaLauncher().launch(reinterpret_cast<const void*>(holds_->kernel()), 1, 1, stream, args, StreamOrder::serial);
     } catch (...) {
       holds_->release(slot_);
       throw;

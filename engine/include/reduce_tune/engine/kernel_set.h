@@ -17,10 +17,11 @@ namespace reduce_tune {
 // (reduce, finalize for each).
 CompileRequest make_compile_request(std::span<const KernelSpec> specs, int arch);
 
-// A loaded batch. Handles are valid in the context the library was loaded into.
+// A loaded batch of a program compiled for `arch`. Handles are valid in the context the
+// library was loaded into.
 class KernelSet {
  public:
-  KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t spec_count);
+  KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t spec_count, int arch);
   const KernelHandles& handles(std::size_t spec_index) const { return handles_.at(spec_index); }
   std::size_t size() const { return handles_.size(); }
 

@@ -104,21 +104,34 @@ struct KernelHandles {
   // Axis rows and columns programs: the main kernel's twin for data off the vector grid
   // (axis_has_twin), or null.
   const void* reduce_twin = nullptr;
+  // The finalize kernel may be launched programmatically after the main one (a program
+  // compiled for sm_90 or later, kProgrammaticLaunchArch): it waits for the main kernel
+  // itself (rt::wait_for_previous_grid).
+  bool programmatic_finalize = false;
 };
+
+// The first arch whose kernels launch programmatically (griddepcontrol).
+constexpr int kProgrammaticLaunchArch = 90;
+
+// How a launch is ordered after the previous work on its stream: serially (it starts
+// once that work is done), or programmatically (it may start while the previous kernel
+// still runs, once that kernel allows it, and waits for it on the device; only for a
+// kernel that does).
+enum class StreamOrder { serial, programmatic };
 
 class Launcher {
  public:
   virtual ~Launcher() = default;
-  virtual void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream,
-                      void** args) = 0;
+  virtual void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream, void** args,
+                      StreamOrder order) = 0;
 };
 
 // Launches a cudaKernel_t with cudaLaunchKernelExC (no libcuda link); throws CudaError
 // when the launch is refused.
 class CudaLauncher final : public Launcher {
  public:
-  void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream,
-              void** args) override;
+  void launch(const void* kernel, std::uint32_t grid, std::uint32_t block, void* stream, void** args,
+              StreamOrder order) override;
 };
 
 // A reduction whose kernels, grid and arguments are settled: all a launch needs, so a

@@ -1,0 +1,133 @@
+// Two-kernel plans launch their second kernel programmatically on sm_90 and later (the
+// engine's StreamOrder, rt::wait_for_previous_grid): that kernel may start while the
+// first one still runs, and must wait for it before it reads the partials. Each test
+// reduces two inputs in turn through one workspace, so a second kernel that read early
+// would find the other input's partials; the same program compiled with mutation 6
+// (its second kernel does not wait) shows that it would.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu_env.h"
+#include "reduce_tune/engine/axis.h"
+#include "reduce_tune/engine/compiler.h"
+#include "reduce_tune/engine/kernel_set.h"
+#include "reduce_tune/engine/launch.h"
+#include "reduce_tune/tensor.h"
+
+namespace reduce_tune {
+namespace {
+
+// `count` floats of `value`, on the device.
+DeviceBuffer filled(std::size_t count, float value) {
+  const std::vector<float> host(count, value);
+  DeviceBuffer buffer(count * sizeof(float));
+  RT_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+// Runs `reduce(in, out)` `rounds` times, its input alternating between ones and twos,
+// each result read back and compared with `outputs` values of `reduced` times the
+// input's value; returns how many rounds had a wrong output.
+int wrong_rounds(const std::function<void(const void*, void*, cudaStream_t)>& reduce, std::size_t count,
+                 std::size_t outputs, std::uint64_t reduced, cudaStream_t stream, int rounds) {
+  const DeviceBuffer ones = filled(count, 1.0f), twos = filled(count, 2.0f);
+  DeviceBuffer out(outputs * sizeof(float));
+  std::vector<float> got(outputs);
+  int wrong = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const bool two = round % 2 == 1;
+    reduce(two ? twos.get() : ones.get(), out.get(), stream);
+    RT_CUDA_CHECK(cudaMemcpyAsync(got.data(), out.get(), outputs * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const float want = static_cast<float>(reduced) * (two ? 2.0f : 1.0f);  // exact: below 2^24
+    for (float v : got)
+      if (v != want) {
+        ++wrong;
+        break;
+      }
+  }
+  return wrong;
+}
+
+// Compiles `request` as it is and with mutation 6, reduces with each program's kernels
+// (`enqueue`) as wrong_rounds does, and expects no wrong round from the first and, where
+// the GPU launches programmatically, some from the second.
+void expect_second_kernel_waits(
+    const DeviceKey& device, CompileRequest request,
+    const std::function<void(const KernelHandles&, const void*, void*, cudaStream_t)>& enqueue, std::size_t count,
+    std::size_t outputs, std::uint64_t reduced, const std::string& label) {
+  NvrtcCompiler compiler;
+  Stream stream;
+  constexpr int kRounds = 20;
+  int wrong[2] = {0, 0};
+  for (int mutated : {0, 1}) {
+    request.extra_options.clear();
+    if (mutated) request.extra_options.push_back("-DRT_MUTATION=6");
+    const KernelSet set(std::make_shared<const CompiledProgram>(compiler.compile(request)), 1, device.arch());
+    EXPECT_EQ(set.handles(0).programmatic_finalize, device.arch() >= kProgrammaticLaunchArch);
+    wrong[mutated] = wrong_rounds(
+        [&](const void* in, void* out, cudaStream_t s) { enqueue(set.handles(0), in, out, s); }, count, outputs,
+        reduced, stream.get(), kRounds);
+  }
+  EXPECT_EQ(wrong[0], 0) << label << ": of " << kRounds << " rounds";
+  if (device.arch() >= kProgrammaticLaunchArch) {
+    EXPECT_GT(wrong[1], 0) << label << ": a second kernel that does not wait read the partials in time in all "
+                           << kRounds << " rounds";
+  }
+  std::printf("[ counts   ] %s, sm_%d: %d of %d rounds wrong, %d with a second kernel that does not wait\n",
+              label.c_str(), device.arch(), wrong[0], kRounds, wrong[1]);
+}
+
+TEST(ProgrammaticLaunch, FlatFinalizeWaitsForTheReduceKernel) {
+  RT_REQUIRE_GPU();
+  const DeviceKey device = *testing::test_device();
+  const KernelSpec spec =
+      make_spec(Op::sum, DType::f32, DType::f32,
+                *parse_config("vectorized:block=256,items=4,vec=4,grid=sm*4,passes=two_pass").config);
+  const std::uint64_t n = 1 << 23;  // 2^23 ones or twos: sums exact in f32
+  const LaunchPlan plan = plan_launch(spec, n, device.sm_count);
+  ASSERT_TRUE(plan.finalize);
+  Stream stream;
+  Workspace workspace(plan.partial_count * sizeof(float), stream.get());
+  const WorkspaceView view = workspace.view();
+  CudaLauncher launcher;
+  const std::vector<KernelSpec> one = {spec};
+  expect_second_kernel_waits(
+      device, make_compile_request(one, device.arch()),
+      [&](const KernelHandles& k, const void* in, void* out, cudaStream_t s) {
+        enqueue_reduction(launcher, k, spec, plan, view, in, n, out, s);
+      },
+      n, 1, n, "flat two-pass " + to_string(spec));
+}
+
+TEST(ProgrammaticLaunch, AxisFinalizeWaitsForTheMainKernel) {
+  RT_REQUIRE_GPU();
+  const DeviceKey device = *testing::test_device();
+  const TypeRule f32{DType::f32, DType::f32, DType::f32};
+  // Columns: 100 outputs of 65537, split across blocks in two kernels.
+  const CanonicalAxes shape = canonicalize(TensorDesc::contiguous({65537, 100}), {0}).axes;
+  const AxisKernelSpec spec = builtin_axis_spec(Op::sum, f32, shape, device.sm_count);
+  ASSERT_EQ(spec.split, AxisSplit::two_pass) << to_string(spec);
+  const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+  ASSERT_GT(plan.finalize_grid, 0u);
+  Stream stream;
+  Workspace workspace(plan.partial_count * sizeof(float), stream.get());
+  const WorkspaceView view = workspace.view();
+  CudaLauncher launcher;
+  expect_second_kernel_waits(
+      device, make_axis_compile_request(spec, device.arch()),
+      [&](const KernelHandles& k, const void* in, void* out, cudaStream_t s) {
+        enqueue_axis_reduction(launcher, k, spec, plan, shape, in, out, &view, s);
+      },
+      shape.outputs * shape.reduced, shape.outputs, shape.reduced, "axis two-pass " + to_string(spec));
+}
+
+}  // namespace
+}  // namespace reduce_tune
