@@ -62,9 +62,10 @@ if want sanitizer; then
     "$BIN/gpu_tests" --gtest_filter='Axes.EveryLayout*:Axes.Misaligned*:Axes.GeneralLayouts*:Axes.GeneralKeptDensest*:AxisMutation.ColumnVectors*:AxisMutation.TiledSplits*:AxisMutation.StagedRows*:AxisMutation.BatchedTails*'
   unset REDUCE_TUNE_GPU_TEST_QUICK
   # The runtime's workspaces, graphs and pointer checks: memcheck sees a replayed graph
-  # touching a freed workspace, and a refused pointer that was launched anyway.
+  # touching a freed workspace, and a refused pointer that was launched anyway; and the
+  # two-kernel plans' programmatic launches.
   run_step "memcheck (runtime)" memcheck-runtime.log compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$BIN/gpu_tests" --gtest_filter='Graphs.*:PointerChecks.*:Concurrency.SynchronousCalls*'
+    "$BIN/gpu_tests" --gtest_filter='Graphs.*:PointerChecks.*:Concurrency.SynchronousCalls*:ProgrammaticLaunch.*'
 fi
 if want tune && [ -x "$BIN/reduce-tune" ]; then
   # shellcheck disable=SC2086

@@ -3,12 +3,14 @@
 // first one still runs, and must wait for it before it reads the partials. Each test
 // reduces two inputs in turn through one workspace, so a second kernel that read early
 // would find the other input's partials; the same program compiled with mutation 6
-// (its second kernel does not wait) shows that it would.
+// (its second kernel does not wait) shows that it would, except under a tool that runs
+// kernels one at a time.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -56,6 +58,17 @@ int wrong_rounds(const std::function<void(const void*, void*, cudaStream_t)>& re
   return wrong;
 }
 
+// A tool injected into CUDA (compute-sanitizer sets NVTX_INJECTION64_PATH, profilers
+// CUDA_INJECTION64_PATH too) runs kernels one after another: there a second kernel that
+// does not wait finds the partials written.
+bool kernels_serialized_by_a_tool() {
+  for (const char* name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return true;
+  }
+  return false;
+}
+
 // Compiles `request` as it is and with mutation 6, reduces with each program's kernels
 // (`enqueue`) as wrong_rounds does, and expects no wrong round from the first and, where
 // the GPU launches programmatically, some from the second.
@@ -77,7 +90,11 @@ void expect_second_kernel_waits(
         reduced, stream.get(), kRounds);
   }
   EXPECT_EQ(wrong[0], 0) << label << ": of " << kRounds << " rounds";
-  if (device.arch() >= kProgrammaticLaunchArch) {
+  if (device.arch() >= kProgrammaticLaunchArch && kernels_serialized_by_a_tool()) {
+    std::printf("[ note     ] %s: a tool injected into CUDA serializes kernels; the mutated program's race is "
+                "not expected to show\n",
+                label.c_str());
+  } else if (device.arch() >= kProgrammaticLaunchArch) {
     EXPECT_GT(wrong[1], 0) << label << ": a second kernel that does not wait read the partials in time in all "
                            << kRounds << " rounds";
   }
