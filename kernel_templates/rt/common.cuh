@@ -37,7 +37,7 @@ enum LoadHintId : int { load_plain = 0, load_ldg = 1, load_ldcs = 2, load_ldcg =
 
 // Programmatic dependent launch (sm_90 and later; nothing on older GPUs): a two-kernel
 // plan launches its second kernel with programmatic stream serialization (the engine's
-// Launcher, `after_previous`), so that kernel is launched while the first one's last
+// StreamOrder::programmatic), so that kernel is launched while the first one's last
 // blocks still run instead of after it has drained. The first kernel lets it launch
 // from its start (every block of the first is then resident or done, so the second's
 // blocks take no room the first still needs); the second waits, before it touches
