@@ -58,9 +58,9 @@ int wrong_rounds(const std::function<void(const void*, void*, cudaStream_t)>& re
   return wrong;
 }
 
-// A tool injected into CUDA (compute-sanitizer sets NVTX_INJECTION64_PATH, profilers
-// CUDA_INJECTION64_PATH too) runs kernels one after another: there a second kernel that
-// does not wait finds the partials written.
+// A tool injected into CUDA may run kernels one after another (compute-sanitizer, which
+// sets NVTX_INJECTION64_PATH; CUDA_INJECTION64_PATH names a tool CUDA loads): there a
+// second kernel that does not wait finds the partials written.
 bool kernels_serialized_by_a_tool() {
   for (const char* name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
     const char* value = std::getenv(name);
