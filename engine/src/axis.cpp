@@ -1103,10 +1103,9 @@ void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, co
   void* args[] = {&params};
   const void* reduce =
       kernels.reduce_twin && axis_launch_takes_twin(spec, shape, plan, in) ? kernels.reduce_twin : kernels.reduce;
-  launcher.launch(reduce, plan.grid, plan.block, stream, args, StreamOrder::serial);
-  if (plan.finalize_grid > 0)
-    launcher.launch(kernels.finalize, plan.finalize_grid, spec.block, stream, args,
-                    kernels.programmatic_finalize ? StreamOrder::programmatic : StreamOrder::serial);
+  const StreamOrder order = kernels.programmatic ? StreamOrder::programmatic : StreamOrder::serial;
+  launcher.launch(reduce, plan.grid, plan.block, stream, args, order);
+  if (plan.finalize_grid > 0) launcher.launch(kernels.finalize, plan.finalize_grid, spec.block, stream, args, order);
 }
 
 }  // namespace reduce_tune

@@ -28,7 +28,7 @@ KernelSet::KernelSet(std::shared_ptr<const CompiledProgram> program, std::size_t
     h.reduce = library_.kernel(program_->lowered_names[2 * i]);
     h.finalize = library_.kernel(program_->lowered_names[2 * i + 1]);
     if (names == 3) h.reduce_twin = library_.kernel(program_->lowered_names[2]);
-    h.programmatic_finalize = arch >= kProgrammaticLaunchArch;
+    h.programmatic = arch >= kProgrammaticLaunchArch;
     handles_.push_back(h);
   }
 }

@@ -151,12 +151,12 @@ PreparedReduction prepare_reduction(const KernelHandles& kernels, const KernelSp
 void enqueue_prepared(Launcher& launcher, const PreparedReduction& prepared, void* stream) {
   KernelParams params = prepared.params;  // the launch reads its arguments through pointers
   void* reduce_args[] = {&params};
-  launcher.launch(prepared.kernels.reduce, prepared.grid, prepared.block, stream, reduce_args, StreamOrder::serial);
+  const StreamOrder order = prepared.kernels.programmatic ? StreamOrder::programmatic : StreamOrder::serial;
+  launcher.launch(prepared.kernels.reduce, prepared.grid, prepared.block, stream, reduce_args, order);
   if (prepared.finalize) {
     unsigned int count = prepared.grid;
     void* finalize_args[] = {&params, &count};
-    launcher.launch(prepared.kernels.finalize, 1, prepared.block, stream, finalize_args,
-                    prepared.kernels.programmatic_finalize ? StreamOrder::programmatic : StreamOrder::serial);
+    launcher.launch(prepared.kernels.finalize, 1, prepared.block, stream, finalize_args, order);
   }
 }
 

@@ -100,11 +100,12 @@ __device__ __forceinline__ void axis_mutate(AxisParams& p) {
   if (RT_MUTATION == 5 && p.outputs > 1) p.outputs -= 1;
 }
 
-// The start of a main kernel: its mutation, and where axis_finalize_kernel runs next
-// (SPLIT 1), that kernel's launch allowed from here (common.cuh).
+// The start of a main kernel: the wait for the grid ahead, where axis_finalize_kernel
+// runs next (SPLIT 1) that kernel's launch allowed from here (common.cuh), and the
+// mutation.
 template <class C> __device__ __forceinline__ void axis_main_begin(AxisParams& p) {
+  begin_after_previous_grid(true, C::kSplit && !C::kTicket);
   axis_mutate(p);
-  if (C::kSplit && !C::kTicket) allow_dependent_launch();
 }
 
 // Offset of reduced index k over the reduced dimensions (general family).
@@ -1564,7 +1565,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_finalize_kernel(AxisParams p) {
   axis_mutate(p);
-  if (RT_MUTATION != 6) wait_for_previous_grid();  // the main kernel's partials (common.cuh)
+  begin_after_previous_grid(false, true);  // the main kernel's partials (common.cuh)
   finish_outputs<C>(p, (u64)blockIdx.x * (C::kBlock / 32) + threadIdx.x / 32, (u64)gridDim.x * (C::kBlock / 32));
 }
 

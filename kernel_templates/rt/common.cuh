@@ -6,7 +6,8 @@
 // -DRT_MUTATION=<k> is deliberately wrong, and the tuner's checks must reject it:
 //   1 skips one tile (the middle one), 2 drops the last element, 3 drops the head (the
 //   vector peel, or the first element where there is none), 4 returns the identity;
-//   6 leaves a two-kernel plan's second kernel not waiting for the first
+//   6 leaves a two-kernel plan's second kernel not waiting for the first, 7 leaves a
+//   call's first kernel not waiting for the work before it
 //   (tests/gpu/programmatic_launch_test.cpp).
 // Never set otherwise; the option is part of every binary-cache key.
 #ifndef RT_MUTATION
@@ -35,14 +36,25 @@ enum WarpReduceId : int { warp_shuffle = 0, warp_smem = 1, warp_redux = 2, warp_
 enum PassesId : int { passes_two_pass = 0, passes_single_pass_ticket = 1, passes_single_pass_atomic = 2 };
 enum LoadHintId : int { load_plain = 0, load_ldg = 1, load_ldcs = 2, load_ldcg = 3 };
 
-// Programmatic dependent launch (sm_90 and later; nothing on older GPUs): a two-kernel
-// plan launches its second kernel with programmatic stream serialization (the engine's
-// StreamOrder::programmatic), so that kernel is launched while the first one's last
-// blocks still run instead of after it has drained. The first kernel lets it launch
-// from its start (every block of the first is then resident or done, so the second's
-// blocks take no room the first still needs); the second waits, before it touches
-// memory, until the first has finished and its writes are visible. Launched without the
-// attribute, both are no-ops.
+// Programmatic dependent launch (sm_90 and later; nothing on older GPUs). Every kernel
+// a call launches goes with programmatic stream serialization (the engine's
+// StreamOrder::programmatic), so it may be launched before the kernel ahead of it in the
+// stream has drained. Each kernel here therefore starts with begin_after_previous_grid:
+//   - it waits (wait_for_previous_grid), before it touches memory, until the grid ahead
+//     has finished and its writes are visible: a two-kernel plan's first kernel, the
+//     previous call's last one, or a caller's kernel;
+//   - `allow_next`: it lets the next kernel be launched from here
+//     (allow_dependent_launch), rather than as its own blocks exit. Only where that next
+//     kernel is small and certain: a two-kernel plan's first kernel (the finalize comes
+//     next) and the finalize itself. Blocks launched early wait beside this grid's own,
+//     and that costs a long kernel: on an H100, an f32 sum of 1000 rows of 65537 took
+//     99.2 us back to back with every kernel allowing early, 93.3 us without (set AA in
+//     docs/BENCHMARKS.md). Without the explicit trigger the next kernel is still launched
+//     as this grid's blocks exit, not after it has drained.
+// After work that is not a kernel, or a kernel that launches nothing early (a caller's,
+// usually), the wait returns at once. A caller's kernel launched programmatically right
+// after a call must wait the same way (cudaGridDependencySynchronize) before it reads
+// the result.
 __device__ __forceinline__ void allow_dependent_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -52,6 +64,12 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+// The start of every kernel a call launches: `first` for the call's first kernel
+// (mutation 7 drops its wait), else a two-kernel plan's second (mutation 6).
+__device__ __forceinline__ void begin_after_previous_grid(bool first, bool allow_next) {
+  if (RT_MUTATION != (first ? 7 : 6)) wait_for_previous_grid();
+  if (allow_next) allow_dependent_launch();
 }
 
 template <bool B, class T, class F> struct Conditional { typedef T type; };

@@ -8,8 +8,9 @@
 //                    single_pass_atomic: folds its partial into one accumulator
 //                      atomically; the last block (by ticket) writes the result.
 //                    With one block, the block writes the result directly.
-//   finalize_kernel  one block reduces `count` partials into the output (two_pass);
-//                    a programmatic dependent launch (common.cuh) on sm_90 and later.
+//   finalize_kernel  one block reduces `count` partials into the output (two_pass).
+//                    Both are programmatic dependent launches on sm_90 and later
+//                    (common.cuh).
 //   init_workspace_kernel  sets the ticket to 0 and the atomic accumulator to the
 //                    identity; run once when a workspace is created. Single-pass
 //                    kernels leave the workspace in that state when they finish.
@@ -81,7 +82,7 @@ __global__ void __launch_bounds__(C::kBlock) reduce_kernel(Params p) {
   typedef typename C::Op Op;
   __shared__ A smem[C::kTempElements];
   __shared__ bool is_last_block;
-  if (C::kPasses == passes_two_pass) allow_dependent_launch();  // finalize_kernel, launched after this one
+  begin_after_previous_grid(true, C::kPasses == passes_two_pass);  // common.cuh
 
   const typename C::In* in = static_cast<const typename C::In*>(p.in);
   u64 n = p.n;
@@ -153,7 +154,7 @@ template <class C>
 __global__ void __launch_bounds__(C::kBlock) finalize_kernel(Params p, unsigned count) {
   typedef typename C::Acc A;
   __shared__ A smem[C::kTempElements];
-  if (RT_MUTATION != 6) wait_for_previous_grid();  // reduce_kernel's partials (common.cuh)
+  begin_after_previous_grid(false, true);  // reduce_kernel's partials (common.cuh)
   const A v = reduce_partials<C>(static_cast<const A*>(p.partials), count, smem);
   if (threadIdx.x == 0)
     *static_cast<typename C::Out*>(p.out) = epilogue<typename C::Op, typename C::Out>(v, p.n);

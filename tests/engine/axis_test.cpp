@@ -1218,9 +1218,9 @@ TEST(AxisKernels, ColumnsTwinRunsForOutputsOffTheVectorGrid) {
                                       aligned));
 }
 
-// Split plans: a two_pass plan's finalize kernel follows the main one programmatically
-// where its program was compiled for sm_90 or later, else serially; a ticket plan is
-// one launch. (The kernels' side: rt::wait_for_previous_grid, tested on the GPU.)
+// Every kernel of a program compiled for sm_90 or later launches programmatically, else
+// serially: a two_pass plan's two, a ticket plan's one. (The kernels' side:
+// rt::begin_after_previous_grid, tested on the GPU.)
 class RecordingLauncher : public Launcher {
  public:
   void launch(const void* kernel, std::uint32_t grid, std::uint32_t, void*, void**, StreamOrder order) override {
@@ -1234,7 +1234,7 @@ class RecordingLauncher : public Launcher {
   std::vector<Launch> launches;
 };
 
-TEST(AxisKernels, TwoPassFinalizeLaunchesProgrammaticallyFromSm90) {
+TEST(AxisKernels, KernelsLaunchProgrammaticallyFromSm90) {
   const CanonicalAxes shape = shape_of({4097, 100}, {0});  // columns: 100 outputs of 4097
   AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, shape, 132);
   ASSERT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
@@ -1245,23 +1245,25 @@ TEST(AxisKernels, TwoPassFinalizeLaunchesProgrammaticallyFromSm90) {
   alignas(16) static float data[4];
   KernelHandles k{reinterpret_cast<const void*>(0xa1), reinterpret_cast<const void*>(0xf1)};
   for (bool sm90 : {false, true}) {
-    k.programmatic_finalize = sm90;
+    k.programmatic = sm90;
+    const StreamOrder want = sm90 ? StreamOrder::programmatic : StreamOrder::serial;
     RecordingLauncher launcher;
     enqueue_axis_reduction(launcher, k, s, plan, shape, data, data, &ws, nullptr);
     ASSERT_EQ(launcher.launches.size(), 2u);
     EXPECT_EQ(launcher.launches[0].kernel, k.reduce);
-    EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);
+    EXPECT_EQ(launcher.launches[0].order, want);
     EXPECT_EQ(launcher.launches[1].kernel, k.finalize);
     EXPECT_EQ(launcher.launches[1].grid, plan.finalize_grid);
-    EXPECT_EQ(launcher.launches[1].order, sm90 ? StreamOrder::programmatic : StreamOrder::serial);
+    EXPECT_EQ(launcher.launches[1].order, want);
+    AxisKernelSpec t = s;
+    t.split = AxisSplit::ticket;
+    const AxisLaunchPlan ticket = plan_axis_launch(t, shape, 132);
+    ASSERT_GT(ticket.splits, 1u);
+    launcher.launches.clear();
+    enqueue_axis_reduction(launcher, k, t, ticket, shape, data, data, &ws, nullptr);
+    ASSERT_EQ(launcher.launches.size(), 1u);
+    EXPECT_EQ(launcher.launches[0].order, want);
   }
-  s.split = AxisSplit::ticket;
-  const AxisLaunchPlan ticket = plan_axis_launch(s, shape, 132);
-  ASSERT_GT(ticket.splits, 1u);
-  RecordingLauncher launcher;
-  enqueue_axis_reduction(launcher, k, s, ticket, shape, data, data, &ws, nullptr);
-  ASSERT_EQ(launcher.launches.size(), 1u);
-  EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);
 }
 
 }  // namespace

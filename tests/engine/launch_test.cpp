@@ -115,25 +115,25 @@ TEST(EnqueueReduction, TwoPassLaunchesReduceThenOneBlockFinalize) {
   EXPECT_EQ(launcher.launches[1].order, StreamOrder::serial);
 }
 
-TEST(EnqueueReduction, FinalizeOfAnSm90ProgramLaunchesProgrammatically) {
+TEST(EnqueueReduction, KernelsOfAnSm90ProgramLaunchProgrammatically) {
   const auto s = spec("interleaved:block=128");
   const auto plan = plan_launch(s, 10000, 132);
   std::vector<unsigned char> memory(kWorkspaceHeaderBytes + plan.partial_count * 4);
   FakeLauncher launcher;
   KernelHandles k{reinterpret_cast<const void*>(0xa1), reinterpret_cast<const void*>(0xf1)};
-  k.programmatic_finalize = true;
+  k.programmatic = true;
   float in[1], out[1];
   enqueue_reduction(launcher, k, s, plan, workspace_view(memory.data(), memory.size()), in, 10000, out, nullptr);
   ASSERT_EQ(launcher.launches.size(), 2u);
-  EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);  // after the caller's work: always serial
+  EXPECT_EQ(launcher.launches[0].order, StreamOrder::programmatic);  // waits on the device for what precedes it
   EXPECT_EQ(launcher.launches[1].order, StreamOrder::programmatic);
-  // A single-pass plan has no second kernel to overlap.
+  // A single-pass plan: its one kernel, programmatic too.
   launcher.launches.clear();
   const auto ticket = spec("interleaved:block=128,passes=single_pass_ticket");
   enqueue_reduction(launcher, k, ticket, plan_launch(ticket, 10000, 132), workspace_view(memory.data(), memory.size()),
                     in, 10000, out, nullptr);
   ASSERT_EQ(launcher.launches.size(), 1u);
-  EXPECT_EQ(launcher.launches[0].order, StreamOrder::serial);
+  EXPECT_EQ(launcher.launches[0].order, StreamOrder::programmatic);
 }
 
 TEST(EnqueueReduction, RefusesAWorkspaceTooSmallForThePartials) {

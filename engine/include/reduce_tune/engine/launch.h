@@ -104,10 +104,11 @@ struct KernelHandles {
   // Axis rows and columns programs: the main kernel's twin for data off the vector grid
   // (axis_has_twin), or null.
   const void* reduce_twin = nullptr;
-  // The finalize kernel may be launched programmatically after the main one (a program
-  // compiled for sm_90 or later, kProgrammaticLaunchArch): it waits for the main kernel
-  // itself (rt::wait_for_previous_grid).
-  bool programmatic_finalize = false;
+  // The kernels may be launched programmatically, the first after whatever precedes the
+  // call and the finalize after the main one (a program compiled for sm_90 or later,
+  // kProgrammaticLaunchArch): each waits for the grid before it itself
+  // (rt::begin_after_previous_grid).
+  bool programmatic = false;
 };
 
 // The first arch whose kernels launch programmatically (griddepcontrol).
