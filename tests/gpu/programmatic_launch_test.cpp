@@ -5,9 +5,9 @@
 //     second kernel that read early would find the other input's partials; the same
 //     program compiled with mutation 6 (its second kernel does not wait) shows that it
 //     would.
-//   - A call's first kernel: a long reduction writes the input of the next call, so a
-//     first kernel that read early would find the round before's values; mutation 7
-//     (the first kernel does not wait) shows that it would.
+//   - A call's first kernel: a kernel that lets the next one launch at its start writes
+//     the call's input late, so a first kernel that read early would find the round
+//     before's value; mutation 7 (the first kernel does not wait) shows that it would.
 // Under a tool that runs kernels one at a time the mutated programs' races cannot show.
 #include <gtest/gtest.h>
 
@@ -150,48 +150,61 @@ TEST(ProgrammaticLaunch, AxisFinalizeWaitsForTheMainKernel) {
       shape.outputs * shape.reduced, shape.outputs, shape.reduced, "axis two-pass " + to_string(spec));
 }
 
-// The producer of the chain tests: a flat sum of kChainCount floats (64 MiB, tens of
-// microseconds) in one wave of blocks, one per SM, so that the next kernel may be
-// launched from its start; it writes the first of the kChainOutputs floats that the
-// next call reads (the others stay 0). Launched as a call launches it, from a program
-// compiled as is.
-constexpr std::uint64_t kChainCount = std::uint64_t{1} << 24;  // ones or twos: sums exact in f32
+// The producer of the chain tests stands for a caller's kernel that lets the next one
+// launch at its start (griddepcontrol.launch_dependents, as this library's finalize
+// kernels do) and writes that next call's input late: one warp spins for about 50
+// microseconds, then writes `value` times kChainScale into the first of the
+// kChainOutputs floats that the next call reads (the others stay 0).
 constexpr std::uint64_t kChainOutputs = 1024;
+constexpr float kChainScale = 1024.0f;
+
+const char* const kChainProducerSource = R"(
+__global__ void chain_producer(const float* value, float* middle, float scale, long long spin) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  const long long start = clock64();
+  while (clock64() - start < spin) {
+  }
+  if (threadIdx.x == 0) middle[0] = *value * scale;
+}
+)";
 
 struct ChainProducer {
-  KernelSpec spec;
-  LaunchPlan plan;
-  std::unique_ptr<KernelSet> set;
-  std::unique_ptr<Workspace> workspace;
+  std::shared_ptr<const CompiledProgram> program;
+  std::unique_ptr<LoadedLibrary> library;
+  const void* kernel = nullptr;
 
-  ChainProducer(const DeviceKey& device, NvrtcCompiler& compiler, cudaStream_t stream) {
-    spec = make_spec(Op::sum, DType::f32, DType::f32,
-                     *parse_config("vectorized:block=512,items=8,vec=4,grid=sm*1,passes=single_pass_ticket").config);
-    plan = plan_launch(spec, kChainCount, device.sm_count);
-    const std::vector<KernelSpec> one = {spec};
-    set = std::make_unique<KernelSet>(
-        std::make_shared<const CompiledProgram>(compiler.compile(make_compile_request(one, device.arch()))), 1,
-        device.arch());
-    workspace = std::make_unique<Workspace>(std::max<std::size_t>(plan.partial_count, 1) * sizeof(float), stream);
+  ChainProducer(const DeviceKey& device, NvrtcCompiler& compiler) {
+    CompileRequest request;
+    request.program_name = "chain_producer.cu";
+    request.source = kChainProducerSource;
+    request.name_expressions = {"chain_producer"};
+    request.arch = device.arch();
+    program = std::make_shared<const CompiledProgram>(compiler.compile(request));
+    library = std::make_unique<LoadedLibrary>(program->cubin);
+    kernel = library->kernel(program->lowered_names.at(0));
   }
-  void enqueue(const void* in, void* out, cudaStream_t stream) {
-    CudaLauncher launcher;
-    enqueue_reduction(launcher, set->handles(0), spec, plan, workspace->view(), in, kChainCount, out, stream);
+  void enqueue(const void* value, void* middle, cudaStream_t stream) const {
+    float scale = kChainScale;
+    long long spin = 100000;  // clock cycles: about 50 us at 2 GHz
+    void* args[] = {&value, &middle, &scale, &spin};
+    CudaLauncher().launch(kernel, 1, 32, stream, args, StreamOrder::serial);
   }
 };
 
 // Runs the producer into `middle` and then `consume(middle, out)` `rounds` times, the
-// producer's input alternating between ones and twos; `graph`: both captured once into
-// a CUDA graph and replayed. Returns how many rounds had an output other than `want`
-// (for ones; twice it for twos).
-int wrong_chained_rounds(ChainProducer& producer,
+// producer's value alternating between 1 and 2; `graph`: both captured once into a CUDA
+// graph and replayed. Returns how many rounds had an output other than `want` (for 1;
+// twice it for 2).
+int wrong_chained_rounds(const ChainProducer& producer,
                          const std::function<void(const void*, void*, cudaStream_t)>& consume,
                          const std::vector<float>& want, cudaStream_t stream, int rounds, bool graph) {
-  const DeviceBuffer ones = filled(kChainCount, 1.0f), twos = filled(kChainCount, 2.0f),
-                     middle = filled(kChainOutputs, 0.0f);
-  DeviceBuffer in(kChainCount * sizeof(float)), out(want.size() * sizeof(float));
+  const DeviceBuffer one = filled(1, 1.0f), two = filled(1, 2.0f), middle = filled(kChainOutputs, 0.0f);
+  DeviceBuffer value(sizeof(float)), out(want.size() * sizeof(float));
   auto chain = [&](cudaStream_t s) {
-    producer.enqueue(in.get(), middle.get(), s);
+    producer.enqueue(value.get(), middle.get(), s);
     consume(middle.get(), out.get(), s);
   };
   cudaGraphExec_t exec = nullptr;
@@ -206,8 +219,8 @@ int wrong_chained_rounds(ChainProducer& producer,
   std::vector<float> got(want.size());
   int wrong = 0;
   for (int round = 0; round < rounds; ++round) {
-    const bool two = round % 2 == 1;
-    RT_CUDA_CHECK(cudaMemcpyAsync(in.get(), two ? twos.get() : ones.get(), kChainCount * sizeof(float),
+    const bool twice = round % 2 == 1;
+    RT_CUDA_CHECK(cudaMemcpyAsync(value.get(), twice ? two.get() : one.get(), sizeof(float),
                                   cudaMemcpyDeviceToDevice, stream));
     if (graph)
       RT_CUDA_CHECK(cudaGraphLaunch(exec, stream));
@@ -216,7 +229,7 @@ int wrong_chained_rounds(ChainProducer& producer,
     RT_CUDA_CHECK(cudaMemcpyAsync(got.data(), out.get(), got.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
     RT_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (std::size_t i = 0; i < got.size(); ++i)
-      if (got[i] != want[i] * (two ? 2.0f : 1.0f)) {
+      if (got[i] != want[i] * (twice ? 2.0f : 1.0f)) {
         ++wrong;
         break;
       }
@@ -234,7 +247,7 @@ void expect_first_kernel_waits(
     const std::vector<float>& want, const std::string& label) {
   NvrtcCompiler compiler;
   Stream stream;
-  ChainProducer producer(device, compiler, stream.get());
+  const ChainProducer producer(device, compiler);
   constexpr int kRounds = 20;
   int wrong[2] = {0, 0}, wrong_in_graph = 0;
   for (int mutated : {0, 1}) {
@@ -264,7 +277,7 @@ void expect_first_kernel_waits(
 TEST(ProgrammaticLaunch, FlatCallWaitsForTheKernelBeforeIt) {
   RT_REQUIRE_GPU();
   const DeviceKey device = *testing::test_device();
-  // One block over the producer's 1024 floats: one kernel, the call's first and last.
+  // One block over the 1024 floats: one kernel, the call's first and last.
   const KernelSpec spec = make_spec(Op::sum, DType::f32, DType::f32,
                                     *parse_config("warp_shuffle:block=256,items=1,vec=1,grid=1,passes=single_pass_ticket")
                                          .config);
@@ -279,14 +292,14 @@ TEST(ProgrammaticLaunch, FlatCallWaitsForTheKernelBeforeIt) {
       [&](const KernelHandles& k, const void* in, void* out, cudaStream_t s) {
         enqueue_reduction(launcher, k, spec, plan, view, in, kChainOutputs, out, s);
       },
-      {static_cast<float>(kChainCount)}, "flat " + to_string(spec));
+      {kChainScale}, "flat " + to_string(spec));
 }
 
 TEST(ProgrammaticLaunch, AxisCallWaitsForTheKernelBeforeIt) {
   RT_REQUIRE_GPU();
   const DeviceKey device = *testing::test_device();
-  // The producer's 1024 floats as 32 rows of 32, each row reduced: the first row's
-  // sum is the producer's, the others 0.
+  // The 1024 floats as 32 rows of 32, each row reduced: the first row's sum is the
+  // producer's value, the others 0.
   const CanonicalAxes shape = canonicalize(TensorDesc::contiguous({32, 32}), {1}).axes;
   const AxisKernelSpec spec =
       builtin_axis_spec(Op::sum, TypeRule{DType::f32, DType::f32, DType::f32}, shape, device.sm_count);
@@ -302,7 +315,7 @@ TEST(ProgrammaticLaunch, AxisCallWaitsForTheKernelBeforeIt) {
       },
       [] {
         std::vector<float> want(32, 0.0f);
-        want[0] = static_cast<float>(kChainCount);
+        want[0] = kChainScale;
         return want;
       }(),
       "axis " + to_string(spec));
