@@ -139,12 +139,14 @@ void print_dry_run(const TuneOptions& o, int arch, std::ostream& out) {
     out << '\n';
   }
   const auto sizes = o.sizes.empty() ? default_sizes() : o.sizes;
+  const std::size_t buckets = one_size_per_bucket(sizes).size();
   std::size_t flat_problems = 0;
   for (Op op : o.ops)
     for (DType d : o.dtypes) flat_problems += in_flat_scope(o, op, d) ? 1 : 0;
   const bool flat = std::find(o.layouts.begin(), o.layouts.end(), AxisLayout::flat) != o.layouts.end();
-  out << "sizes: " << sizes.size() << " (" << size_label(sizes.front()) << " .. " << size_label(sizes.back())
-      << "), buckets to tune: " << (flat ? sizes.size() * flat_problems : 0)
+  const auto [smallest, largest] = std::minmax_element(sizes.begin(), sizes.end());
+  out << "sizes: " << sizes.size() << " (" << size_label(*smallest) << " .. " << size_label(*largest)
+      << "), buckets to tune: " << (flat ? buckets * flat_problems : 0)
       << ", search: " << to_string(o.search);
   if (o.budget.evaluations_per_bucket) out << ", at most " << o.budget.evaluations_per_bucket << " candidates per bucket";
   if (o.budget.seconds > 0) out << ", at most " << o.budget.seconds << " s";

@@ -55,6 +55,10 @@ TEST(Cli, OptionsAloneMeanTune) {
   EXPECT_NE(r.out.find("search space for sm_90"), std::string::npos);
   EXPECT_NE(r.out.find("max<i64>="), std::string::npos);
   EXPECT_NE(r.out.find("buckets to tune: 21"), std::string::npos) << r.out;
+  // Sizes sharing a bucket are one bucket to tune.
+  const Result shared = run({"tune", "--dry-run", "--ops", "max", "--dtypes", "i64", "--sizes", "24577,16384,1024"});
+  EXPECT_EQ(shared.code, kExitOk) << shared.err;
+  EXPECT_NE(shared.out.find("sizes: 3 (2^10 .. 24577), buckets to tune: 2,"), std::string::npos) << shared.out;
 }
 
 TEST(Cli, BadOptionValuesNameTheOption) {

@@ -2,6 +2,7 @@
 // timing statistics, and the hashed test data the GPU generates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #ifdef __linux__
 #include <sys/resource.h>
@@ -114,6 +115,27 @@ TEST(TuningWork, SizesThatDoNotFitAreSkippedWithANote) {
   EXPECT_EQ(plan.skipped, 1);
   ASSERT_EQ(progress.notes.size(), 1u);
   EXPECT_NE(progress.notes[0].find("needs 8192 MiB"), std::string::npos) << progress.notes[0];
+}
+
+TEST(TuningWork, SizesSharingABucketAreTunedOnceAtTheFirstGiven) {
+  auto database = db::Database::open_in_memory();
+  const auto device_id = database.upsert_device(fake_device());
+  TuneOptions o;
+  o.ops = {Op::sum};
+  o.dtypes = {DType::f32};
+  o.sizes = {1327, 1024, 24577, 1537, 65535, 65536};  // buckets 10, 10, 14, 10, 15, 16
+  CollectingProgress progress;
+  const WorkPlan plan = plan_tuning_work(o, database, device_id, 1ull << 40, progress);
+  std::vector<std::uint64_t> tuned;
+  for (const auto& item : plan.items) tuned.push_back(item.n);
+  EXPECT_EQ(tuned, (std::vector<std::uint64_t>{65536, 65535, 24577, 1327}));
+  ASSERT_EQ(progress.notes.size(), 2u);
+  EXPECT_NE(progress.notes[0].find("n=1024: its size bucket [2^10, 2^11) is tuned at another"), std::string::npos)
+      << progress.notes[0];
+  EXPECT_NE(progress.notes[1].find("n=1537"), std::string::npos) << progress.notes[1];
+  std::vector<std::uint64_t> dropped;
+  EXPECT_EQ(one_size_per_bucket({8, 9, 15, 16}, &dropped), (std::vector<std::uint64_t>{16, 8}));
+  EXPECT_EQ(dropped, (std::vector<std::uint64_t>{9, 15}));
 }
 
 // A config the winner rules never see as the built-in default.
@@ -235,6 +257,26 @@ TEST(Winners, InteriorSizesAreOddAndInsideTheBucket) {
     }
   }
   EXPECT_TRUE(interior_sizes(std::uint64_t{1} << 30, std::uint64_t{1} << 30).empty());  // no room
+}
+
+// A bucket tuned at a size the user gave, between powers of two: the same sizes of its
+// bucket, never one past it (24577 once led to 36866, in the next bucket, which the
+// database refused), and never n itself.
+TEST(Winners, InteriorSizesOfASizeBetweenPowersOfTwoStayInItsBucket) {
+  for (std::uint64_t n : {std::uint64_t{24577}, std::uint64_t{21283}, std::uint64_t{32767}, std::uint64_t{1025},
+                          std::uint64_t{1537}, (std::uint64_t{3} << 25) + 1, (std::uint64_t{1} << 26) - 1}) {
+    const int k = size_bucket(n);
+    const auto sizes = interior_sizes(n, std::uint64_t{1} << 40);
+    std::vector<std::uint64_t> want = interior_sizes(std::uint64_t{1} << k, std::uint64_t{1} << 40);
+    want.erase(std::remove(want.begin(), want.end(), n), want.end());
+    EXPECT_EQ(sizes, want) << n;
+    for (auto s : sizes) {
+      EXPECT_EQ(size_bucket(s), k) << n << ": " << s;
+      EXPECT_NE(s, n);
+    }
+  }
+  EXPECT_EQ(interior_sizes(21283, std::uint64_t{1} << 40), (std::vector<std::uint64_t>{16385, 24577, 32767}));
+  EXPECT_EQ(interior_sizes(24577, std::uint64_t{1} << 40), (std::vector<std::uint64_t>{16385, 32767}));
 }
 
 TEST(Winners, NoiseBandIsWiderWhenLaunchBound) {

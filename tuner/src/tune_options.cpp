@@ -22,6 +22,20 @@ std::vector<std::uint64_t> default_sizes() {
   return sizes;
 }
 
+std::vector<std::uint64_t> one_size_per_bucket(const std::vector<std::uint64_t>& sizes,
+                                               std::vector<std::uint64_t>* dropped) {
+  std::vector<std::uint64_t> kept;
+  std::set<int> buckets;
+  for (std::uint64_t n : sizes) {
+    if (buckets.insert(size_bucket(n)).second)
+      kept.push_back(n);
+    else if (dropped)
+      dropped->push_back(n);
+  }
+  std::sort(kept.rbegin(), kept.rend());
+  return kept;
+}
+
 std::vector<std::pair<std::uint64_t, std::uint64_t>> default_axis_shapes() {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> shapes;
   for (int a = 1; a <= 23; a += 2)

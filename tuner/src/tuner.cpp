@@ -47,11 +47,12 @@ const std::string& tool_version_string() {
 std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacity) {
   std::vector<std::uint64_t> sizes;
   if (n < 8) return sizes;
-  const std::uint64_t top = 2 * n - 1, middle = n + n / 2 + 1, low = n + 1;
+  const std::uint64_t lo = std::uint64_t{1} << size_bucket(n);  // the bucket of n, wherever n lies in it
+  const std::uint64_t top = 2 * lo - 1, middle = lo + lo / 2 + 1, low = lo + 1;
   const std::vector<std::uint64_t> wanted =
-      n >= (std::uint64_t{1} << 24) ? std::vector<std::uint64_t>{middle} : std::vector<std::uint64_t>{low, middle, top};
+      lo >= (std::uint64_t{1} << 24) ? std::vector<std::uint64_t>{middle} : std::vector<std::uint64_t>{low, middle, top};
   for (auto s : wanted)
-    if (s <= capacity) sizes.push_back(s);
+    if (s <= capacity && s != n) sizes.push_back(s);
   return sizes;
 }
 
@@ -502,8 +503,12 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
   WorkPlan plan;
   // Largest first: large sizes have clear, stable optima, whose winners then seed the
   // smaller buckets (neighbouring winners are local search's first starting points).
-  std::vector<std::uint64_t> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
-  std::sort(sizes.rbegin(), sizes.rend());
+  std::vector<std::uint64_t> dropped;
+  const std::vector<std::uint64_t> sizes = one_size_per_bucket(options.sizes.empty() ? default_sizes() : options.sizes, &dropped);
+  for (std::uint64_t n : dropped)
+    progress.note("n=" + std::to_string(n) + ": its size bucket [2^" + std::to_string(size_bucket(n)) + ", 2^" +
+                  std::to_string(size_bucket(n) + 1) + ") is tuned at another of the sizes given, and checked "
+                  "across the bucket");
   for (Op op : options.ops)
     for (DType dtype : options.dtypes) {
       if (!in_flat_scope(options, op, dtype)) continue;

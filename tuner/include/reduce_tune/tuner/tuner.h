@@ -122,10 +122,11 @@ std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>&
                                              const std::vector<ReduceConfig>& previous,
                                              const ReduceConfig& builtin_default, int sm_count);
 
-// The sizes a bucket's finalists are measured at besides n = 2^k: odd sizes (a multiple
-// of no tile) just above 2^k, in the middle and at the top of [2^k, 2^(k+1)); one, in
-// the middle, from 2^24 up, where every config is bound by memory bandwidth and launch
-// structure no longer matters. None above `capacity` elements.
+// The sizes a bucket's finalists are measured at besides n, tuned in [2^k, 2^(k+1))
+// (2^k by default): odd sizes (a multiple of no tile) just above 2^k, in the middle and
+// at the top of the bucket; one, in the middle, from 2^24 up, where every config is
+// bound by memory bandwidth and launch structure no longer matters. None equal to n,
+// none above `capacity` elements.
 std::vector<std::uint64_t> interior_sizes(std::uint64_t n, std::uint64_t capacity);
 // The relative difference below which two times count as equal.
 double noise_band(double median_ms, double spread);
