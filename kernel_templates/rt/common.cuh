@@ -49,8 +49,8 @@ enum LoadHintId : int { load_plain = 0, load_ldg = 1, load_ldcs = 2, load_ldcg =
 //     next) and the finalize itself. Blocks launched early wait beside this grid's own,
 //     and that costs a long kernel: on an H100, an f32 sum of 1000 rows of 65537 took
 //     98.5-99.2 us back to back with every kernel allowing early, 93.1-94.2 us without
-//     (set AA in docs/BENCHMARKS.md). Without the explicit trigger the next kernel is still launched
-//     as this grid's blocks exit, not after it has drained.
+//     (set AA in docs/BENCHMARKS.md). Without the explicit trigger the next kernel is
+//     still launched as this grid's blocks exit, not after it has drained.
 // After work that is not a kernel, or a kernel that launches nothing early (a caller's,
 // usually), the wait returns at once. A caller's kernel launched programmatically right
 // after a call must wait the same way (cudaGridDependencySynchronize) before it reads

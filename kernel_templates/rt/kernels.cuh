@@ -11,9 +11,8 @@
 //   finalize_kernel  one block reduces `count` partials into the output (two_pass).
 //                    Both are programmatic dependent launches on sm_90 and later
 //                    (common.cuh).
-//   init_workspace_kernel  sets the ticket to 0 and the atomic accumulator to the
-//                    identity; run once when a workspace is created. Single-pass
-//                    kernels leave the workspace in that state when they finish.
+// A workspace starts with its ticket at 0 and its accumulators at their identities (the
+// engine copies that image in when it makes one); single-pass kernels leave it so.
 #pragma once
 #include "rt/atomics.cuh"
 #include "rt/strategies/complete_unroll.cuh"
@@ -158,15 +157,6 @@ __global__ void __launch_bounds__(C::kBlock) finalize_kernel(Params p, unsigned 
   const A v = reduce_partials<C>(static_cast<const A*>(p.partials), count, smem);
   if (threadIdx.x == 0)
     *static_cast<typename C::Out*>(p.out) = epilogue<typename C::Op, typename C::Out>(v, p.n);
-}
-
-template <class C>
-__global__ void init_workspace_kernel(Params p) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) {
-    if (p.ticket) *p.ticket = 0;
-    if (p.accumulator)
-      *static_cast<typename C::Acc*>(p.accumulator) = C::Op::template identity<typename C::Acc>();
-  }
 }
 
 }  // namespace rt

@@ -65,8 +65,9 @@ bool in_axis_scope(const TuneOptions& options, DType dtype);
 
 std::vector<std::uint64_t> default_sizes();
 // The sizes the flat tuner tunes at, largest first: one per size bucket ([2^k, 2^(k+1))),
-// the first of `sizes` in each, since a bucket holds one tuned result, measured at that
-// size and checked across the bucket (interior_sizes). `dropped` receives the others.
+// the first of `sizes` in each (the CLI gives them in ascending order: the smallest),
+// since a bucket holds one tuned result, measured at that size and checked across the
+// bucket (interior_sizes). `dropped` receives the others.
 std::vector<std::uint64_t> one_size_per_bucket(const std::vector<std::uint64_t>& sizes,
                                                std::vector<std::uint64_t>* dropped = nullptr);
 // The default axis grid: R = 2^a and outputs = 2^b for odd a, b in 1..23 with
