@@ -73,6 +73,33 @@ bool kernels_serialized_by_a_tool() {
   return false;
 }
 
+// `request` compiled with `mutation` (0: as it is) and loaded; its kernels launch
+// programmatically exactly where the GPU can.
+std::unique_ptr<KernelSet> program_with_mutation(NvrtcCompiler& compiler, CompileRequest request, int mutation,
+                                                 const DeviceKey& device) {
+  request.extra_options.clear();
+  if (mutation) request.extra_options.push_back("-DRT_MUTATION=" + std::to_string(mutation));
+  auto set = std::make_unique<KernelSet>(std::make_shared<const CompiledProgram>(compiler.compile(request)), 1,
+                                         device.arch());
+  EXPECT_EQ(set->handles(0).programmatic, device.arch() >= kProgrammaticLaunchArch);
+  return set;
+}
+
+// Where the GPU launches programmatically, a mutated program's kernel that does not wait
+// (`what`) must have read too early in some of `rounds` rounds: `wrong` of them; under
+// a tool that serializes kernels, a note instead.
+void expect_the_race_shows(const DeviceKey& device, int wrong, int rounds, const std::string& label,
+                           const char* what) {
+  if (device.arch() < kProgrammaticLaunchArch) return;
+  if (kernels_serialized_by_a_tool()) {
+    std::printf("[ note     ] %s: a tool injected into CUDA serializes kernels; the mutated program's race is "
+                "not expected to show\n",
+                label.c_str());
+    return;
+  }
+  EXPECT_GT(wrong, 0) << label << ": " << what << " read in time in all " << rounds << " rounds";
+}
+
 // Compiles `request` as it is and with mutation 6, reduces with each program's kernels
 // (`enqueue`) as wrong_rounds does, and expects no wrong round from the first and, where
 // the GPU launches programmatically, some from the second.
@@ -85,23 +112,13 @@ void expect_second_kernel_waits(
   constexpr int kRounds = 20;
   int wrong[2] = {0, 0};
   for (int mutated : {0, 1}) {
-    request.extra_options.clear();
-    if (mutated) request.extra_options.push_back("-DRT_MUTATION=6");
-    const KernelSet set(std::make_shared<const CompiledProgram>(compiler.compile(request)), 1, device.arch());
-    EXPECT_EQ(set.handles(0).programmatic, device.arch() >= kProgrammaticLaunchArch);
+    const auto set = program_with_mutation(compiler, request, mutated ? 6 : 0, device);
     wrong[mutated] = wrong_rounds(
-        [&](const void* in, void* out, cudaStream_t s) { enqueue(set.handles(0), in, out, s); }, count, outputs,
+        [&](const void* in, void* out, cudaStream_t s) { enqueue(set->handles(0), in, out, s); }, count, outputs,
         reduced, stream.get(), kRounds);
   }
   EXPECT_EQ(wrong[0], 0) << label << ": of " << kRounds << " rounds";
-  if (device.arch() >= kProgrammaticLaunchArch && kernels_serialized_by_a_tool()) {
-    std::printf("[ note     ] %s: a tool injected into CUDA serializes kernels; the mutated program's race is "
-                "not expected to show\n",
-                label.c_str());
-  } else if (device.arch() >= kProgrammaticLaunchArch) {
-    EXPECT_GT(wrong[1], 0) << label << ": a second kernel that does not wait read the partials in time in all "
-                           << kRounds << " rounds";
-  }
+  expect_the_race_shows(device, wrong[1], kRounds, label, "a second kernel that does not wait read the partials");
   std::printf("[ counts   ] %s, sm_%d: %d of %d rounds wrong, %d with a second kernel that does not wait\n",
               label.c_str(), device.arch(), wrong[0], kRounds, wrong[1]);
 }
@@ -251,24 +268,14 @@ void expect_first_kernel_waits(
   constexpr int kRounds = 20;
   int wrong[2] = {0, 0}, wrong_in_graph = 0;
   for (int mutated : {0, 1}) {
-    request.extra_options.clear();
-    if (mutated) request.extra_options.push_back("-DRT_MUTATION=7");
-    const KernelSet set(std::make_shared<const CompiledProgram>(compiler.compile(request)), 1, device.arch());
-    EXPECT_EQ(set.handles(0).programmatic, device.arch() >= kProgrammaticLaunchArch);
-    const auto consume = [&](const void* in, void* out, cudaStream_t s) { enqueue(set.handles(0), in, out, s); };
+    const auto set = program_with_mutation(compiler, request, mutated ? 7 : 0, device);
+    const auto consume = [&](const void* in, void* out, cudaStream_t s) { enqueue(set->handles(0), in, out, s); };
     wrong[mutated] = wrong_chained_rounds(producer, consume, want, stream.get(), kRounds, false);
     if (!mutated) wrong_in_graph = wrong_chained_rounds(producer, consume, want, stream.get(), kRounds, true);
   }
   EXPECT_EQ(wrong[0], 0) << label << ": of " << kRounds << " rounds";
   EXPECT_EQ(wrong_in_graph, 0) << label << ": of " << kRounds << " graph replays";
-  if (device.arch() >= kProgrammaticLaunchArch && kernels_serialized_by_a_tool()) {
-    std::printf("[ note     ] %s: a tool injected into CUDA serializes kernels; the mutated program's race is "
-                "not expected to show\n",
-                label.c_str());
-  } else if (device.arch() >= kProgrammaticLaunchArch) {
-    EXPECT_GT(wrong[1], 0) << label << ": a first kernel that does not wait read its input in time in all "
-                           << kRounds << " rounds";
-  }
+  expect_the_race_shows(device, wrong[1], kRounds, label, "a first kernel that does not wait read its input");
   std::printf("[ counts   ] %s, sm_%d: %d of %d rounds wrong (%d of the graph's), %d with a first kernel that "
               "does not wait\n",
               label.c_str(), device.arch(), wrong[0], kRounds, wrong_in_graph, wrong[1]);
