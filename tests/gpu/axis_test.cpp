@@ -815,6 +815,45 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
           shapes.insert({m.reduced, m.outputs});
         }
       EXPECT_EQ(shapes.size(), tuner::axis_sample_shapes(w.problem).size()) << db::to_string(w.problem);
+      // The built-in choice at each sample shape was timed there, and the winner holds
+      // against it (tuner::kAxisHoldFactor) at every shape where any complete config does.
+      const auto samples = tuner::axis_sample_shapes(w.problem);
+      std::map<std::string, std::vector<double>> times;  // config -> time at each sample
+      for (const auto& m : ms)
+        for (std::size_t i = 0; i < samples.size(); ++i)
+          if (m.status == db::MeasurementStatus::ok && m.reduced == samples[i].reduced &&
+              m.outputs == samples[i].outputs) {
+            auto& t = times.emplace(m.config, std::vector<double>(samples.size(), NAN)).first->second;
+            t[i] = std::isnan(t[i]) ? m.median_ms : std::min(t[i], m.median_ms);
+          }
+      std::vector<std::string> builtins;
+      for (const auto& s : samples) {
+        const AxisKernelSpec b = builtin_axis_spec(w.problem.op, rule(w.problem.op, DType::f32),
+                                                   tuner::canonical_axis_shape(s), first.device.sm_count);
+        builtins.push_back(axis_config_text(b));
+        bool fits = axis_spec_mismatch(b, tuner::canonical_axis_shape(tuner::axis_top_shape(w.problem))).empty();
+        for (const auto& other : samples) fits = fits && axis_spec_mismatch(b, tuner::canonical_axis_shape(other)).empty();
+        if (fits) {
+          EXPECT_TRUE(times.count(builtins.back()) && !std::isnan(times[builtins.back()][builtins.size() - 1]))
+              << db::to_string(w.problem) << ": the built-in choice " << builtins.back() << " was not timed at R="
+              << s.reduced << " x " << s.outputs;
+        }
+      }
+      auto holds = [&](const std::vector<double>& t) {
+        for (std::size_t i = 0; i < samples.size(); ++i) {
+          auto b = times.find(builtins[i]);
+          if (std::isnan(t[i])) return false;
+          if (b != times.end() && !std::isnan(b->second[i]) && t[i] > b->second[i] * tuner::kAxisHoldFactor)
+            return false;
+        }
+        return true;
+      };
+      bool some_config_holds = false;
+      for (const auto& [config, t] : times) some_config_holds = some_config_holds || holds(t);
+      if (some_config_holds) {
+        EXPECT_TRUE(holds(times[w.config])) << db::to_string(w.problem) << ": " << w.config
+                                            << " trails the built-in choice at a sample shape";
+      }
       if (w.problem.op == Op::min && std::find(tuned.begin(), tuned.end(), w.problem) != tuned.end()) {
         // min searched the sum's best configs and the built-in choice, not the space.
         std::set<std::string> configs;

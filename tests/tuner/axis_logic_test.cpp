@@ -377,7 +377,7 @@ TEST(AxisWinner, TheConfigThatHoldsAcrossTheClassWins) {
       timed(shapes[0], "a", 1.00), timed(shapes[0], "b", 1.05), timed(shapes[1], "a", 3.0), timed(shapes[1], "b", 2.0),
       timed(shapes[2], "a", 5.0),  timed(shapes[2], "b", 4.0),  timed(shapes[0], "c", 0.99), timed(shapes[1], "c", 1.99),
       timed(shapes[2], "c", 8.0)};
-  const auto w = choose_axis_winner(ms, shapes, "builtin");
+  const auto w = choose_axis_winner(ms, shapes, {"builtin"});
   ASSERT_TRUE(w);
   EXPECT_EQ(ms[*w].config, "b");
   EXPECT_EQ(ms[*w].reduced, shapes[0].reduced);  // the winner's corner measurement
@@ -391,11 +391,11 @@ TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
                                                               db::MeasurementStatus::wrong_result),
       timed(shapes[0], "corner_only", 0.6),  // never measured inside
       timed(shapes[0], "slow", 2.0), timed(shapes[1], "slow", 3.0)};
-  const auto w = choose_axis_winner(ms, shapes, "builtin");
+  const auto w = choose_axis_winner(ms, shapes, {"builtin"});
   ASSERT_TRUE(w);
   EXPECT_EQ(ms[*w].config, "slow");
   const std::vector<db::AxisMeasurement> none = {timed(shapes[0], "x", 1, db::MeasurementStatus::wrong_result)};
-  EXPECT_FALSE(choose_axis_winner(none, shapes, "builtin"));
+  EXPECT_FALSE(choose_axis_winner(none, shapes, {"builtin"}));
 }
 
 TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
@@ -403,13 +403,67 @@ TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
   shapes.resize(2);  // the corner and inside
   std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "tuned", 1.000), timed(shapes[1], "tuned", 2.000),
                                          timed(shapes[0], "builtin", 1.005), timed(shapes[1], "builtin", 2.010)};
-  auto w = choose_axis_winner(ms, shapes, "builtin");
+  auto w = choose_axis_winner(ms, shapes, {"builtin"});
   ASSERT_TRUE(w);
   EXPECT_EQ(ms[*w].config, "builtin");
   ms[2].median_ms = 1.03;  // 3% slower: the tuned config wins
-  w = choose_axis_winner(ms, shapes, "builtin");
+  w = choose_axis_winner(ms, shapes, {"builtin"});
   ASSERT_TRUE(w);
   EXPECT_EQ(ms[*w].config, "tuned");
+}
+
+// Columns of R 2^9 x 2^14 outputs, f32 sums as an H100 timed them (us): the built-in
+// choice is "v1" at the corner, "v4" inside and "v4t" at the top. "v1" has the best worst
+// ratio (1.05x inside, where "v4t" is 1.09x at the top), but it is 5% behind the built-in
+// choice inside: "v4t", within 2% of the built-in choice at every shape, wins instead.
+TEST(AxisWinner, TheWinnerHoldsAgainstTheBuiltInChoiceAtEveryShape) {
+  db::AxisProblemClass columns = rows_class(9, 14);
+  columns.layout = AxisLayout::columns;
+  const auto shapes = axis_sample_shapes(columns);
+  ASSERT_EQ(shapes.size(), 3u);
+  const std::map<std::string, std::vector<double>> times = {{"v1", {13.04, 29.72, 48.12}},
+                                                            {"v4", {12.98, 28.24, 56.29}},
+                                                            {"v4t", {13.03, 28.24, 52.46}},
+                                                            {"by32", {13.00, 29.46, 53.33}}};
+  std::vector<db::AxisMeasurement> ms;
+  for (const auto& [config, t] : times)
+    for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], config, t[i]));
+  auto w = choose_axis_winner(ms, shapes, {"v1", "v4", "v4t"});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "v4t");
+  EXPECT_EQ(ms[*w].reduced, shapes[0].reduced);
+  // One built-in choice across the class (or none timed but at the corner): it holds
+  // against itself, and the best worst ratio among those that hold wins, as before.
+  w = choose_axis_winner(ms, shapes, {"v1", "v1", "v1"});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "v1");
+  w = choose_axis_winner(ms, shapes, {"v1"});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "v1");
+  // A config 2% behind the built-in choice somewhere still holds; 2.5% does not.
+  const std::vector<AxisShape> two(shapes.begin(), shapes.begin() + 2);
+  std::vector<db::AxisMeasurement> close = {timed(shapes[0], "b", 1.0),  timed(shapes[1], "b", 2.0),
+                                            timed(shapes[0], "t", 0.8),  timed(shapes[1], "t", 2.0 * kAxisHoldFactor)};
+  w = choose_axis_winner(close, two, {"b", "b"});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(close[*w].config, "t");
+  close[3].median_ms = 2.05;
+  w = choose_axis_winner(close, two, {"b", "b"});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(close[*w].config, "b");
+}
+
+// Where no config holds against the built-in choice at every shape (each built-in choice
+// trails the other at the other's shape), the best worst ratio wins, as without the bar.
+TEST(AxisWinner, WhereNoneHoldsTheBestWorstRatioWins) {
+  auto shapes = axis_sample_shapes(rows_class(10, 14));
+  shapes.resize(2);
+  const std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "a", 1.0), timed(shapes[1], "a", 3.0),
+                                               timed(shapes[0], "b", 2.0), timed(shapes[1], "b", 2.0),
+                                               timed(shapes[0], "c", 1.2), timed(shapes[1], "c", 2.8)};
+  const auto w = choose_axis_winner(ms, shapes, {"a", "b"});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(ms[*w].config, "c");  // worst ratios: a 1.5, b 2.0, c 1.4
 }
 
 TEST(AxisWinner, AFloatSumWinnerAlsoServesTheMean) {

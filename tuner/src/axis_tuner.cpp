@@ -254,33 +254,44 @@ std::string axis_fill_note(const AxisWorkPlan& fill) {
 
 namespace {
 
-// Configs ok at every sample shape, with their score: the worst ratio of their time to
-// the fastest config's at any shape (1.0: fastest everywhere). Best first; ties by text.
-std::vector<std::pair<std::string, double>> rank_axis_configs(const std::vector<db::AxisMeasurement>& ms,
-                                                              const std::vector<AxisShape>& shapes) {
-  std::map<std::string, std::vector<double>> times;  // per config, per shape (NaN: not ok there)
+// Each config's best ok time at each sample shape (NaN: not ok there, or not timed), and
+// the configs that failed somewhere.
+struct AxisTimes {
+  std::map<std::string, std::vector<double>> by_config;
   std::set<std::string> failed;
-  std::vector<double> best(shapes.size(), std::numeric_limits<double>::infinity());
+};
+
+AxisTimes axis_times(const std::vector<db::AxisMeasurement>& ms, const std::vector<AxisShape>& shapes) {
+  AxisTimes out;
   for (const auto& m : ms) {
     std::size_t at = shapes.size();
     for (std::size_t i = 0; i < shapes.size(); ++i)
       if (shapes[i].layout == m.layout && shapes[i].reduced == m.reduced && shapes[i].outputs == m.outputs) at = i;
     if (at == shapes.size()) continue;
     if (m.status != db::MeasurementStatus::ok || !(m.median_ms > 0)) {
-      failed.insert(m.config);
+      out.failed.insert(m.config);
       continue;
     }
-    auto& t = times[m.config];
+    auto& t = out.by_config[m.config];
     if (t.empty()) t.assign(shapes.size(), std::numeric_limits<double>::quiet_NaN());
     t[at] = std::isnan(t[at]) ? m.median_ms : std::min(t[at], m.median_ms);
-    best[at] = std::min(best[at], m.median_ms);
   }
+  return out;
+}
+
+// Configs ok at every sample shape, with their score: the worst ratio of their time to
+// the fastest config's at any shape (1.0: fastest everywhere). Best first; ties by text.
+std::vector<std::pair<std::string, double>> rank_axis_configs(const AxisTimes& times, std::size_t shape_count) {
+  std::vector<double> best(shape_count, std::numeric_limits<double>::infinity());
+  for (const auto& [config, t] : times.by_config)
+    for (std::size_t i = 0; i < shape_count; ++i)
+      if (!std::isnan(t[i])) best[i] = std::min(best[i], t[i]);
   std::vector<std::pair<std::string, double>> ranked;
-  for (const auto& [config, t] : times) {
-    if (failed.count(config)) continue;
+  for (const auto& [config, t] : times.by_config) {
+    if (times.failed.count(config)) continue;
     double score = 0;
     bool complete = true;
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
+    for (std::size_t i = 0; i < shape_count; ++i) {
       if (std::isnan(t[i])) complete = false;
       else score = std::max(score, t[i] / best[i]);
     }
@@ -292,16 +303,41 @@ std::vector<std::pair<std::string, double>> rank_axis_configs(const std::vector<
   return ranked;
 }
 
+std::vector<std::pair<std::string, double>> rank_axis_configs(const std::vector<db::AxisMeasurement>& ms,
+                                                              const std::vector<AxisShape>& shapes) {
+  return rank_axis_configs(axis_times(ms, shapes), shapes.size());
+}
+
 }  // namespace
 
 std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& ms,
-                                              const std::vector<AxisShape>& shapes, const std::string& builtin) {
+                                              const std::vector<AxisShape>& shapes,
+                                              const std::vector<std::string>& builtins) {
   if (shapes.empty()) return std::nullopt;
-  const auto ranked = rank_axis_configs(ms, shapes);
+  const AxisTimes times = axis_times(ms, shapes);
+  auto ranked = rank_axis_configs(times, shapes.size());
   if (ranked.empty()) return std::nullopt;
+  // Where some configs hold against the built-in choice at every sample shape, only they
+  // may win: the built-in choice changes inside a class (alignment, split thresholds),
+  // and a config far ahead at one shape but behind it at another would make the tuned
+  // call slower than no tuning there.
+  auto holds = [&](const std::string& config) {
+    const auto& t = times.by_config.at(config);
+    for (std::size_t i = 0; i < shapes.size() && i < builtins.size(); ++i) {
+      const auto b = times.by_config.find(builtins[i]);
+      if (b == times.by_config.end() || std::isnan(b->second[i])) continue;  // not timed there: no bar
+      if (t[i] > b->second[i] * kAxisHoldFactor) return false;
+    }
+    return true;
+  };
+  std::vector<std::pair<std::string, double>> holding;
+  for (const auto& entry : ranked)
+    if (holds(entry.first)) holding.push_back(entry);
+  if (!holding.empty()) ranked = std::move(holding);
   std::string winner = ranked.front().first;
+  const std::string corner_builtin = builtins.empty() ? std::string() : builtins.front();
   for (const auto& [config, score] : ranked)
-    if (config == builtin && score <= ranked.front().second * 1.01) winner = config;
+    if (config == corner_builtin && score <= ranked.front().second * 1.01) winner = config;
   for (std::size_t i = 0; i < ms.size(); ++i)
     if (ms[i].config == winner && ms[i].status == db::MeasurementStatus::ok && ms[i].reduced == shapes[0].reduced &&
         ms[i].outputs == shapes[0].outputs && ms[i].layout == shapes[0].layout)
@@ -537,9 +573,20 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     const auto class_started = Clock::now();
     const AxisWorkItem& w = plan.items[index];
     const std::vector<AxisShape> shapes = axis_sample_shapes(w.problem);
-    const CanonicalAxes corner = canonical_axis_shape(shapes.front());
-    const AxisKernelSpec builtin = builtin_axis_spec(w.op, w.types, corner, sm_count);
-    const std::string builtin_text = axis_config_text(builtin);
+    // The built-in choice at each sample shape (it can change inside a class): each is
+    // timed at its own shape at least, and sets the bar a winner must hold against there.
+    // (Those that cannot reduce every shape of the class are dropped from the candidates,
+    // as any config is, and set no bar.)
+    std::vector<AxisKernelSpec> builtins;
+    std::vector<std::string> builtin_texts;
+    for (const auto& s : shapes) {
+      const AxisKernelSpec b = builtin_axis_spec(w.op, w.types, canonical_axis_shape(s), sm_count);
+      builtin_texts.push_back(axis_config_text(b));
+      if (!fitting_once({b}, class_fit_shapes(w.problem)).empty()) builtins.push_back(b);
+    }
+    auto is_builtin = [&](const AxisKernelSpec& c) {
+      return std::find(builtins.begin(), builtins.end(), c) != builtins.end();
+    };
 
     // The sum searches the whole space; another op starts from the sum's best configs of
     // the same class (the traversal is the op-independent part), where they are stored.
@@ -553,7 +600,8 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
       const db::AxisProblemClass sum_class{Op::sum, lead_dtype, lead_dtype, w.problem.layout,
                                            w.problem.reduced_bucket, w.problem.outputs_bucket};
       const auto ranked = rank_axis_configs(database.axis_measurements(device_id, sum_class), shapes);
-      candidates.push_back(builtin);
+      for (const auto& b : builtins)
+        if (std::find(candidates.begin(), candidates.end(), b) == candidates.end()) candidates.push_back(b);
       for (std::size_t i = 0; i < ranked.size() && i < 4; ++i)
         if (auto spec = parse_axis_config(ranked[i].first, w.op, w.types))
           if (std::find(candidates.begin(), candidates.end(), *spec) == candidates.end()) candidates.push_back(*spec);
@@ -657,9 +705,10 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     std::vector<AxisKernelSpec> finalists;
     for (const auto& [t, c] : timed)
       if (finalists.size() < kAxisFinalists && t <= timed.front().first * kAxisFinalistBand) finalists.push_back(c);
-    if (std::find(finalists.begin(), finalists.end(), builtin) == finalists.end() &&
-        std::any_of(timed.begin(), timed.end(), [&](const auto& e) { return e.second == builtin; }))
-      finalists.push_back(builtin);
+    for (const auto& b : builtins)
+      if (std::find(finalists.begin(), finalists.end(), b) == finalists.end() &&
+          std::any_of(timed.begin(), timed.end(), [&](const auto& e) { return e.second == b; }))
+        finalists.push_back(b);
     // min, max and products cannot see a dropped element themselves, nor can a 16-bit
     // result: each finalist also reduces the exact sum data as a sum (the same
     // traversal) into a type that shows every element (verify::coverage_twin).
@@ -692,7 +741,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     }
     // Inside the class, then at its top: a finalist more than the band slower than the
     // best somewhere already (its worst ratio so far) is not timed further, and cannot
-    // win; the built-in choice always is.
+    // win; the built-in choices always are.
     for (std::size_t s = 1; s < shapes.size(); ++s) {
       const auto so_far = rank_axis_configs(measurements, std::vector<AxisShape>(shapes.begin(), shapes.begin() + s));
       for (const auto& c : finalists) {
@@ -700,7 +749,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
         const std::string text = axis_config_text(c);
         if (failed[text]) continue;
         const auto found = std::find_if(so_far.begin(), so_far.end(), [&](const auto& e) { return e.first == text; });
-        if (found == so_far.end() || (found->second > kAxisFinalistBand && !(c == builtin))) continue;
+        if (found == so_far.end() || (found->second > kAxisFinalistBand && !is_builtin(c))) continue;
         measure(c, shapes[s]);
       }
     }
@@ -713,7 +762,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     stored.device = device.key();
     stored.problem = w.problem;
     stored.measurements = measurements;
-    stored.winner = choose_axis_winner(measurements, shapes, builtin_text);
+    stored.winner = choose_axis_winner(measurements, shapes, builtin_texts);
     stored.tool_version = tool_version_string();
     stored.created_at = db::now_timestamp();
     stored.mark_tuned = !w.fill;

@@ -90,13 +90,23 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
 // another version of reduce-tune or of its kernels filled before (filled again).
 std::string axis_fill_note(const AxisWorkPlan& fill);
 
+// How much slower than the built-in choice at a sample shape a config may be and still
+// hold against it there.
+inline constexpr double kAxisHoldFactor = 1.02;
+
 // The winner among a class's measurements: of the configs verified and timed at every
 // sample shape, the one whose worst ratio to the fastest config at any shape is lowest.
-// Among configs within 1% of that score, the built-in choice (`builtin`, config text)
-// wins if it is one of them, so a rerun or a tie keeps what a user gets without tuning.
-// Returns the index of the winner's measurement at the first sample shape.
+// `builtins` holds the built-in choice (config text) at each sample shape. Where some of
+// those configs hold against the built-in choice at every shape (at most
+// kAxisHoldFactor times its time there, wherever it was timed), the winner is one of
+// them: the built-in choice can change inside a class, and a winner behind it at one
+// shape would make tuning a loss there. Among configs within 1% of the best score, the
+// built-in choice of the first shape wins if it is one of them, so a rerun or a tie keeps
+// what a user gets without tuning. Returns the index of the winner's measurement at the
+// first sample shape.
 std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& measurements,
-                                              const std::vector<AxisShape>& shapes, const std::string& builtin);
+                                              const std::vector<AxisShape>& shapes,
+                                              const std::vector<std::string>& builtins);
 
 // The kernels the runtime loads for an axis winner: its own, and for a float sum the
 // mean it also serves. The database keeps their binaries, so that no call compiles.
