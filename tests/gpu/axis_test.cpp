@@ -802,6 +802,13 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
     const auto tuned = database.axis_tuned_buckets(*id);
     EXPECT_EQ(tuned.size(), 8u);
     EXPECT_EQ(stored.size(), 8u + static_cast<std::size_t>(first.axis_classes_filled));
+    // Every kernel a winner serves is stored, the means of sums too (compiled in the
+    // background and stored at the run's end): no call compiles.
+    std::set<std::string> in_file;
+    for (const auto& b : database.list_binaries()) in_file.insert(b.key);
+    NvrtcCompiler compiler;
+    for (const auto& key : tuner::winner_binary_keys(database, compiler))
+      EXPECT_TRUE(in_file.count(key)) << "a winner's binary is missing: " << key;
     for (const auto& w : stored) {
       if (std::find(tuned.begin(), tuned.end(), w.problem) == tuned.end()) filled.push_back(w.problem);
       winners[db::to_string(w.problem)] = w.config;
