@@ -210,7 +210,7 @@ DeviceKey fake_device(const std::string& uuid) {
 // Stores a class with one measurement at its corner, the winner; `tuned` marks it done,
 // as this version of the tool (or `version`) would.
 db::RowId store_rows_class(db::Database& database, const DeviceKey& device, const db::AxisProblemClass& c,
-                           const std::string& config, bool tuned, const std::string& version = tool_version_string()) {
+                           const std::string& config, bool tuned, const std::string& version = axis_tool_version_string()) {
   db::AxisBucketResult r;
   r.device = device;
   r.problem = c;
@@ -251,6 +251,15 @@ TEST(AxisTuning, ResumeSkipsStoredClassesAndMemoryLimitsSkipWithANote) {
   EXPECT_EQ(plan.items[0].problem, rows_class(20, 6));
   EXPECT_EQ(plan.already_done, 1);
   EXPECT_EQ(plan.retuned, 1);
+  // So is one that this tool chose by an earlier axis winner rule (its rows carry the
+  // tool's version without the rule's revision); flat buckets do not carry the revision.
+  store_rows_class(database, device, rows_class(20, 6), "rows:block=256,group=32,vec=4,split=none,rows=1", true,
+                   tool_version_string());
+  plan = plan_axis_work(o, database, id, ~0ull, progress);
+  ASSERT_EQ(plan.items.size(), 1u);
+  EXPECT_EQ(plan.retuned, 1);
+  EXPECT_EQ(axis_tool_version_string().rfind(tool_version_string(), 0), 0u) << axis_tool_version_string();
+  EXPECT_NE(axis_tool_version_string(), tool_version_string());
   o.fresh = true;
   plan = plan_axis_work(o, database, id, ~0ull, progress);
   EXPECT_EQ(plan.items.size(), 2u);

@@ -30,6 +30,11 @@ CanonicalAxes canonical_axis_shape(const AxisShape& s) {
   return c.axes;
 }
 
+const std::string& axis_tool_version_string() {
+  static const std::string version = tool_version_string() + " axis rule " + std::to_string(kAxisRuleRevision);
+  return version;
+}
+
 db::AxisProblemClass axis_class_of(Op op, const TypeRule& types, const AxisShape& shape) {
   return {op, types.in, types.out, shape.layout, size_bucket(shape.reduced), size_bucket(shape.outputs)};
 }
@@ -171,7 +176,7 @@ AxisWorkPlan plan_axis_work(const TuneOptions& options, const db::Database& data
     }
     const auto mark = std::find_if(done.begin(), done.end(),
                                    [&](const db::AxisTunedBucket& b) { return b.problem == problem; });
-    const bool stale = mark != done.end() && mark->tool_version != tool_version_string();
+    const bool stale = mark != done.end() && mark->tool_version != axis_tool_version_string();
     if (!options.fresh && mark != done.end() && !stale) {
       ++plan.already_done;
       continue;
@@ -199,7 +204,7 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
   std::set<db::AxisProblemClass> current;  // winners this version of the tool stored
   for (const auto& w : database.axis_winners_for_device(device_id)) {
     winners[w.problem] = w.config;
-    if (w.tool_version == tool_version_string()) current.insert(w.problem);
+    if (w.tool_version == axis_tool_version_string()) current.insert(w.problem);
   }
   auto neighbours = [](const db::AxisProblemClass& p) {
     std::vector<db::AxisProblemClass> v;
@@ -651,7 +656,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
       m.outputs = shape.outputs;
       m.inner = shape.layout == AxisLayout::columns ? shape.outputs : 1;
       m.config = axis_config_text(spec);
-      m.tool_version = tool_version_string();
+      m.tool_version = axis_tool_version_string();
       m.created_at = db::now_timestamp();
       m.median_ms = m.spread = m.gbps = std::numeric_limits<double>::quiet_NaN();
       auto finish = [&](db::MeasurementStatus status, std::string detail) -> std::optional<double> {
@@ -786,7 +791,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     stored.problem = w.problem;
     stored.measurements = measurements;
     stored.winner = choose_axis_winner(measurements, shapes, builtin_texts);
-    stored.tool_version = tool_version_string();
+    stored.tool_version = axis_tool_version_string();
     stored.created_at = db::now_timestamp();
     stored.mark_tuned = !w.fill;
     {

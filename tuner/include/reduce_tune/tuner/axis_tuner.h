@@ -90,6 +90,13 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
 // another version of reduce-tune or of its kernels filled before (filled again).
 std::string axis_fill_note(const AxisWorkPlan& fill);
 
+// What an axis class's measurements, winner and done mark record: tool_version_string()
+// and the revision of the rule that chooses a class's winner (2: it holds against the
+// built-in choice at every sample shape, ac6b866), so that a run tunes again the classes
+// an earlier rule chose, and leaves the flat buckets done.
+inline constexpr int kAxisRuleRevision = 2;
+const std::string& axis_tool_version_string();
+
 // How much slower than the built-in choice at a sample shape a config may be and still
 // hold against it there.
 inline constexpr double kAxisHoldFactor = 1.02;
