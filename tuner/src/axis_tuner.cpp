@@ -628,10 +628,12 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
       const auto ranked = rank_axis_configs(database.axis_measurements(device_id, sum_class), shapes);
       for (const auto& b : builtins)
         if (std::find(candidates.begin(), candidates.end(), b) == candidates.end()) candidates.push_back(b);
+      const std::size_t builtin_count = candidates.size();
       for (std::size_t i = 0; i < ranked.size() && i < 4; ++i)
         if (auto spec = parse_axis_config(ranked[i].first, w.op, w.types))
           if (std::find(candidates.begin(), candidates.end(), *spec) == candidates.end()) candidates.push_back(*spec);
-      if (candidates.size() == 1) candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
+      // Nothing from the sum (not tuned here): the whole space.
+      if (candidates.size() == builtin_count) candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
     } else {
       candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
     }
