@@ -31,7 +31,7 @@ CanonicalAxes canonical_axis_shape(const AxisShape& s) {
 }
 
 const std::string& axis_tool_version_string() {
-  static const std::string version = tool_version_string() + " axis rule " + std::to_string(kAxisRuleRevision);
+  static const std::string version = tool_version_string() + " axis " + std::to_string(kAxisRuleRevision);
   return version;
 }
 
