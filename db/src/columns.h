@@ -81,14 +81,20 @@ inline constexpr auto kBenchResultIdentity =
 inline constexpr auto kAxisProblemColumns = column_list("op", "dtype", "out_dtype", "layout");
 inline constexpr auto kAxisClassColumns = join(kAxisProblemColumns, column_list("reduced_bucket", "outputs_bucket"));
 
+// Schema version 5 stores an axis measurement's config and tool version as ids into these
+// lookup tables; they are read (and exported) as their texts, under "config" and
+// "tool_version".
+inline constexpr auto kTextKey = column_list("text");
+inline constexpr auto kTextColumns = column_list("id", "text");
+
 inline constexpr auto kAxisMeasurementColumns =
     join(column_list("id", "device_id"), kAxisProblemColumns,
-         column_list("reduced", "outputs", "inner", "config", "status", "median_ms", "spread", "repetitions", "gbps",
-                     "tool_version", "created_at_us", "detail"));
+         column_list("reduced", "outputs", "inner", "config_id", "status", "median_ms", "spread", "repetitions",
+                     "gbps", "tool_version_id", "created_at_us", "detail"));
 // An axis measurement's identity (its UNIQUE constraint): storing it twice adds nothing.
 inline constexpr auto kAxisMeasurementIdentity =
     join(column_list("device_id"), kAxisProblemColumns,
-         column_list("reduced", "outputs", "inner", "config", "created_at_us", "tool_version"));
+         column_list("reduced", "outputs", "inner", "config_id", "created_at_us", "tool_version_id"));
 
 // One axis winner per (device, class).
 inline constexpr auto kAxisWinnerKey = join(column_list("device_id"), kAxisClassColumns);
@@ -116,6 +122,8 @@ inline constexpr TableColumns kTables[] = {
     {"axis_measurements", kAxisMeasurementColumns},
     {"axis_winners", kAxisWinnerColumns},
     {"axis_tuned_buckets", kAxisTunedBucketColumns},
+    {"axis_configs", kTextColumns},
+    {"tool_versions", kTextColumns},
 };
 
 // The keys and identities above, each the column list of a UNIQUE constraint or primary
@@ -131,6 +139,8 @@ inline constexpr TableColumns kUniqueKeys[] = {
     {"axis_measurements", kAxisMeasurementIdentity},
     {"axis_winners", kAxisWinnerKey},
     {"axis_tuned_buckets", kAxisTunedBucketKey},
+    {"axis_configs", kTextKey},
+    {"tool_versions", kTextKey},
 };
 
 }  // namespace reduce_tune::db::detail

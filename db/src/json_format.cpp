@@ -77,8 +77,13 @@ Json real(double value) { return std::isnan(value) ? Json(nullptr) : Json(value)
 std::int64_t micros(Timestamp t) { return t.time_since_epoch().count(); }
 
 // A row's fields are named after its table's columns (columns.h), in their order; a
-// config_id column is exported as the config's text under "config".
-std::string json_name(std::string_view column) { return column == "config_id" ? "config" : std::string(column); }
+// lookup table's id column is exported as its text: config_id under "config",
+// tool_version_id under "tool_version".
+std::string json_name(std::string_view column) {
+  if (column == "config_id") return "config";
+  if (column == "tool_version_id") return "tool_version";
+  return std::string(column);
+}
 
 // Binaries have a JSON shape of their own: the cubin as base64 text, after the time.
 constexpr auto kBinaryJsonFields =

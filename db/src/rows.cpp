@@ -87,23 +87,28 @@ std::string set_excluded(ColumnList columns, ColumnList key) {
   return sql;
 }
 
-// "SELECT a.x, a.y, ... FROM <table> <alias> ". A config_id column is read as its
-// config's text, joined from configs as c.
+// "SELECT a.x, a.y, ... FROM <table> <alias> ". An id column of a lookup table is read as
+// its text: config_id from configs (c), or from axis_configs in axis_measurements, and
+// tool_version_id from tool_versions (t).
 std::string select_from(std::string_view table, std::string_view alias, ColumnList columns) {
   const std::string prefix = alias.empty() ? std::string() : std::string(alias) + ".";
   std::string list;
-  std::string join;
+  std::string joins;
   for (std::string_view column : columns) {
     if (!list.empty()) list += ", ";
     if (column == "config_id") {
       list += "c.text";
-      join = "JOIN configs c ON c.id = " + prefix + "config_id ";
+      joins += std::string("JOIN ") + (table == "axis_measurements" ? "axis_configs" : "configs") + " c ON c.id = " +
+               prefix + "config_id ";
+    } else if (column == "tool_version_id") {
+      list += "t.text";
+      joins += "JOIN tool_versions t ON t.id = " + prefix + "tool_version_id ";
     } else {
       list += prefix + std::string(column);
     }
   }
   return "SELECT " + list + " FROM " + std::string(table) + (alias.empty() ? "" : " ") + std::string(alias) + " " +
-         join;
+         joins;
 }
 
 // Binds ?1, ?2, ... to the values in order, so the values follow the column list the
@@ -363,6 +368,27 @@ RowId RowWriter::config_id(const ReduceConfig& config) {
   return id;
 }
 
+RowId RowWriter::text_id(TextTable table, const std::string& text) {
+  auto& ids = table == TextTable::axis_configs ? axis_config_ids_ : tool_version_ids_;
+  if (auto it = ids.find(text); it != ids.end()) return it->second;
+  const bool configs = table == TextTable::axis_configs;
+  auto& find = configs ? prepared(find_axis_config_, "SELECT id FROM axis_configs WHERE text = ?1")
+                       : prepared(find_tool_version_, "SELECT id FROM tool_versions WHERE text = ?1");
+  find.bind(1, text);
+  RowId id = 0;
+  if (find.step()) {
+    id = find.int64(0);
+  } else {
+    auto& insert = configs ? prepared(insert_axis_config_, "INSERT INTO axis_configs (text) VALUES (?1)")
+                           : prepared(insert_tool_version_, "INSERT INTO tool_versions (text) VALUES (?1)");
+    insert.bind(1, text);
+    insert.run();
+    id = sqlite3_last_insert_rowid(connection_.get());
+  }
+  ids.emplace(text, id);
+  return id;
+}
+
 std::pair<RowId, bool> RowWriter::add_measurement(RowId device_id, const Measurement& m) {
   const RowId config = config_id(m.config);
   const ProblemClass problem = ProblemClass::of(m.problem);
@@ -472,17 +498,21 @@ std::pair<RowId, bool> RowWriter::add_axis_measurement(RowId device_id, const Ax
   const std::int64_t reduced = to_db_size(m.reduced, "reduced extent");
   const std::int64_t outputs = to_db_size(m.outputs, "output count");
   const std::int64_t inner = to_db_size(m.inner, "inner extent");
+  // The schema refuses an empty config; checked here too, before its lookup row is made.
+  if (m.config.empty()) throw InvalidArgument("an axis measurement needs a config");
+  const RowId config = text_id(TextTable::axis_configs, m.config);
+  const RowId tool_version = text_id(TextTable::tool_versions, m.tool_version);
   static const std::string insert_sql =
       insert_into("axis_measurements", kAxisMeasurementColumns) + " ON CONFLICT DO NOTHING RETURNING id";
   auto& insert = prepared(insert_axis_measurement_, insert_sql);
-  bind_values(insert, device_id, m.op, m.dtype, m.out_dtype, m.layout, reduced, outputs, inner, m.config, m.status,
-              m.median_ms, m.spread, m.repetitions, m.gbps, m.tool_version, m.created_at, m.detail);
+  bind_values(insert, device_id, m.op, m.dtype, m.out_dtype, m.layout, reduced, outputs, inner, config, m.status,
+              m.median_ms, m.spread, m.repetitions, m.gbps, tool_version, m.created_at, m.detail);
   if (const auto id = inserted_id(insert)) return {*id, true};
   static const std::string find_sql =
       "SELECT id FROM axis_measurements WHERE " + sql_params_equal("", kAxisMeasurementIdentity, 1);
   auto& find = prepared(find_axis_measurement_, find_sql);
-  bind_values(find, device_id, m.op, m.dtype, m.out_dtype, m.layout, reduced, outputs, inner, m.config, m.created_at,
-              m.tool_version);
+  bind_values(find, device_id, m.op, m.dtype, m.out_dtype, m.layout, reduced, outputs, inner, config, m.created_at,
+              tool_version);
   if (!find.step()) connection_.fail(SQLITE_CONSTRAINT, "an axis measurement was neither inserted nor found");
   return {find.int64(0), false};
 }

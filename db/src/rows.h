@@ -32,6 +32,11 @@ class RowWriter {
 
   RowId config_id(const ReduceConfig& config);
 
+  // The id of a text in a lookup table of schema version 5 (an axis config, a tool
+  // version), inserted if new.
+  enum class TextTable { axis_configs, tool_versions };
+  RowId text_id(TextTable table, const std::string& text);
+
   // Inserts the measurement unless one with the same identity exists; returns its id
   // either way and whether it was inserted.
   std::pair<RowId, bool> add_measurement(RowId device_id, const Measurement& measurement);
@@ -58,9 +63,10 @@ class RowWriter {
   // Inserts or (with `replace`) replaces by key; returns {inserted, replaced}.
   std::pair<bool, bool> put_binary(const CompiledBinary& binary, bool replace);
 
-  // Axis rows (schema version 4), as their flat counterparts above: a measurement is
-  // inserted unless one with the same identity exists; a winner is written at its key
-  // (device, axis class), replacing the one there; a mark is added (or refreshed).
+  // Axis rows (schema version 4; a measurement's config and tool version are ids since 5),
+  // as their flat counterparts above: a measurement is inserted unless one with the same
+  // identity exists; a winner is written at its key (device, axis class), replacing the
+  // one there; a mark is added (or refreshed).
   std::pair<RowId, bool> add_axis_measurement(RowId device_id, const AxisMeasurement& measurement);
   void put_axis_winner(RowId device_id, const AxisWinner& winner, std::optional<RowId> measurement_id,
                        WinnerSource source);
@@ -76,7 +82,8 @@ class RowWriter {
   Statement& prepared(std::optional<Statement>& slot, std::string_view sql);
 
   const Connection& connection_;
-  std::map<std::string, RowId> config_ids_;
+  std::map<std::string, RowId> config_ids_, axis_config_ids_, tool_version_ids_;
+  std::optional<Statement> find_axis_config_, insert_axis_config_, find_tool_version_, insert_tool_version_;
   std::optional<Statement> upsert_device_, find_device_, insert_device_, find_config_,
       insert_config_, insert_measurement_, find_measurement_, put_winner_, find_winner_,
       mark_bucket_, refresh_bucket_, find_binary_, put_binary_, insert_bench_, find_bench_, insert_axis_measurement_,

@@ -196,33 +196,83 @@ CREATE TABLE axis_tuned_buckets (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 5: a leaner axis_measurements. A default run stores tens of thousands of axis
+// measurements, and each repeated its config text and the tool version, in the row and
+// again in the identity's index: about 60% of a row's bytes. Both are now ids into
+// lookup tables (axis_configs, tool_versions), as flat measurements refer to configs.
+// The table is rebuilt under its old name, keeping every row and id, so axis_winners'
+// measurement_id still points at the same rows. The caller runs the steps with foreign
+// key enforcement off (SQLite's procedure for rebuilding a table that others refer to)
+// and checks the keys before it commits.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE axis_configs (
+  id   INTEGER PRIMARY KEY,
+  text TEXT    NOT NULL UNIQUE CHECK (text <> '')  -- canonical axis config text
+);
+CREATE TABLE tool_versions (
+  id   INTEGER PRIMARY KEY,
+  text TEXT    NOT NULL UNIQUE
+);
+INSERT INTO axis_configs (text) SELECT DISTINCT config FROM axis_measurements ORDER BY config;
+INSERT INTO tool_versions (text) SELECT DISTINCT tool_version FROM axis_measurements ORDER BY tool_version;
+CREATE TABLE axis_measurements_v5 (
+  id              INTEGER PRIMARY KEY,
+  device_id       INTEGER NOT NULL REFERENCES devices (id),
+  op              TEXT    NOT NULL,
+  dtype           TEXT    NOT NULL,
+  out_dtype       TEXT    NOT NULL,
+  layout          TEXT    NOT NULL CHECK (layout IN ('rows', 'columns')),
+  reduced         INTEGER NOT NULL,
+  outputs         INTEGER NOT NULL,
+  inner           INTEGER NOT NULL,
+  config_id       INTEGER NOT NULL REFERENCES axis_configs (id),
+  status          TEXT    NOT NULL CHECK (status IN
+                    ('ok', 'compile_failed', 'launch_failed', 'wrong_result', 'skipped')),
+  median_ms       REAL,
+  spread          REAL,
+  repetitions     INTEGER NOT NULL,
+  gbps            REAL,
+  tool_version_id INTEGER NOT NULL REFERENCES tool_versions (id),
+  created_at_us   INTEGER NOT NULL,
+  detail          TEXT    NOT NULL DEFAULT '',
+  UNIQUE (device_id, op, dtype, out_dtype, layout, reduced, outputs, inner, config_id, created_at_us,
+          tool_version_id)
+);
+INSERT INTO axis_measurements_v5
+  SELECT m.id, m.device_id, m.op, m.dtype, m.out_dtype, m.layout, m.reduced, m.outputs, m.inner, c.id, m.status,
+         m.median_ms, m.spread, m.repetitions, m.gbps, t.id, m.created_at_us, m.detail
+  FROM axis_measurements m
+  JOIN axis_configs c ON c.text = m.config
+  JOIN tool_versions t ON t.text = m.tool_version;
+DROP TABLE axis_measurements;
+ALTER TABLE axis_measurements_v5 RENAME TO axis_measurements;
+)sql";
+
 // kSteps[i] takes a file from version i to i + 1. Append only: a released step never
 // changes, or files made by it would no longer match.
-constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
+constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
 static_assert(std::size(kSteps) == kSchemaVersion, "kSchemaVersion names the last step");
 
 // kReadShims[i] lets a read-only connection to a file of version i + 1 or older read it
 // as version i + 1, without writing the file and without copying it: temp-schema views
-// and empty temp tables, which SQLite resolves before the file's own tables. Every
-// schema step needs its shim (a new table: an empty temp table; a new column: a view
-// that supplies its default).
-constexpr const char* kReadShims[] = {
-    "",  // version 1 is the first schema
-    "CREATE TEMP VIEW measurements AS SELECT *, '' AS detail FROM main.measurements;",
-    R"sql(
-CREATE TEMP TABLE bench_results (
-  id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
-  out_dtype TEXT NOT NULL, layout TEXT NOT NULL, layout_outer INTEGER NOT NULL, layout_inner INTEGER NOT NULL,
-  n INTEGER NOT NULL, implementation TEXT NOT NULL, config TEXT NOT NULL, median_ms REAL, spread REAL,
-  repetitions INTEGER NOT NULL, gbps REAL, peak_fraction REAL, peak_gbps REAL, run_id TEXT NOT NULL,
-  tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL);
-)sql",
-    R"sql(
+// and temp tables, which SQLite resolves before the file's own tables. Every schema step
+// needs its shim (a new table: an empty temp table; a new column: a view that supplies
+// its default). A shim that creates an empty table creates it as the current schema has
+// it; a later step's shim that rebuilds that table then applies only to files that have
+// it (`oldest`, the oldest file version it serves).
+struct ReadShim {
+  const char* sql;
+  int oldest = 0;
+};
+
+constexpr const char* kAxisTablesShim = R"sql(
+CREATE TEMP TABLE axis_configs (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TEMP TABLE tool_versions (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
 CREATE TEMP TABLE axis_measurements (
   id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
   out_dtype TEXT NOT NULL, layout TEXT NOT NULL, reduced INTEGER NOT NULL, outputs INTEGER NOT NULL,
-  inner INTEGER NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL, median_ms REAL, spread REAL,
-  repetitions INTEGER NOT NULL, gbps REAL, tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL,
+  inner INTEGER NOT NULL, config_id INTEGER NOT NULL, status TEXT NOT NULL, median_ms REAL, spread REAL,
+  repetitions INTEGER NOT NULL, gbps REAL, tool_version_id INTEGER NOT NULL, created_at_us INTEGER NOT NULL,
   detail TEXT NOT NULL);
 CREATE TEMP TABLE axis_winners (
   id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
@@ -233,7 +283,40 @@ CREATE TEMP TABLE axis_tuned_buckets (
   device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL, out_dtype TEXT NOT NULL, layout TEXT NOT NULL,
   reduced_bucket INTEGER NOT NULL, outputs_bucket INTEGER NOT NULL, tool_version TEXT NOT NULL,
   created_at_us INTEGER NOT NULL);
-)sql",
+)sql";
+
+// A version 4 file's axis measurements, read as version 5's: views number the file's
+// distinct texts (ids of this connection's own) and join them. Views cost nothing until a
+// query reads them, so opening an old file stays as cheap as before.
+constexpr const char* kAxisIdsShim = R"sql(
+CREATE TEMP VIEW axis_configs AS
+  SELECT row_number() OVER (ORDER BY config) AS id, config AS text
+  FROM (SELECT DISTINCT config FROM main.axis_measurements);
+CREATE TEMP VIEW tool_versions AS
+  SELECT row_number() OVER (ORDER BY tool_version) AS id, tool_version AS text
+  FROM (SELECT DISTINCT tool_version FROM main.axis_measurements);
+CREATE TEMP VIEW axis_measurements AS
+  SELECT m.id, m.device_id, m.op, m.dtype, m.out_dtype, m.layout, m.reduced, m.outputs, m.inner,
+         c.id AS config_id, m.status, m.median_ms, m.spread, m.repetitions, m.gbps, t.id AS tool_version_id,
+         m.created_at_us, m.detail
+  FROM main.axis_measurements m
+  JOIN temp.axis_configs c ON c.text = m.config
+  JOIN temp.tool_versions t ON t.text = m.tool_version;
+)sql";
+
+constexpr ReadShim kReadShims[] = {
+    {""},  // version 1 is the first schema
+    {"CREATE TEMP VIEW measurements AS SELECT *, '' AS detail FROM main.measurements;"},
+    {R"sql(
+CREATE TEMP TABLE bench_results (
+  id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
+  out_dtype TEXT NOT NULL, layout TEXT NOT NULL, layout_outer INTEGER NOT NULL, layout_inner INTEGER NOT NULL,
+  n INTEGER NOT NULL, implementation TEXT NOT NULL, config TEXT NOT NULL, median_ms REAL, spread REAL,
+  repetitions INTEGER NOT NULL, gbps REAL, peak_fraction REAL, peak_gbps REAL, run_id TEXT NOT NULL,
+  tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL);
+)sql"},
+    {kAxisTablesShim},
+    {kAxisIdsShim, 4},
 };
 static_assert(std::size(kReadShims) == std::size(kSteps), "every schema step needs a read shim");
 
@@ -295,8 +378,11 @@ void add_read_shims(const Connection& connection, int from) {
   if (from < 1 || from > static_cast<int>(std::size(kReadShims)))
     throw DbError(SQLITE_MISUSE, connection.label() + ": no read shim from schema version " + std::to_string(from));
   for (int version = from; version < static_cast<int>(std::size(kReadShims)); ++version)
-    connection.exec(kReadShims[version], "cannot read schema version " + std::to_string(from));
+    if (from >= kReadShims[version].oldest)
+      connection.exec(kReadShims[version].sql, "cannot read schema version " + std::to_string(from));
 }
+
+bool migration_rebuilds_tables(int from) { return from == 4; }  // older files had no axis rows
 
 void migrate(const Connection& connection, int from, int to) {
   static_assert(std::size(kSteps) >= 1);
@@ -306,6 +392,15 @@ void migrate(const Connection& connection, int from, int to) {
   }
   for (int version = from; version < to; ++version)
     connection.exec(kSteps[version], "cannot migrate the schema to version " + std::to_string(version + 1));
+  // The steps run without foreign key enforcement (a rebuilt table keeps its ids and its
+  // references); what they wrote must still satisfy every key.
+  if (from > 0) {
+    Statement check(connection, "PRAGMA foreign_key_check");
+    if (check.step())
+      throw DbError(SQLITE_CONSTRAINT_FOREIGNKEY, connection.label() + ": migrating to schema version " +
+                                                      std::to_string(to) + " broke a reference in table " +
+                                                      check.text(0) + " (the file was not changed)");
+  }
   // PRAGMAs take no parameters; both values are integers from this file.
   const std::string pragmas = "PRAGMA user_version = " + std::to_string(to) +
                               "; PRAGMA application_id = " + std::to_string(kApplicationId) + ";";

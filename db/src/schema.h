@@ -35,6 +35,10 @@ bool is_empty(const FileState& state);
 // written to the file and nothing of it is copied.
 void add_read_shims(const Connection& connection, int from);
 
+// Whether migrating a file of version `from` rebuilds a table (version 5 rebuilds
+// axis_measurements), leaving the old table's pages free in the file.
+bool migration_rebuilds_tables(int from);
+
 // Applies the steps from `from` to `to` and sets user_version and application_id. The
 // caller holds a write transaction.
 void migrate(const Connection& connection, int from, int to);

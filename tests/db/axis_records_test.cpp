@@ -318,19 +318,26 @@ TEST(AxisDatabase, SchemaRefusesLayoutsOtherThanRowsAndColumnsFromAnyWriter) {
   auto database = Database::open_in_memory();
   const RowId device = database.upsert_device(sample_device());
   const auto& connection = DatabaseAccess::connection(database);
-  for (const char* layout : {"flat", "general", "strided"}) {
+  connection.exec("INSERT INTO axis_configs (id, text) VALUES (1, 'rows:block=32');"
+                  "INSERT INTO tool_versions (id, text) VALUES (1, 'x')");
+  auto insert_with = [&](const char* layout, std::int64_t config_id) {
     detail::Statement insert(connection,
                              "INSERT INTO axis_measurements (device_id, op, dtype, out_dtype, layout, reduced, outputs, "
-                             "inner, config, status, repetitions, tool_version, created_at_us) VALUES "
-                             "(?1, 'sum', 'f32', 'f32', ?2, 4, 4, 1, 'rows:block=32', 'ok', 1, 'x', 0)");
-    insert.bind(1, device).bind(2, layout);
+                             "inner, config_id, status, repetitions, tool_version_id, created_at_us) VALUES "
+                             "(?1, 'sum', 'f32', 'f32', ?2, 4, 4, 1, ?3, 'ok', 1, 1, 0)");
+    insert.bind(1, device).bind(2, layout).bind(3, config_id);
     try {
       insert.run();
-      ADD_FAILURE() << layout << " was stored";
+      ADD_FAILURE() << layout << " with config " << config_id << " was stored";
+      return 0;
     } catch (const DbError& e) {
-      EXPECT_EQ(e.code(), SQLITE_CONSTRAINT_CHECK) << layout;
+      return e.code();
     }
-  }
+  };
+  for (const char* layout : {"flat", "general", "strided"}) EXPECT_EQ(insert_with(layout, 1), SQLITE_CONSTRAINT_CHECK);
+  // A config id with no text behind it is refused too, and so is an empty text.
+  EXPECT_EQ(insert_with("rows", 2), SQLITE_CONSTRAINT_FOREIGNKEY);
+  EXPECT_THROW(connection.exec("INSERT INTO axis_configs (text) VALUES ('')"), DbError);
   EXPECT_EQ(database.counts().axis_measurements, 0);
 }
 

@@ -3,9 +3,10 @@
 // db_make_fixtures (which writes tests/assets/db/schema_vN.db) and by the migration
 // tests, for a version whose fixture is not checked in yet.
 // The rows are written with that version's columns by hand, because the current row
-// writers speak the current schema. Version 1, 2 and 3 files hold the same rows (each with
-// its own device UUID); version 2 adds a failure detail, the column it introduced, and
-// version 3 one bench row, the table it introduced.
+// writers speak the current schema. Version 1 to 4 files hold the same rows (each with its
+// own device UUID); version 2 adds a failure detail, the column it introduced, version 3
+// one bench row, the table it introduced, and version 4 one tuned axis class (four
+// measurements, a winner and its mark), the tables it introduced.
 #pragma once
 
 #include <bit>
@@ -105,6 +106,41 @@ inline void write_fixture(const std::filesystem::path& path, int version) {
                     "'cub::DeviceReduce::Sum', 0.02, 0.01, 50, 3355.4432, 0.99, 3389.3, 'fixture-run', '0.2.0', ?2)");
     bench.bind(1, n).bind(2, kTime);
     bench.run();
+  }
+  if (version >= 4) {  // v4: one tuned axis class, its config and tool version as text
+    auto axis = [&](const char* config, const char* status, double median_ms, const char* tool_version,
+                    std::int64_t at) -> std::int64_t {
+      Statement m(c,
+                  "INSERT INTO axis_measurements (device_id, op, dtype, out_dtype, layout, reduced, outputs, inner, "
+                  "config, status, median_ms, spread, repetitions, gbps, tool_version, created_at_us, detail) "
+                  "VALUES (1, 'sum', 'f32', 'f32', 'rows', 1024, 16384, 1, ?1, ?2, ?3, 0.01, 25, ?4, ?5, ?6, ?7)");
+      m.bind(1, config).bind(2, status).bind(5, tool_version).bind(6, at);
+      if (median_ms > 0)
+        m.bind(3, median_ms).bind(4, 1024.0 * 16384 * 4 / (median_ms * 1e6)).bind(7, "");
+      else
+        m.bind_null(3).bind_null(4).bind(7, "launch: too many resources requested");
+      m.run();
+      return sqlite3_last_insert_rowid(c.get());
+    };
+    const char* fast_axis = "rows:block=256,vec=4,rows_per_block=1";
+    const std::int64_t time = kTime;
+    axis("rows:block=128,vec=1,rows_per_block=1", "ok", 0.05, "0.4.0", time);
+    const auto axis_winner = axis(fast_axis, "ok", 0.025, "0.4.0", time);
+    axis("rows:block=1024,vec=4,rows_per_block=8", "launch_failed", 0, "0.4.0", time);
+    // The same config again, measured by a later tool: a row of its own.
+    axis(fast_axis, "ok", 0.026, "0.4.1", time + 1);
+    Statement aw(c,
+                 "INSERT INTO axis_winners (device_id, op, dtype, out_dtype, layout, reduced_bucket, outputs_bucket, "
+                 "config, median_ms, gbps, measurement_id, source, tool_version, created_at_us) VALUES "
+                 "(1, 'sum', 'f32', 'f32', 'rows', 10, 14, ?1, 0.025, 2684.35456, ?2, 'tuned', '0.4.0', ?3)");
+    aw.bind(1, fast_axis).bind(2, axis_winner).bind(3, time);
+    aw.run();
+    Statement ab(c,
+                 "INSERT INTO axis_tuned_buckets (device_id, op, dtype, out_dtype, layout, reduced_bucket, "
+                 "outputs_bucket, tool_version, created_at_us) VALUES (1, 'sum', 'f32', 'f32', 'rows', 10, 14, "
+                 "'0.4.0', ?1)");
+    ab.bind(1, time);
+    ab.run();
   }
   t.commit();
 }

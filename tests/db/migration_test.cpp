@@ -89,16 +89,51 @@ void expect_fixture_rows(const Database& database, int version) {
   }
   EXPECT_EQ(database.latest_bench_results(*device_id).size(), bench.size());
   EXPECT_EQ(database.counts().bench_results, version >= 3 ? 1 : 0);
-  // The tables v4 added: there, and empty.
-  EXPECT_TRUE(database.axis_measurements(*device_id).empty());
-  EXPECT_TRUE(database.axis_measurements(*device_id, axis_class()).empty());
-  EXPECT_TRUE(database.axis_winners_for_device(*device_id).empty());
-  EXPECT_TRUE(database.axis_winners_for_same_arch(sample_device("GPU-other")).empty());
-  EXPECT_TRUE(database.axis_tuned_buckets(*device_id).empty());
+  // The tables v4 added: there, and empty before v4.
   const auto counts = database.counts();
-  EXPECT_EQ(counts.axis_measurements, 0);
-  EXPECT_EQ(counts.axis_winners, 0);
-  EXPECT_EQ(counts.axis_tuned_buckets, 0);
+  // Another device of the fixture's arch sees the fixture's axis winners, from v4 on.
+  EXPECT_EQ(database.axis_winners_for_same_arch(sample_device("GPU-other")).size(), version >= 4 ? 1u : 0u);
+  if (version < 4) {
+    EXPECT_TRUE(database.axis_measurements(*device_id).empty());
+    EXPECT_TRUE(database.axis_measurements(*device_id, axis_class()).empty());
+    EXPECT_TRUE(database.axis_winners_for_device(*device_id).empty());
+    EXPECT_TRUE(database.axis_tuned_buckets(*device_id).empty());
+    EXPECT_EQ(counts.axis_measurements, 0);
+    EXPECT_EQ(counts.axis_winners, 0);
+    EXPECT_EQ(counts.axis_tuned_buckets, 0);
+    return;
+  }
+  // v4's rows, whose config and tool version texts v5 stores as ids: the same texts and
+  // ids, and the winner still points at its measurement.
+  const auto axis = database.axis_measurements(*device_id);
+  ASSERT_EQ(axis.size(), 4u);
+  EXPECT_EQ(database.axis_measurements(*device_id, axis_class()).size(), 4u);
+  EXPECT_EQ(axis[0].config, "rows:block=128,vec=1,rows_per_block=1");
+  EXPECT_EQ(axis[1].config, "rows:block=256,vec=4,rows_per_block=1");
+  EXPECT_EQ(axis[3].config, axis[1].config);
+  EXPECT_EQ(axis[1].tool_version, "0.4.0");
+  EXPECT_EQ(axis[3].tool_version, "0.4.1");
+  EXPECT_EQ(axis[1].median_ms, 0.025);
+  EXPECT_EQ(axis[1].reduced, 1024u);
+  EXPECT_EQ(axis[1].outputs, 16384u);
+  EXPECT_EQ(axis[1].inner, 1u);
+  EXPECT_EQ(axis[2].status, MeasurementStatus::launch_failed);
+  EXPECT_TRUE(std::isnan(axis[2].median_ms));
+  EXPECT_EQ(axis[2].detail, "launch: too many resources requested");
+  for (std::size_t i = 0; i < axis.size(); ++i) EXPECT_EQ(axis[i].id, static_cast<RowId>(i + 1));
+  const auto axis_winners = database.axis_winners_for_device(*device_id);
+  ASSERT_EQ(axis_winners.size(), 1u);
+  EXPECT_EQ(axis_winners[0].config, axis[1].config);
+  EXPECT_EQ(axis_winners[0].measurement_id, axis[1].id);
+  EXPECT_EQ(database.axis_tuned_buckets(*device_id), std::vector<AxisProblemClass>{axis_class()});
+  EXPECT_EQ(counts.axis_measurements, 4);
+  EXPECT_EQ(counts.axis_winners, 1);
+  EXPECT_EQ(counts.axis_tuned_buckets, 1);
+}
+
+std::int64_t table_rows(const Database& database, const std::string& table) {
+  detail::Statement s(DatabaseAccess::connection(database), "SELECT count(*) FROM " + table);
+  return s.step() ? s.int64(0) : -1;
 }
 
 int file_user_version(const std::filesystem::path& path) {
@@ -181,6 +216,98 @@ TEST(Migration, UpgradesV3FixtureWhenOpenedForWriting) {
   EXPECT_EQ(reopened->counts().bench_results, 1);
 }
 
+TEST(Migration, UpgradesV4FixtureWhenOpenedForWriting) {
+  TempDir dir;
+  const auto path = copy_fixture(dir, 4);
+  EXPECT_EQ(file_user_version(path), 4);
+  {
+    auto database = Database::open(path);
+    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
+    expect_fixture_rows(database, 4);
+    EXPECT_TRUE(database.integrity_problems().empty());
+    // Each text once: two configs of four rows share one, two tool versions.
+    EXPECT_EQ(table_rows(database, "axis_configs"), 3);
+    EXPECT_EQ(table_rows(database, "tool_versions"), 2);
+    // A migrated row's identity still finds it: merging the file into itself adds nothing.
+    const auto stats = merge_snapshot(database, read_snapshot(database));
+    EXPECT_EQ(stats.axis_measurements_added, 0);
+    EXPECT_EQ(stats.axis_measurements_duplicate, 4);
+    // New rows reuse the texts already there and add what is new.
+    const RowId device_id = *database.find_device("GPU-fixture-v4");
+    auto bucket = sample_axis_bucket(database.device(device_id)->key, axis_class(AxisLayout::columns));
+    bucket.tool_version = "0.4.0";
+    for (auto& m : bucket.measurements) m.tool_version = "0.4.0";
+    const auto stored = database.store_axis_bucket(bucket);
+    EXPECT_EQ(table_rows(database, "tool_versions"), 2);
+    EXPECT_EQ(table_rows(database, "axis_configs"), 6);
+    EXPECT_EQ(database.axis_measurements(device_id).size(), 7u);
+    EXPECT_EQ(database.axis_measurements(device_id, axis_class(AxisLayout::columns)).back().tool_version, "0.4.0");
+    EXPECT_EQ(database.axis_winners_for_device(device_id).size(), 2u);
+    EXPECT_EQ(stored.device_id, device_id);
+    EXPECT_TRUE(database.integrity_problems().empty());
+  }
+  EXPECT_EQ(file_user_version(path), kSchemaVersion);
+}
+
+// The reason for version 5: an axis measurement's row and index no longer repeat its
+// config and tool version texts. Many rows of few texts take far less room than before.
+TEST(Migration, V5StoresAxisTextsOnce) {
+  TempDir dir;
+  auto bytes_for_rows = [&](const std::filesystem::path& path, bool old_schema) {
+    {
+      detail::Connection raw(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path.string());
+      detail::Transaction t(raw, detail::TransactionKind::immediate);
+      detail::migrate(raw, 0, old_schema ? 4 : kSchemaVersion);
+      raw.exec("INSERT INTO devices VALUES (1, 'GPU-x', 'x', 9, 0, 132, 0, 0, 0, 0, 0)");
+      if (old_schema) {
+        detail::Statement m(raw,
+                            "INSERT INTO axis_measurements (device_id, op, dtype, out_dtype, layout, reduced, "
+                            "outputs, inner, config, status, median_ms, spread, repetitions, gbps, tool_version, "
+                            "created_at_us) VALUES (1, 'sum', 'f32', 'f32', 'columns', ?1, 100, 100, "
+                            "'columns:block=256,by=8,vec=4,split=none,rows=1,unroll=4,sm=' || (?1 % 16), 'ok', "
+                            "0.01, 0.001, 25, 1000.0, 'reduce-tune 0.1.0 kernels 0123456789abcdef axis 2', ?1)");
+        for (int i = 0; i < 20000; ++i) {
+          m.bind(1, std::int64_t{i});
+          m.run();
+          m.reset();
+        }
+      }
+      t.commit();
+    }
+    if (!old_schema) {
+      auto database = Database::open(path);
+      AxisBucketResult bucket;
+      bucket.device = sample_device("GPU-x");
+      bucket.problem = axis_class(AxisLayout::columns, 14, 6);
+      bucket.tool_version = "reduce-tune 0.1.0 kernels 0123456789abcdef axis 2";
+      for (int i = 0; i < 20000; ++i) {
+        auto m = sample_axis_measurement(bucket.problem,
+                                         "columns:block=256,by=8,vec=4,split=none,rows=1,unroll=4,sm=" +
+                                             std::to_string(i % 16),
+                                         0.01, fixed_time(i));
+        m.tool_version = bucket.tool_version;
+        bucket.measurements.push_back(m);
+      }
+      bucket.winner = 0;
+      database.store_axis_bucket(bucket);
+    }
+    return std::filesystem::file_size(path);
+  };
+  const auto v4 = bytes_for_rows(dir / "v4.db", true);
+  const auto v5 = bytes_for_rows(dir / "v5.db", false);
+  EXPECT_LT(static_cast<double>(v5), 0.6 * static_cast<double>(v4)) << v4 << " bytes at v4, " << v5 << " at v5";
+  // A v4 file migrated keeps every row, and gives back the old table's pages.
+  {
+    auto migrated = Database::open(dir / "v4.db");
+    EXPECT_EQ(migrated.counts().axis_measurements, 20000);
+    EXPECT_EQ(table_rows(migrated, "axis_configs"), 16);
+    EXPECT_EQ(table_rows(migrated, "tool_versions"), 1);
+    EXPECT_TRUE(migrated.integrity_problems().empty());
+  }
+  const auto after = std::filesystem::file_size(dir / "v4.db");
+  EXPECT_LT(static_cast<double>(after), 0.6 * static_cast<double>(v4)) << v4 << " bytes before, " << after << " after";
+}
+
 TEST(Migration, MigratedSchemaEqualsFreshSchema) {
   TempDir dir;
   const auto fresh = Database::open(dir / "fresh.db");
@@ -212,17 +339,21 @@ TEST(Migration, ReadsOldFixturesReadOnlyWithoutWritingThem) {
       EXPECT_THROW(database->store_bench_results(sample_device(), sample_bench_run(sum_f32(), 64, "r", fixed_time())),
                    DbError);
       EXPECT_THROW(database->store_axis_bucket(sample_axis_bucket(sample_device(), axis_class())), DbError);
-      // An export of an old file reads through the same shims: no axis rows.
+      // An export of an old file reads through the same shims: axis rows from v4 on.
       const auto snapshot = read_snapshot(*database);
       EXPECT_EQ(snapshot.measurements.size(), 3u);
-      EXPECT_TRUE(snapshot.axis_measurements.empty());
-      EXPECT_TRUE(snapshot.axis_winners.empty());
-      EXPECT_TRUE(snapshot.axis_tuned_buckets.empty());
+      EXPECT_EQ(snapshot.axis_measurements.size(), version >= 4 ? 4u : 0u) << version;
+      EXPECT_EQ(snapshot.axis_winners.size(), version >= 4 ? 1u : 0u) << version;
+      EXPECT_EQ(snapshot.axis_tuned_buckets.size(), version >= 4 ? 1u : 0u) << version;
     }
     // load_snapshot (db import/merge of an old file) opens it read-only too.
     const auto loaded = load_snapshot(path);
     EXPECT_EQ(loaded.winners.size(), 1u) << version;
-    EXPECT_TRUE(loaded.axis_measurements.empty()) << version;
+    EXPECT_EQ(loaded.axis_measurements.size(), version >= 4 ? 4u : 0u) << version;
+    if (version >= 4) {
+      EXPECT_EQ(loaded.axis_measurements[3].tool_version, "0.4.1");
+      EXPECT_EQ(loaded.axis_winners[0].measurement_id, loaded.axis_measurements[1].id);
+    }
     EXPECT_EQ(file_bytes(path), before) << version;
     EXPECT_EQ(file_user_version(path), version);
   }
