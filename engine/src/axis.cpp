@@ -1059,7 +1059,11 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
   CompileRequest request;
   request.program_name = "reduce_tune_axis.cu";
   request.source = src.str();
-  request.name_expressions = {main + type + " >", "rt::axis_finalize_kernel<" + type + " >"};
+  request.name_expressions = {main + type + " >"};
+  // Only a two-pass plan launches the finalize kernel (plan_axis_launch). Compiling it
+  // for the other splits cost 11-12% of their NVRTC time (f32 sums; docs/BENCHMARKS.md, set
+  // AD), and axis programs are most of a default run's compiling.
+  if (spec.split == AxisSplit::two_pass) request.name_expressions.push_back("rt::axis_finalize_kernel<" + type + " >");
   if (axis_has_twin(spec)) request.name_expressions.push_back(main + type + ", true>");
   request.arch = arch;
   const auto templates = kernel_template_sources();

@@ -35,6 +35,11 @@ TEST_P(CompileAll, EveryOpAndDtypeCompiles) {
   EXPECT_FALSE(program.cubin.empty());
   ASSERT_EQ(program.lowered_names.size(), 2 * specs.size());
   for (const auto& name : program.lowered_names) EXPECT_EQ(name.rfind("_Z", 0), 0u) << name;
+  // Each spec's main kernel, then its finalize kernel, as KernelSet tells them apart.
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_FALSE(is_finalize_kernel_name(program.lowered_names[2 * i])) << program.lowered_names[2 * i];
+    EXPECT_TRUE(is_finalize_kernel_name(program.lowered_names[2 * i + 1])) << program.lowered_names[2 * i + 1];
+  }
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::tuple<Strategy, int>>& info) {

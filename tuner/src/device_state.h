@@ -195,8 +195,9 @@ class DeviceState {
   }
 
   // Any other program (the axis kernels): compiled in the background under `key`
-  // (which must name the request and its options uniquely), loaded on first use; the
-  // program's kernels come in (main, finalize) pairs.
+  // (which must name the request and its options uniquely), loaded on first use as
+  // KernelSet loads one spec's program (its main kernel, a finalize kernel where it has
+  // one, a twin where it has one).
   void compile_request_async(const std::string& key, const CompileRequest& request,
                              Urgency urgency = Urgency::background) {
     enqueue("request " + key, urgency, [this, request] { return cache_.get(request); });

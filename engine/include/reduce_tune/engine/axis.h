@@ -104,8 +104,9 @@ bool batched_tail_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
 // batched_tail_pays takes at one of `shapes` at least, where not there already.
 void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes);
 
-// The compile request for one spec: name expressions main kernel, then finalize kernel,
-// then, where axis_has_twin, the main kernel's twin.
+// The compile request for one spec: name expressions main kernel, then the finalize
+// kernel where the spec splits in two passes (no other plan launches it), then, where
+// axis_has_twin, the main kernel's twin. KernelSet tells the finalize kernel by its name.
 CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
 
 // Whether a spec's program has a twin of its main kernel for data off the vector grid
