@@ -91,10 +91,14 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
 std::string axis_fill_note(const AxisWorkPlan& fill);
 
 // What an axis class's measurements, winner and done mark record: tool_version_string()
-// and the revision of the rule that chooses a class's winner (2: it holds against the
-// built-in choice at every sample shape, ac6b866), so that a run tunes again the classes
-// an earlier rule chose, and leaves the flat buckets done.
-inline constexpr int kAxisRuleRevision = 2;
+// and the revision of the axis tuner's rule and programs, so that a run tunes again the
+// classes an earlier revision chose or compiled, and leaves the flat buckets done. 2: a
+// class's winner holds against the built-in choice at every sample shape (ac6b866). 3: an
+// axis program carries the finalize kernel only where it splits in two passes, which
+// changes the binary-cache key of every other winner's program; without a new tune the
+// runtime would compile those at their first call in every process (it never writes the
+// database) and `db gc` would drop the binaries stored under the old keys.
+inline constexpr int kAxisRuleRevision = 3;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
