@@ -142,13 +142,22 @@ int file_user_version(const std::filesystem::path& path) {
   return version.step() ? version.int32(0) : -1;
 }
 
+// Fixture `version` copied into `dir` (its path in `path`) and opened for writing, which
+// migrates it: the file's version before, the database's after, and the fixture's rows.
+Database open_migrated_fixture(const TempDir& dir, int version, std::filesystem::path* path) {
+  *path = copy_fixture(dir, version);
+  EXPECT_EQ(file_user_version(*path), version);
+  auto database = Database::open(*path);
+  EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
+  expect_fixture_rows(database, version);
+  return database;
+}
+
 TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
   TempDir dir;
-  const auto path = copy_fixture(dir, 1);
+  std::filesystem::path path;
   {
-    auto database = Database::open(path);
-    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
-    expect_fixture_rows(database, 1);
+    auto database = open_migrated_fixture(dir, 1, &path);
     EXPECT_TRUE(database.integrity_problems().empty());
     // New rows use the new column.
     auto bucket = sample_bucket(sample_device(), sum_f32(), 12);
@@ -161,12 +170,9 @@ TEST(Migration, UpgradesV1FixtureWhenOpenedForWriting) {
 
 TEST(Migration, UpgradesV2FixtureWhenOpenedForWriting) {
   TempDir dir;
-  const auto path = copy_fixture(dir, 2);
-  EXPECT_EQ(file_user_version(path), 2);
+  std::filesystem::path path;
   {
-    auto database = Database::open(path);
-    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
-    expect_fixture_rows(database, 2);
+    auto database = open_migrated_fixture(dir, 2, &path);
     // Bench rows go in beside the old rows, for the fixture's own device too.
     auto device = database.device(*database.find_device("GPU-fixture-v2"))->key;
     const auto ids = database.store_bench_results(device, sample_bench_run(sum_f32(), 1u << 24, "r", fixed_time()));
@@ -185,12 +191,9 @@ TEST(Migration, UpgradesV2FixtureWhenOpenedForWriting) {
 
 TEST(Migration, UpgradesV3FixtureWhenOpenedForWriting) {
   TempDir dir;
-  const auto path = copy_fixture(dir, 3);
-  EXPECT_EQ(file_user_version(path), 3);
+  std::filesystem::path path;
   {
-    auto database = Database::open(path);
-    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
-    expect_fixture_rows(database, 3);
+    auto database = open_migrated_fixture(dir, 3, &path);
     // Axis rows go in beside the old rows, for the fixture's own device too.
     const RowId device_id = *database.find_device("GPU-fixture-v3");
     const auto device = database.device(device_id)->key;
@@ -218,12 +221,9 @@ TEST(Migration, UpgradesV3FixtureWhenOpenedForWriting) {
 
 TEST(Migration, UpgradesV4FixtureWhenOpenedForWriting) {
   TempDir dir;
-  const auto path = copy_fixture(dir, 4);
-  EXPECT_EQ(file_user_version(path), 4);
+  std::filesystem::path path;
   {
-    auto database = Database::open(path);
-    EXPECT_EQ(database.file_schema_version(), kSchemaVersion);
-    expect_fixture_rows(database, 4);
+    auto database = open_migrated_fixture(dir, 4, &path);
     EXPECT_TRUE(database.integrity_problems().empty());
     // Each text once: two configs of four rows share one, two tool versions.
     EXPECT_EQ(table_rows(database, "axis_configs"), 3);
