@@ -223,6 +223,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   s.block = 256;
   const std::uint64_t r = shape.reduced;
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
+  bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
   switch (shape.layout) {
     case AxisLayout::columns: {
       // Dense only where there is enough to read to pay for it: up to 2^20 elements in
@@ -280,15 +281,28 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 64. Off the grid, on an H200 (f16 sum and max, R = 3 .. 1000 over 2^18 + 1 ..
       // 2^24 - 1 outputs): 1.07 to 1.38 times faster than a thread per output, except
       // R = 100 over 2^18 + 1 (0.99 times).
-      if (size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512)))
-        s.vec = 4;
+      //
+      // Off the 4-element grid (rows of a number of outputs that 4 does not divide), only
+      // below R = 32: from there a thread per output reads faster wherever the vectors'
+      // scalar loads do not happen to suit the rows' alignment. On an H200 (f16 sums,
+      // the built-in choice against a thread per output, eight loads in flight): outputs
+      // of 3 mod 4 1.2 to 1.4 times faster so (100 x 1048575 64.5 against 90.5 us, 257 x
+      // 262143 43.1 against 52.2, 1000 x 262143 161.8 against 193.0, 127 x 2097151 163.3
+      // against 189.1), 1 mod 4 1.04 to 1.08 times slower (100 x 1048577 64.4 against
+      // 61.8, 1000 x 262145 161.8 against 149.7); at R = 33 the same (33 x 4194303, 89.0
+      // against 89.6). The grid of the benchmarks held only 2^k + 1 outputs (1 mod 4),
+      // where the rules below were first measured.
+      const bool on_grid = shape.inner % 4 == 0 && shape.reduced_stride % 4 == 0 && shape.outer_stride % 4 == 0;
+      const bool wants_16bit_vectors =
+          size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512));
+      if (wants_16bit_vectors && (on_grid || r < 32)) s.vec = 4;
+      off_grid_16bit = wants_16bit_vectors && s.vec == 1;
       // 4-byte elements over short columns (R <= 128) of many outputs on the 16-byte
       // grid: four adjacent outputs per thread, one 16-byte load per row and one vector
       // store of the results. Tuned on an H100 and an H200 (f32 sums and max, R = 2 ..
       // 97 over 2^18 .. 2^24 outputs): the fastest configs, R = 3 x 2^24 in 94.5 against
       // 106.8 us (H100) and 71.3 against 92.1 us (H200); off the grid (rows of an odd
       // number of outputs: scalar loads) 1 to 4% slower than a thread per output, so not there.
-      const bool on_grid = shape.inner % 4 == 0 && shape.reduced_stride % 4 == 0 && shape.outer_stride % 4 == 0;
       if (size_of(types.in) == 4 && r <= 128 && on_grid && shape.outputs >= threads_wanted) s.vec = 4;
       // Wider elements: a 16-byte vector of adjacent outputs per thread, in blocks of
       // 128, where R is long and split across blocks over more than 256 outputs (fewer
@@ -310,9 +324,19 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // x 9000: 88.7 against 133.9 us; 4097 x 16385, off the grid, 38.9 against 43.5),
       // 0.78 to 1.00 on an H100; off the grid over 131071 outputs 1.35 times slower on the
       // H200 (1000 x 131071).
-      const bool narrow_grid = shape.outputs < threads_wanted && (on_grid || shape.outputs < (1u << 15));
-      if ((size_of(types.in) == 4 || (size_of(types.in) == 2 && narrow_grid)) && r > 512 &&
-          shape.outputs >= 64 * sms) {
+      // Both only on the 4-element grid. Off it (the program's twin: four scalar loads from
+      // one address a row) the outputs' count mod 4 decides, and a thread per output is
+      // the choice that holds for every count. On an H200, the built-in choice against a
+      // thread per output: outputs of 3 mod 4 1.3 to 1.7 times slower with the twin (f32
+      // sums: 4097 x 16383 100.7 against 66.4 us, 1001 x 65535 83.9 against 64.0, 8191 x
+      // 32767 307.3 against 264.8, 2047 x 65535 169.6 against 128.6; f16 4097 x 16383
+      // 70.2 against 42.6, 8191 x 16383 139.2 against 82.8, 12345 x 9999 149.5 against
+      // 80.5), so slower than torch.sum there (f32 0.83 to 0.93 times, f16 0.70 to 0.76);
+      // 1 and 2 mod 4 up to 1.04 (f32) and 1.12 (f16) times faster with it (4097 x 16385:
+      // 63.3 against 65.9 and 37.8 against 42.4), except 8191 x 32765 (1.10 and 1.25
+      // times slower).
+      if (on_grid && (size_of(types.in) == 4 || (size_of(types.in) == 2 && shape.outputs < threads_wanted)) &&
+          r > 512 && shape.outputs >= 64 * sms) {
         s.vec = 4;
         const std::uint64_t columns = ceil_div(shape.outputs, 4);
         std::uint32_t by = 8;
@@ -591,6 +615,13 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // slower. f32 (R = 8 .. 128 over 2^18 .. 2^24 outputs) gained nothing so (0.99 to 1.04).
   if (s.family == AxisFamily::columns && size_of(types.in) == 2 && s.vec == 4 && s.group == 1 &&
       s.rows_per_pass == 1 && s.split == AxisSplit::none && r >= 8)
+    s.unroll = 8;
+  // So too a thread per output off the grid that four would take (above), R < 256. On an
+  // H200 (f16 sums, four loads in flight against eight): 33 x 4194303 96.0 against 88.9
+  // us, 100 x 1048575 67.7 against 64.5, 127 x 2097151 172.0 against 163.6; from R = 300
+  // four read faster (300 x 524287 97.5 against 99.4, 1000 x 262143 160.3 against 172.4).
+  if (off_grid_16bit && s.family == AxisFamily::columns && s.vec == 1 && s.group == 1 && s.rows_per_pass == 1 &&
+      s.split == AxisSplit::none && r >= 8 && r < 256)
     s.unroll = 8;
   // Long rows that a plan splits, more than 64 of them (a block per row, fewer rows than
   // 8 per SM): one launch instead of two, the splits taking tiles of R in turn and the

@@ -241,14 +241,30 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::columns);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 20, 257}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
-  // 16-bit columns: four adjacent outputs per thread over many outputs, on that grid or
-  // off it (the twin), or a long R; one where the outputs are few.
+  // 16-bit columns: four adjacent outputs per thread over many outputs, on that grid (or
+  // off it, the twin, below R = 32), or a long R; one where the outputs are few.
   const TypeRule h{DType::f16, DType::f16, DType::f32};
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({16, 1 << 20}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({16, (1 << 20) + 1}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({31, (1 << 20) + 3}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({256, 1 << 14}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1000}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
+  // From R = 32 off the grid a thread per output, eight loads in flight where it walks R
+  // alone below R = 256; vectors again on the grid.
+  for (const auto& off : {shape_of({32, (1 << 20) + 1}, {0}), shape_of({100, (1 << 20) - 1}, {0}),
+                          shape_of({255, (1 << 21) - 1}, {0}), shape_of({256, (1 << 19) + 2}, {0}),
+                          shape_of({1000, (1 << 18) + 1}, {0})}) {
+    s = builtin_axis_spec(Op::sum, h, off, 132);
+    EXPECT_EQ(s.family, AxisFamily::columns) << off.reduced;
+    EXPECT_EQ(s.vec, 1u) << off.reduced;
+    EXPECT_EQ(s.group, 1u) << off.reduced;
+    EXPECT_EQ(s.unroll, off.reduced < 256 ? 8u : 4u) << off.reduced;
+  }
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1001}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1002}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).unroll, 8u);
   // Eight loads in flight where a thread walks R >= 8 alone over four outputs; not at
   // R = 3, nor for f32.
   s = builtin_axis_spec(Op::sum, h, shape_of({16, 1 << 22}, {0}), 132);
@@ -311,28 +327,34 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::max, d, shape_of({4097, 1001}, {0}), 132).vec, 2u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16385, 256}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4095, 1000}, {0}), 132).vec, 1u);
-  // 4-byte columns with R > 512 over 64 outputs per SM and more: a 16-byte vector of
-  // outputs per thread, unsplit, 8 to 32 threads across R for about 1024 threads per SM.
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 16385}, {0}), 132);
+  // 4-byte columns with R > 512 over 64 outputs per SM and more, on the 4-element grid: a
+  // 16-byte vector of outputs per thread, unsplit, 8 to 32 threads across R for about
+  // 1024 threads per SM.
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({4097, 16384}, {0}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 32u);
   EXPECT_EQ(s.block, 1024u);
   EXPECT_EQ(s.split, AxisSplit::none);
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 24577}, {0}), 132);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 24576}, {0}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 16u);
   EXPECT_EQ(s.block, 512u);
-  s = builtin_axis_spec(Op::max, kF32, shape_of({1000, 262145}, {0}), 132);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({1000, 262144}, {0}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 8u);
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.split, AxisSplit::none);
-  // 16-bit elements the same way (8-byte loads) below 1024 outputs per SM, on the grid
-  // or over fewer than 2^15 outputs; not off the grid over more.
-  s = builtin_axis_spec(Op::sum, h, shape_of({4097, 16385}, {0}), 132);
+  // Off that grid, whatever the outputs' count mod 4, a thread per output.
+  for (std::int64_t outputs : {16383, 16385, 16386, 24577, 65535, 262145})
+    EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4097, outputs}, {0}), 132).vec, 1u) << outputs;
+  // 16-bit elements the same way (8-byte loads) below 1024 outputs per SM, on the grid;
+  // not off it.
+  s = builtin_axis_spec(Op::sum, h, shape_of({4097, 16384}, {0}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 32u);
   EXPECT_EQ(s.block, 1024u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4097, 16385}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({8191, 16383}, {0}), 132).vec, 1u);
   s = builtin_axis_spec(Op::sum, h, shape_of({1000, 100000}, {0}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 8u);
