@@ -97,8 +97,11 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // axis program carries the finalize kernel only where it splits in two passes, which
 // changes the binary-cache key of every other winner's program; without a new tune the
 // runtime would compile those at their first call in every process (it never writes the
-// database) and `db gc` would drop the binaries stored under the old keys.
-inline constexpr int kAxisRuleRevision = 3;
+// database) and `db gc` would drop the binaries stored under the old keys. 4: the built-in
+// choice a winner holds against (and that fills classes) reads columns off the 4-element
+// grid with a thread per output from R = 32, where the twin's vectors were up to 1.7 times
+// slower; classes filled with the old choice would keep it at those shapes.
+inline constexpr int kAxisRuleRevision = 4;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
