@@ -285,8 +285,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // Off the 4-element grid (rows of a number of outputs that 4 does not divide), only
       // below R = 32: from there a thread per output reads faster wherever the vectors'
       // scalar loads do not happen to suit the rows' alignment. On an H200 (f16 sums,
-      // the built-in choice against a thread per output, eight loads in flight): outputs
-      // of 3 mod 4 1.2 to 1.4 times faster so (100 x 1048575 64.5 against 90.5 us, 257 x
+      // the built-in choice against the thread-per-output configs tried): outputs of 3
+      // mod 4 1.16 to 1.40 times faster so (100 x 1048575 64.5 against 90.5 us, 257 x
       // 262143 43.1 against 52.2, 1000 x 262143 161.8 against 193.0, 127 x 2097151 163.3
       // against 189.1), 1 mod 4 1.04 to 1.08 times slower (100 x 1048577 64.4 against
       // 61.8, 1000 x 262145 161.8 against 149.7); at R = 33 the same (33 x 4194303, 89.0
@@ -326,15 +326,15 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // H200 (1000 x 131071).
       // Both only on the 4-element grid. Off it (the program's twin: four scalar loads from
       // one address a row) the outputs' count mod 4 decides, and a thread per output is
-      // the choice that holds for every count. On an H200, the built-in choice against a
-      // thread per output: outputs of 3 mod 4 1.3 to 1.7 times slower with the twin (f32
-      // sums: 4097 x 16383 100.7 against 66.4 us, 1001 x 65535 83.9 against 64.0, 8191 x
-      // 32767 307.3 against 264.8, 2047 x 65535 169.6 against 128.6; f16 4097 x 16383
-      // 70.2 against 42.6, 8191 x 16383 139.2 against 82.8, 12345 x 9999 149.5 against
-      // 80.5), so slower than torch.sum there (f32 0.83 to 0.93 times, f16 0.70 to 0.76);
-      // 1 and 2 mod 4 up to 1.04 (f32) and 1.12 (f16) times faster with it (4097 x 16385:
-      // 63.3 against 65.9 and 37.8 against 42.4), except 8191 x 32765 (1.10 and 1.25
-      // times slower).
+      // the choice that holds for every count. On an H200, the built-in choice against the
+      // thread-per-output configs tried: outputs of 3 mod 4 1.16 to 1.68 times slower with
+      // the twin (f32 sums: 4097 x 16383 100.7 against 66.4 us, 1001 x 65535 83.9 against
+      // 64.0, 2047 x 65535 169.6 against 128.6, 8191 x 32767 307.3 against 264.8; f16 4097
+      // x 16383 70.2 against 42.6, 8191 x 16383 139.2 against 82.8), so slower than
+      // torch.sum at twelve odd shapes (f32 0.83 to 1.00 times, f16 0.70 to 0.96); 1 and 2
+      // mod 4 up to 1.05 (f32) and 1.12 (f16) times faster with it (4097 x 16385: 63.3
+      // against 65.9 and 37.8 against 42.4), except 8191 x 32765 (1.10 and 1.25 times
+      // slower).
       if (on_grid && (size_of(types.in) == 4 || (size_of(types.in) == 2 && shape.outputs < threads_wanted)) &&
           r > 512 && shape.outputs >= 64 * sms) {
         s.vec = 4;
