@@ -22,7 +22,7 @@ struct AxisParams {
 };
 }
 #include "rt/axis.cuh"
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
+#include "probe_common.cuh"
 
 template <int B, int U>
 __global__ void __launch_bounds__(B) probe_chunked(const float4* in, size_t nvec, float* out) {

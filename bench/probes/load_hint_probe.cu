@@ -21,41 +21,7 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                             \
-  do {                                                                                    \
-    cudaError_t err_ = (x);                                                               \
-    if (err_ != cudaSuccess) {                                                            \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));            \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
-
-constexpr int kLoads = 6;
-const char* kLoadNames[kLoads] = {"plain", "nc", "nc.L2::128B", "nc.L2::256B", "nc.L1::no_allocate.L2::256B", "cs"};
-
-template <int LOAD>
-__device__ __forceinline__ float4 load4(const float4* p) {
-  float4 v;
-  if (LOAD == 0)
-    asm volatile("ld.global.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  else if (LOAD == 1)
-    asm volatile("ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  else if (LOAD == 2)
-    asm volatile("ld.global.nc.L2::128B.v4.f32 {%0,%1,%2,%3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p));
-  else if (LOAD == 3)
-    asm volatile("ld.global.nc.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p));
-  else if (LOAD == 4)
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p));
-  else
-    asm volatile("ld.global.cs.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
+#include "probe_common.cuh"
 
 // CHUNKED 0: tiles of B * U vectors, tile blockIdx.x, + gridDim.x, ...; 1: block b reads
 // the vectors [b * chunk, (b + 1) * chunk) in tiles of B * U. PIPE 1: the next tile's

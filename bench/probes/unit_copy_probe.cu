@@ -25,26 +25,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t err_ = (x);                                                    \
-    if (err_ != cudaSuccess) {                                                 \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
-
-template <int LD>
-__device__ __forceinline__ float4 load4(const float4* p) {
-  float4 v;
-  if (LD == 0)
-    asm volatile("ld.global.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  else if (LD == 1)
-    asm volatile("ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  else
-    asm volatile("ld.global.cs.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
+#include "probe_common.cuh"
 
 template <int ST>
 __device__ __forceinline__ void store4(float4* p, float4 v) {
@@ -142,9 +123,9 @@ int main(int argc, char** argv) {
       };
       add("plain", "plain", one_vector<0, 0>);
       add("nc", "plain", one_vector<1, 0>);
-      add("cs", "plain", one_vector<2, 0>);
+      add("cs", "plain", one_vector<5, 0>);
       add("plain", "cs", one_vector<0, 1>);
-      add("cs", "cs", one_vector<2, 1>);
+      add("cs", "cs", one_vector<5, 1>);
     }
     for (int block : {256, 512}) {
       auto add_run = [&](int u, void (*k)(const float4*, float4*, long long)) {
