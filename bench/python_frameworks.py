@@ -20,10 +20,12 @@ jitted call. CuPy has no bfloat16.
 Host overhead: microseconds of host time per call on a (4, 1024) float32 array reduced along
 dim 1, the Python loop alone (chunks of calls short enough that the launch queue never fills,
 synchronized outside the clock): rt.sum, rt.sum with out=, the raw rt._core.reduce with
-prebuilt arguments, and torch.sum; rt.sum and cupy.sum for CuPy.
+prebuilt arguments, and torch.sum; rt.sum and cupy.sum for CuPy. Then rt.sum and torch.sum
+(with and without out=) over one bare kernel launch from Python (torch.cuda._sleep(0)), in
+alternating rounds: the overhead a call adds to the launch it makes.
 
 Usage: python_frameworks.py [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16]
-       [--frameworks torch,cupy,jax] [--quick] [--rounds N] [--json PATH]
+       [--frameworks torch,cupy,jax] [--quick] [--rounds N] [--json PATH] [--overhead-only]
 Prints "layout op R outputs | rt us, framework us, speedup (framework / rt), rt GB/s" per
 framework, a summary of each, then the host overhead.
 """
@@ -284,7 +286,36 @@ def torch_overhead():
     print_overhead("torch", results)
     layer = results["rt.sum(x, dim=1)"] - results["rt._core.reduce(...)"]
     print(f"  python layer = rt.sum - raw _core.reduce: {layer:.2f} us")
+    results["paired"] = paired_overhead(
+        {"rt.sum(x, dim=1)": lambda: rt.sum(x, dim=1),
+         "rt.sum(x, dim=1, out=o)": lambda: rt.sum(x, dim=1, out=o),
+         "torch.sum(x, dim=1)": lambda: torch.sum(x, dim=1),
+         "torch.sum(x, dim=1, out=o)": lambda: torch.sum(x, dim=1, out=o)},
+        "torch.cuda._sleep(0)", lambda: torch.cuda._sleep(0), torch.cuda.synchronize)
     return results
+
+
+def paired_overhead(calls, bare_name, bare, synchronize, rounds=15, per_round=2000):
+    """Each call's host time over one bare kernel launch from Python (bare: the least a
+    call that launches a kernel can cost), measured in alternating rounds so that the
+    host's drift between loops cancels: per round, every call and the bare launch are
+    timed back to back (host_us), and the overhead is the median over rounds of each
+    round's difference."""
+    times = {name: [] for name in calls}
+    times[bare_name] = []
+    for _ in range(rounds):
+        times[bare_name].append(host_us(bare, synchronize, calls=per_round))
+        for name, call in calls.items():
+            times[name].append(host_us(call, synchronize, calls=per_round))
+    print(f"\nhost time over a bare launch ({bare_name}), {rounds} alternating rounds of {per_round} calls: "
+          "us per call, median (and the median of the rounds' differences)")
+    print(f"  {bare_name:28s} {statistics.median(times[bare_name]):8.2f}")
+    result = {bare_name: statistics.median(times[bare_name])}
+    for name in calls:
+        over = statistics.median(a - b for a, b in zip(times[name], times[bare_name]))
+        result[name] = {"us": statistics.median(times[name]), "over_bare_us": over}
+        print(f"  {name:28s} {statistics.median(times[name]):8.2f}   over the bare launch: {over:6.2f}")
+    return result
 
 
 def cupy_overhead(cupy):
@@ -336,6 +367,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="R in {16, 1000, 65537} x outputs in {7, 1000, 262144}")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", metavar="PATH", help="also write the rows and the overhead as JSON")
+    parser.add_argument("--overhead-only", action="store_true", help="only the host overhead, no shape grid")
     args = parser.parse_args()
     args.ops = args.ops.split(",")
     for op in args.ops:
@@ -359,17 +391,19 @@ def main():
     data = (torch.arange(buffer_elements, device="cuda", dtype=torch.int64) % 7 - 3).to(dtype)
     torch.cuda.synchronize()
     rows = {}
-    if "torch" in modules:
+    if args.overhead_only:
+        modules = {name: m for name, m in modules.items() if name != "jax"}  # no overhead table of its own
+    if "torch" in modules and not args.overhead_only:
         clock = EventClock(lambda: torch.cuda.Event(enable_timing=True), lambda a, b: a.elapsed_time(b))
         rows["torch"] = run_framework("torch", "rt.<op>(x, dim=d) vs torch.sum/amax/amin/prod/mean(x, dim=d)",
                                       "torch us", torch_cases(data, args, es, l2), clock, args, es)
-    if "cupy" in modules:
+    if "cupy" in modules and not args.overhead_only:
         cupy = modules["cupy"]
         clock = EventClock(cupy.cuda.Event, cupy.cuda.get_elapsed_time)
         rows["cupy"] = run_framework("cupy", "rt.<op>(x, dim=d) vs cupy.<op>(x, axis=d)", "cupy us",
                                      cupy_cases(cupy, data, args, es, l2), clock, args, es)
         cupy.get_default_memory_pool().free_all_blocks()
-    if "jax" in modules:
+    if "jax" in modules and not args.overhead_only:
         rows["jax"] = run_framework("jax", "rt.<op>(x, dim=d) vs jax.jit(jnp.<op>(x, axis=d)), wall clock",
                                     "jit us", jax_cases(modules["jax"], args, es, l2, buffer_elements * es),
                                     WallClock(), args, es)
