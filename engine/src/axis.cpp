@@ -214,6 +214,27 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
 
 namespace {
 
+// Loads in flight per thread of a columns walk that reads one output per thread with
+// `group` threads across R, unsplit: eight where the threads resident per SM (outputs x
+// group / SMs) are few enough that four leave the memory idle, 1750 for 16-bit elements
+// and 1280 for 4-byte ones, and every thread reads at least 48 rows; four otherwise. On
+// an H200 (f16 and f32 sums, R = 300 .. 30001 over 2049 .. 50001 outputs, off the
+// 4-element grid, `..-2026-11-27ag-{configs,lanes,split}-*.log`), eight against four:
+//   16-bit, 1024 .. 1697 threads per SM: 1.04 to 1.48 times faster (5001 x 8449: 42.1
+//     against 29.5 us; 2049 x 40001, 8 threads across R: 69.5 against 50.3); 1818 and
+//     1986: 1.01 to 1.10 times slower; R = 300 and 600 (19 to 38 rows a thread): up to
+//     1.10 times slower.
+//   4-byte, 993 .. 1241 threads per SM: 0.98 to 1.21 times faster (5001 x 8449: 51.6
+//     against 42.6); 1489 .. 1986: up to 1.19 times slower.
+// 8-byte elements were not measured: four.
+std::uint32_t columns_walk_unroll(const TypeRule& types, const CanonicalAxes& shape, std::uint32_t group,
+                                  std::uint64_t sms) {
+  const std::size_t size = size_of(types.in);
+  if (size > 4 || group < 2 || shape.reduced < 48ull * group) return 4;
+  const std::uint64_t threads_per_sm = shape.outputs * group / sms;
+  return threads_per_sm <= (size == 2 ? 1750u : 1280u) ? 8 : 4;
+}
+
 // The built-in choice but for its tail (builtin_axis_spec).
 AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                    AxisLaunchPlan* plan, const void* in) {
@@ -347,9 +368,39 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
-      if (size_of(types.in) >= 4 && r >= 4096 && shape.outputs > 256 && shape.outputs < 64 * sms) {
+      // 4-byte elements off the 4-element grid stop at 20 outputs per SM: from there a thread
+      // per output, split with eight loads in flight, and from 31 outputs per SM a block of
+      // 1024 threads per SM unsplit (below). On an H200 (f32 sums, R = 4097 .. 30001, off
+      // the grid, `..-2026-11-27ag-between-configs-f32.log`): 2049 and 2305 outputs 1.01 to
+      // 1.07 times faster in vectors (30001 x 2049: 67.8 against 72.6 us), 2641 and 3001
+      // 1.31 to 1.39 times slower (30001 x 2641: 126.2 against 90.7). On the grid, vectors
+      // of four up to 64 outputs per SM, as before (30001 x 4096: 117.3 against 127.4 us).
+      if (size_of(types.in) >= 4 && r >= 4096 && shape.outputs > 256 &&
+          shape.outputs < (size_of(types.in) == 4 && !on_grid ? 20 : 64) * sms) {
         s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
         s.block = 128;
+      }
+      // 16-bit elements on the 2-element grid, R > 2048 over 31 to 64 outputs per SM: two
+      // adjacent outputs a thread (4-byte loads), blocks of 256 with 8 threads across R,
+      // split, eight loads in flight. On an H200 (f16 sums, R = 12345 and 30001 over 4096
+      // and 6144 outputs, `..-2026-11-27ag-between-configs-f16.log`), against a thread per
+      // output in blocks of 1024 unsplit (below): 1.29 to 1.56 times faster (30001 x 4096:
+      // 62.8 against 97.7 us, torch.sum 74.3), and 1.00 to 1.28 times against two outputs
+      // a thread unsplit.
+      const bool on_grid2 = shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
+      if (size_of(types.in) == 2 && on_grid2 && r > 2048 && shape.outputs >= 31 * sms && shape.outputs < 64 * sms) {
+        s.vec = 2;
+        s.block = 256;
+        s.group = 8;
+        s.unroll = 8;
+        s.split = AxisSplit::two_pass;
+        AxisLaunchPlan p2 = plan_axis_launch(s, shape, sm_count);
+        if (p2.splits <= 1) {
+          s.split = AxisSplit::none;
+          p2 = plan_axis_launch(s, shape, sm_count);
+        }
+        if (plan) *plan = p2;
+        return s;
       }
       // Long columns, few of them: blocks of 512 (so 16 threads across R), the last
       // block folding the partials (H100, f32 and f16, R = 2^18 .. 2^20 with 64 to 256
@@ -393,11 +444,25 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       if (s.vec == 1 && !long_few && s.rows_per_pass == 1) {
         AxisKernelSpec t = s;
         t.split = AxisSplit::two_pass;
-        if (plan_axis_launch(t, shape, sm_count).splits > 1) {
-          if (r <= 1024 || (r <= 2048 && shape.outputs >= 1000)) {
+        // Likewise over R > 2048 from 31 outputs per SM up to the one wave above (elements
+        // of 4 bytes and less), split or not: a block of 1024 per SM, or two, unsplit, 32
+        // threads across R.
+        // On an H200 (f16 and f32 sums, R = 2049 .. 30001 over 2049 .. 7001 outputs, off the
+        // 4-element grid, `..-2026-11-27ag-split-*.log`), the split plan before (blocks of
+        // 256 and a second kernel; f32 from R = 4096 four outputs a thread in blocks of 128)
+        // against this: 4099 .. 7001 outputs 0.99 to 2.07 times faster (f16 30001 x 6143:
+        // 262.9 against 127.3 us with eight loads in flight, f32 12345 x 6143 140.6 against
+        // 78.1). Below, the split with eight loads in flight (the end of this function) read
+        // 2049 and 3001 outputs faster from R = 4097 (f16 12345 x 2049: 26.3 against 38.5 us
+        // unsplit).
+        const bool wide_unsplit =
+            size_of(types.in) <= 4 && r > 2048 && shape.outputs >= 31 * sms && shape.outputs < 64 * sms;
+        if (wide_unsplit || plan_axis_launch(t, shape, sm_count).splits > 1) {
+          if (r <= 1024 || (r <= 2048 && shape.outputs >= 1000) || wide_unsplit) {
             s.block = r <= 512 ? 512 : 1024;
             s.group = s.block / 32;
             s.split = AxisSplit::none;
+            s.unroll = columns_walk_unroll(types, shape, s.group, sms);
             if (plan) *plan = plan_axis_launch(s, shape, sm_count);
             return s;
           }
@@ -622,6 +687,21 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // four read faster (300 x 524287 97.5 against 99.4, 1000 x 262143 160.3 against 172.4).
   if (off_grid_16bit && s.family == AxisFamily::columns && s.vec == 1 && s.group == 1 && s.rows_per_pass == 1 &&
       s.split == AxisSplit::none && r >= 8 && r < 256)
+    s.unroll = 8;
+  // A thread per output with threads across R, unsplit: eight loads in flight where the
+  // threads resident per SM are few (columns_walk_unroll).
+  const std::uint64_t sm_total = static_cast<std::uint64_t>(std::max(sm_count, 1));
+  if (s.family == AxisFamily::columns && s.vec == 1 && s.group >= 2 && s.rows_per_pass == 1 &&
+      s.split == AxisSplit::none)
+    s.unroll = columns_walk_unroll(types, shape, s.group, sm_total);
+  // Split so, from 15 outputs per SM (elements of 4 bytes and less): eight as well. On an
+  // H200 (sums, R = 2049 .. 30001 over 2049 .. 7001 outputs, blocks of 256 with 8 threads
+  // across R and a second kernel, `..-2026-11-27ag-split-*.log`), eight against four: f16
+  // 1.10 to 1.66 times faster over 2049 and 3001 outputs (30001 x 2049: 92.4 against 55.7
+  // us), f32 at R = 2049 1.13 and 1.23 (2049 x 3001: 14.7 against 12.0; from R = 4096 f32
+  // reads four outputs a thread).
+  if (s.family == AxisFamily::columns && s.vec == 1 && s.rows_per_pass == 1 && s.split == AxisSplit::two_pass &&
+      size_of(types.in) <= 4 && shape.outputs >= 15 * sm_total)
     s.unroll = 8;
   // Long rows that a plan splits, more than 64 of them (a block per row, fewer rows than
   // 8 per SM): one launch instead of two, the splits taking tiles of R in turn and the

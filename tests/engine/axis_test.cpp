@@ -374,6 +374,63 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.group, 8u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({100, 16385}, {0}), 132).block, 256u);
+  // Columns of a thread per output (or two) between the one wave above and a block of 1024
+  // per SM, and around them. Threads across R unsplit: eight loads in flight where few
+  // threads are resident per SM (outputs x threads across R / SMs: up to 1750 for 16-bit
+  // elements, 1280 for 4-byte ones) and each reads at least 48 rows. From 31 outputs per
+  // SM up to the one wave, R > 2048: unsplit in blocks of 1024 (f32 too, whose R >= 4096
+  // read four outputs a thread below 20 outputs per SM off the 4-element grid, 64 on it);
+  // 16-bit on the 2-element grid there, two outputs a thread, split. Below 31 outputs per
+  // SM, a split thread per output from 15 per SM: eight loads in flight.
+  struct ColumnsCase {
+    TypeRule types;
+    std::int64_t r, outputs;
+    std::uint32_t vec, block, group;
+    AxisSplit split;
+    std::uint32_t unroll;
+  };
+  const AxisSplit none = AxisSplit::none, two = AxisSplit::two_pass;
+  for (const ColumnsCase& c : {
+           ColumnsCase{h, 12345, 9999, 1, 512, 16, none, 8},     // 1212 threads per SM
+           ColumnsCase{h, 12345, 16383, 1, 512, 16, none, 4},    // 1986
+           ColumnsCase{h, 5001, 20479, 1, 256, 8, none, 8},      // 1241
+           ColumnsCase{h, 5001, 30001, 1, 256, 8, none, 4},      // 1818
+           ColumnsCase{h, 2049, 50001, 1, 256, 4, none, 8},      // 1515
+           ColumnsCase{h, 600, 9999, 1, 512, 16, none, 4},       // 37 rows a thread
+           ColumnsCase{h, 768, 9999, 1, 512, 16, none, 8},       // 48 rows a thread
+           ColumnsCase{kF32, 12345, 8449, 1, 512, 16, none, 8},  // 1024
+           ColumnsCase{kF32, 12345, 12287, 1, 512, 16, none, 4}, // 1489
+           ColumnsCase{kF32, 2049, 40001, 1, 256, 4, none, 8},   // 1212
+           ColumnsCase{kF32, 2049, 50001, 1, 256, 4, none, 4},   // 1515
+           ColumnsCase{f64, 12345, 8449, 1, 512, 16, none, 4},   // 8-byte elements: four
+           ColumnsCase{h, 30001, 4093, 1, 1024, 32, none, 8},    // 31 outputs per SM
+           ColumnsCase{h, 30001, 7001, 1, 1024, 32, none, 8},    // 1697 threads per SM
+           ColumnsCase{h, 30001, 8447, 1, 1024, 32, none, 4},    // 2047
+           ColumnsCase{kF32, 30001, 5001, 1, 1024, 32, none, 8}, // 1212
+           ColumnsCase{kF32, 30001, 7001, 1, 1024, 32, none, 4}, // 1697
+           ColumnsCase{kF32, 30001, 8447, 1, 1024, 32, none, 4},
+           ColumnsCase{kF32, 30001, 2637, 4, 128, 4, two, 4},    // under 20 outputs per SM
+           ColumnsCase{kF32, 30001, 4096, 4, 128, 4, two, 4},    // on the grid: up to 64
+           ColumnsCase{kF32, 30001, 2641, 1, 256, 8, two, 8},    // 20 per SM
+           ColumnsCase{h, 30001, 3001, 1, 256, 8, two, 8},
+           ColumnsCase{kF32, 2049, 3001, 1, 256, 8, two, 8},
+           ColumnsCase{h, 30001, 1979, 1, 256, 8, two, 4},       // 14.99 outputs per SM
+           ColumnsCase{h, 30001, 4094, 2, 256, 8, two, 8},       // the 2-element grid
+           ColumnsCase{h, 30001, 4096, 2, 256, 8, two, 8},
+           ColumnsCase{h, 30001, 8446, 2, 256, 8, two, 8},
+           ColumnsCase{h, 2048, 4096, 1, 1024, 32, none, 8},     // R <= 2048: a thread per output
+           ColumnsCase{h, 30001, 4090, 1, 256, 8, two, 8}}) {    // under 31 outputs per SM
+    s = builtin_axis_spec(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}), 132);
+    const std::string at = std::to_string(c.r) + " x " + std::to_string(c.outputs) + " " +
+                           std::string(to_string(c.types.in));
+    EXPECT_EQ(s.vec, c.vec) << at;
+    EXPECT_EQ(s.block, c.block) << at;
+    EXPECT_EQ(s.group, c.group) << at;
+    EXPECT_EQ(s.split, c.split) << at;
+    EXPECT_EQ(s.unroll, c.unroll) << at;
+  }
+  // 8-byte elements keep the split.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({30001, 5001}, {0}), 132).split, AxisSplit::two_pass);
   // Long columns: up to 256 of them read as one contiguous run; rows that are not
   // contiguous (a slice of wider ones), a few hundred over 2^18 rows and more: blocks of
   // 512, the last block folding.

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -252,9 +253,42 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
 // change that moves it off the path it tests fails here too. Every case runs at an
 // aligned base and one element past it (scalar loads). In quick mode (the sanitizer run):
 // f16 sums only.
+// The built-in choice (no database) over columns [r, inner]: it runs `meant` where given
+// (a part of the config text the runtime explains; without an unroll in it, not unroll=8)
+// and matches the host at bases 0 and 1.
+void expect_builtin_columns(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, std::int64_t r,
+                            std::int64_t inner, const std::string* meant, std::atomic<int>& checked) {
+  const TensorDesc view = TensorDesc::contiguous({r, inner});
+  if (meant != nullptr) {
+    const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {0}).kernel;
+    EXPECT_NE(kernel.find(*meant), std::string::npos)
+        << to_string(t.in) << " " << r << " x " << inner << " ran " << kernel << ", meant " << *meant;
+    if (meant->find("unroll") == std::string::npos) {
+      EXPECT_EQ(kernel.find("unroll=8"), std::string::npos) << kernel;
+    }
+  }
+  for (std::int64_t base : {0, 1}) {
+    EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0}), "") << r << " x " << inner << " base " << base;
+    ++checked;
+  }
+}
+
+// The (dtype, op) pairs the built-in columns tests run, a thread per dtype: f16 sum alone
+// in quick mode; f32, f16 and bf16, sum and max otherwise.
+void for_each_columns_rule_case(const std::function<void(DType, Op, const TypeRule&)>& body) {
+  const bool quick = testing::quick_mode();
+  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16}
+                                          : std::vector<DType>{DType::f32, DType::f16, DType::bf16};
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
+    for (Op op : {Op::sum, Op::max}) {
+      if (quick && op != Op::sum) continue;
+      body(dtype, op, rule(op, dtype));
+    }
+  });
+}
+
 TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
   RT_REQUIRE_GPU();
-  const bool quick = testing::quick_mode();
   Context ctx(no_database());
   struct Case {
     std::int64_t r, inner;
@@ -284,30 +318,53 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
         {65537, 3, "columns_dense:block=256,group=1,vec=8,split=ticket_tiles", "columns:"}}},
   };
   std::atomic<int> checked{0};
-  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16}
-                                          : std::vector<DType>{DType::f32, DType::f16, DType::bf16};
-  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
-    for (Op op : {Op::sum, Op::max}) {
-      if (quick && op != Op::sum) continue;
-      const TypeRule t = rule(op, dtype);
-      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 262147 * 70 + 1, 11));
-      for (const Case& c : cases.at(dtype)) {
-        const TensorDesc view = TensorDesc::contiguous({c.r, c.inner});
-        const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {0}).kernel;
-        const std::string meant = op == Op::max && c.max_kernel ? c.max_kernel : c.kernel;
-        EXPECT_NE(kernel.find(meant), std::string::npos)
-            << to_string(dtype) << " " << c.r << " x " << c.inner << " ran " << kernel << ", meant " << meant;
-        if (meant.find("unroll") == std::string::npos) {
-          EXPECT_EQ(kernel.find("unroll=8"), std::string::npos) << kernel;
-        }
-        for (std::int64_t base : {0, 1}) {
-          EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0}), "") << c.r << " x " << c.inner << " base " << base;
-          ++checked;
-        }
-      }
+  for_each_columns_rule_case([&](DType dtype, Op op, const TypeRule& t) {
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 262147 * 70 + 1, 11));
+    for (const Case& c : cases.at(dtype)) {
+      const std::string meant = op == Op::max && c.max_kernel ? c.max_kernel : c.kernel;
+      expect_builtin_columns(ctx, op, t, buffer, c.r, c.inner, &meant, checked);
     }
   });
   std::printf("[ counts   ] built-in columns rules: %d (op, dtype, shape) cases\n", checked.load());
+}
+
+// The built-in columns choice between the grid's output counts (a thread per output): eight
+// loads in flight where few threads are resident per SM, blocks of 1024 unsplit from 31
+// outputs per SM over R > 2048, a split with eight loads in flight below. On a GPU of 132
+// SMs (H100, H200) each case runs the kernel it is meant to; on others the same shapes
+// are checked against the host whatever the choice.
+TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
+  RT_REQUIRE_GPU();
+  const bool sm132 = testing::test_device()->sm_count == 132;
+  if (!sm132) std::printf("[ note     ] %d SMs: the kernels' configs are not checked, only the results\n",
+                          testing::test_device()->sm_count);
+  Context ctx(no_database());
+  struct Case {
+    std::int64_t r, inner;
+    const char* f16_kernel;
+    const char* f32_kernel;
+  };
+  const std::vector<Case> cases = {
+      {1000, 9999, "columns:block=512,by=16,vec=1,split=none,unroll=8", "columns:block=512,by=16,vec=1,split=none,unroll=8"},
+      {300, 40001, "columns:block=256,by=4,vec=1,split=none,unroll=8", "columns:block=256,by=4,vec=1,split=none,unroll=8"},
+      {2049, 5001, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
+      {2049, 7001, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none"},
+      {4097, 4093, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
+      {2049, 3001, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
+      {4097, 2641, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
+      {4097, 4096, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
+  };
+  std::int64_t largest = 0;
+  for (const Case& c : cases) largest = std::max(largest, c.r * c.inner);
+  std::atomic<int> checked{0};
+  for_each_columns_rule_case([&](DType dtype, Op op, const TypeRule& t) {
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, largest + 8, 13));
+    for (const Case& c : cases) {
+      const std::string meant = dtype == DType::f32 ? c.f32_kernel : c.f16_kernel;
+      expect_builtin_columns(ctx, op, t, buffer, c.r, c.inner, sm132 ? &meant : nullptr, checked);
+    }
+  });
+  std::printf("[ counts   ] built-in columns between the grid's outputs: %d (op, dtype, shape) cases\n", checked.load());
 }
 
 TEST(Axes, MisalignedBasesAndRowStarts) {
