@@ -243,6 +243,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   s.types = types;
   s.block = 256;
   const std::uint64_t r = shape.reduced;
+  const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
   bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
   switch (shape.layout) {
@@ -292,7 +293,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         break;
       }
       s.family = AxisFamily::columns;
-      const std::uint64_t threads_wanted = 1024ull * static_cast<std::uint64_t>(std::max(sm_count, 1));
+      const std::uint64_t threads_wanted = 1024ull * sms;
       // 16-bit elements: four adjacent outputs per thread (8-byte loads on the grid, four
       // scalar loads from one address off it: the program's twin) where the outputs
       // leave at least 256 threads per SM, or where R is long enough to be split across
@@ -330,7 +331,6 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // than two blocks' worth per SM at 32 outputs a block). Tuned on an H200 (f32
       // sums): from R = 2^16 over 512 and 769 outputs the fastest configs, 1.1 times
       // faster than a thread per output.
-      const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
       // 4-byte elements, R > 512 over many outputs (too many to split R): a 16-byte
       // vector of adjacent outputs per thread, unsplit, with as many threads across R as
       // keep about 1024 threads per SM busy (8 to 32; blocks of 512, or 1024 at 32).
@@ -386,21 +386,15 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // and 6144 outputs, `..-2026-11-27ag-between-configs-f16.log`), against a thread per
       // output in blocks of 1024 unsplit (below): 1.29 to 1.56 times faster (30001 x 4096:
       // 62.8 against 97.7 us, torch.sum 74.3), and 1.00 to 1.28 times against two outputs
-      // a thread unsplit.
+      // a thread unsplit. The split is the one below the switch (two passes where the plan
+      // splits R at all).
       const bool on_grid2 = shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
       if (size_of(types.in) == 2 && on_grid2 && r > 2048 && shape.outputs >= 31 * sms && shape.outputs < 64 * sms) {
         s.vec = 2;
         s.block = 256;
         s.group = 8;
         s.unroll = 8;
-        s.split = AxisSplit::two_pass;
-        AxisLaunchPlan p2 = plan_axis_launch(s, shape, sm_count);
-        if (p2.splits <= 1) {
-          s.split = AxisSplit::none;
-          p2 = plan_axis_launch(s, shape, sm_count);
-        }
-        if (plan) *plan = p2;
-        return s;
+        break;
       }
       // Long columns, few of them: blocks of 512 (so 16 threads across R), the last
       // block folding the partials (H100, f32 and f16, R = 2^18 .. 2^20 with 64 to 256
@@ -509,8 +503,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // SMs, or where their loads are few (below), not otherwise: on an H200 (f16 sums, a
         // thread per vector), 262144 outputs over 16 x 16 took 88.6 us in 128 blocks and a
         // second kernel, 51.6 in those blocks alone.
-        const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
-        s.vec = general_output_vector_width(types, shape);
+          s.vec = general_output_vector_width(types, shape);
         s.rows_per_pass = 1;
         s.block = 256;
         s.unroll = 8;
@@ -593,7 +586,6 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // otherwise (H100, f32 and f16 rows of 2048 .. 12289 elements: a warp was up to
       // 1.6 times faster over 2^14 rows and more below 1024 loads per row, the block
       // 1.3 to 1.9 times faster over 512 and 769 rows, in blocks of 128 threads).
-      const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
       const bool few_rows = shape.outputs < 8 * sms;
       // General rows of elements read with a warp up to 8192 loads (a block would fold
       // every few loads per lane behind a barrier).
@@ -690,10 +682,9 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
     s.unroll = 8;
   // A thread per output with threads across R, unsplit: eight loads in flight where the
   // threads resident per SM are few (columns_walk_unroll).
-  const std::uint64_t sm_total = static_cast<std::uint64_t>(std::max(sm_count, 1));
   if (s.family == AxisFamily::columns && s.vec == 1 && s.group >= 2 && s.rows_per_pass == 1 &&
       s.split == AxisSplit::none)
-    s.unroll = columns_walk_unroll(types, shape, s.group, sm_total);
+    s.unroll = columns_walk_unroll(types, shape, s.group, sms);
   // Split so, from 15 outputs per SM (elements of 4 bytes and less): eight as well. On an
   // H200 (sums, R = 2049 .. 30001 over 2049 .. 7001 outputs, blocks of 256 with 8 threads
   // across R and a second kernel, `..-2026-11-27ag-split-*.log`), eight against four: f16
@@ -701,7 +692,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // us), f32 at R = 2049 1.13 and 1.23 (2049 x 3001: 14.7 against 12.0; from R = 4096 f32
   // reads four outputs a thread).
   if (s.family == AxisFamily::columns && s.vec == 1 && s.rows_per_pass == 1 && s.split == AxisSplit::two_pass &&
-      size_of(types.in) <= 4 && shape.outputs >= 15 * sm_total)
+      size_of(types.in) <= 4 && shape.outputs >= 15 * sms)
     s.unroll = 8;
   // Long rows that a plan splits, more than 64 of them (a block per row, fewer rows than
   // 8 per SM): one launch instead of two, the splits taking tiles of R in turn and the
