@@ -697,12 +697,41 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
     throw InvalidArgument("the output (" + std::to_string(shape.outputs) +
                           " elements) overlaps the input view; an axis reduction writes outputs while others are "
                           "still being read, so give it memory of its own");
+  CudaLauncher launcher;
+  if (const std::optional<AxisReorder> reorder = axis_reorder(tensor, axes, shape)) {
+    // Reduced in the order of the strides into the workspace, after the partials of that
+    // reduction, then copied into the caller's order (axis_reorder): a max of one element
+    // each, which keeps every value's bits.
+    const CanonicalAxes& first_shape = reorder->stage1_shape;
+    const auto* first_base =
+        static_cast<const unsigned char*>(in) + first_shape.base_offset * static_cast<std::int64_t>(in_size);
+    AxisLaunchPlan plan;
+    const AxisKernelSpec spec = impl_->axis_spec(d, op, types, first_shape, first_base, &plan);
+    const KernelHandles& kernels = impl_->axis_kernels(d, spec);
+    const TypeRule copy_types = checked_types(Op::max, out_type, out_type);
+    AxisLaunchPlan copy_plan;
+    const AxisKernelSpec copy_spec = impl_->axis_spec(d, Op::max, copy_types, reorder->copy_shape, nullptr, &copy_plan);
+    const KernelHandles& copy_kernels = impl_->axis_kernels(d, copy_spec);
+    const std::size_t partial_bytes = (plan.partial_count * size_of(types.acc) + 255) / 256 * 256;
+    const std::size_t copy_partial_bytes = copy_plan.partial_count * size_of(copy_types.acc);
+    WorkspaceView ws = impl_->workspace(d, stream, partial_bytes + out_bytes + copy_partial_bytes);
+    void* staged = static_cast<unsigned char*>(ws.partials) + partial_bytes;
+    enqueue_axis_reduction(launcher, kernels, spec, plan, first_shape, first_base, staged,
+                           plan.partial_count > 0 ? &ws : nullptr, stream);
+    WorkspaceView copy_ws = ws;
+    copy_ws.partials = static_cast<unsigned char*>(staged) + out_bytes;
+    copy_ws.partials_bytes = copy_partial_bytes;
+    enqueue_axis_reduction(launcher, copy_kernels, copy_spec, copy_plan, reorder->copy_shape,
+                           static_cast<const unsigned char*>(staged) +
+                               reorder->copy_shape.base_offset * static_cast<std::int64_t>(out_size),
+                           out, copy_plan.partial_count > 0 ? &copy_ws : nullptr, stream);
+    return;
+  }
   AxisLaunchPlan plan;
   const AxisKernelSpec spec = impl_->axis_spec(d, op, types, shape, base, &plan);
   const KernelHandles& kernels = impl_->axis_kernels(d, spec);
   WorkspaceView ws;
   if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));
-  CudaLauncher launcher;
   enqueue_axis_reduction(launcher, kernels, spec, plan, shape, base, out, plan.partial_count > 0 ? &ws : nullptr,
                          stream);
 }
@@ -723,18 +752,34 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
     e.kernel = "flat " + reduce_tune::to_string(flat.config);
     e.reason = "everything is reduced from one contiguous run, so the flat path serves it: " + flat.reason;
     e.match = flat.match;
-  } else {
-    const AxisSelection s = d.axis_selector->select(op, types, e.shape);
-    const bool fits = axis_spec_mismatch(s.spec, e.shape).empty();
+    return e;
+  }
+  // The kernel a canonical shape gets, as enqueue_axes chooses it.
+  const auto choose = [&](Op kernel_op, const TypeRule& kernel_types, const CanonicalAxes& shape, const void* base) {
+    const AxisSelection s = d.axis_selector->select(kernel_op, kernel_types, shape);
+    const bool fits = axis_spec_mismatch(s.spec, shape).empty();
     // The built-in choice can turn on the base's alignment (builtin_axis_spec).
-    const void* base = in == nullptr ? nullptr
-                                     : static_cast<const unsigned char*>(in) +
-                                           e.shape.base_offset * static_cast<std::int64_t>(size_of(in_type));
-    e.kernel = reduce_tune::to_string(fits && s.winner ? s.spec
-                                                       : builtin_axis_spec(op, types, e.shape, d.key.sm_count,
-                                                                           nullptr, base));
-    e.match = fits ? s.match : MatchKind::default_config;
-    e.reason = s.reason;
+    e.kernel += reduce_tune::to_string(
+        fits && s.winner ? s.spec : builtin_axis_spec(kernel_op, kernel_types, shape, d.key.sm_count, nullptr, base));
+    return std::make_pair(fits ? s.match : MatchKind::default_config, s.reason);
+  };
+  const auto at = [&](const CanonicalAxes& shape) -> const void* {
+    return in == nullptr ? nullptr
+                         : static_cast<const unsigned char*>(in) +
+                               shape.base_offset * static_cast<std::int64_t>(size_of(in_type));
+  };
+  if (const std::optional<AxisReorder> reorder = axis_reorder(tensor, axes, e.shape)) {
+    const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
+    e.kernel += " over " + reorder->stage1_shape.to_string() + ", then a copy into the output's order: ";
+    choose(Op::max, checked_types(Op::max, out_type, out_type), reorder->copy_shape, nullptr);
+    e.match = match;
+    e.reason = "the densest dimension is kept but not the outputs' innermost, so the view is reduced with its "
+               "dimensions in the order of their strides, then copied; " +
+               reason;
+  } else {
+    const auto [match, reason] = choose(op, types, e.shape, at(e.shape));
+    e.match = match;
+    e.reason = reason;
   }
   return e;
 }

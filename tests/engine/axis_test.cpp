@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -654,6 +655,92 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
 // its last whole tile: rows of 8 to 32 lanes with vectors longer than a tile, columns of
 // 16 or 32 threads across R unsplit, and columns whose one thread per output reads fewer
 // loads than a tile over 2^22 elements or more. The guarded loop elsewhere.
+// Per output (C order over the kept dimensions of `view`), the sum over its elements of
+// value(offset): a host reduction of any view, for checking a reduction's pieces.
+std::vector<std::int64_t> host_sums(const TensorDesc& view, const AxisList& axes,
+                                    const std::function<std::int64_t(std::int64_t)>& value) {
+  bool reduced_dim[kMaxRank] = {};
+  for (int i = 0; i < axes.count; ++i) reduced_dim[(axes.axes[i] + view.rank) % view.rank] = true;
+  std::int64_t total = 1, outputs = 1;
+  for (int d = 0; d < view.rank; ++d) {
+    total *= view.extents[d];
+    if (!reduced_dim[d]) outputs *= view.extents[d];
+  }
+  std::vector<std::int64_t> sums(static_cast<std::size_t>(outputs), 0);
+  for (std::int64_t flat = 0; flat < total; ++flat) {
+    std::int64_t rest = flat, offset = 0, j = 0, scale = 1;
+    for (int d = view.rank - 1; d >= 0; --d) {
+      const std::int64_t i = rest % view.extents[d];
+      rest /= view.extents[d];
+      offset += i * view.strides[d];
+      if (!reduced_dim[d]) {
+        j += i * scale;
+        scale *= view.extents[d];
+      }
+    }
+    sums[static_cast<std::size_t>(j)] += value(offset);
+  }
+  return sums;
+}
+
+// Permuted views whose densest dimension is kept but is not the outputs' innermost are
+// reduced in the order of their strides, then copied into the caller's order: the two
+// steps together give every output of the view itself (checked on the host with values
+// that tell every element apart), and the first step is columns or kept-densest general.
+// Views the general kernels read well as they are, or that the reorder cannot serve, stay.
+TEST(AxisSpec, PermutedViewsAreReducedInStrideOrderThenCopied) {
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    bool reordered;
+    AxisLayout first;  // the first step's layout, where reordered
+  };
+  const Case cases[] = {
+      // base [156,211,105,9] permuted (1,0,3,2), the 156 reduced: columns over 199395 outputs
+      {TensorDesc::strided({211, 156, 9, 105}, {945, 199395, 1, 9}), {1}, true, AxisLayout::columns},
+      // base [5013,4096,3] reversed in order, the 4096 reduced: columns [5013, 4096, 3]
+      {TensorDesc::strided({3, 4096, 5013}, {1, 3, 12288}), {1}, true, AxisLayout::columns},
+      // base [84673,7,17] permuted (2,0,1), the 7 reduced: columns [84673, 7, 17]
+      {TensorDesc::strided({17, 84673, 7}, {1, 119, 17}), {2}, true, AxisLayout::columns},
+      // two reduced dimensions around the kept ones: general, its outputs along the densest
+      // (base [6,7,8,5], the 6 and the 8 reduced)
+      {TensorDesc::strided({5, 6, 7, 8}, {1, 280, 40, 5}), {1, 3}, true, AxisLayout::general},
+      // the same with a reversed reduced dimension and an extent-1 dimension
+      {TensorDesc::strided({5, 1, 6, 7, 8}, {1, 99, -280, 40, 5}), {2, 4}, true, AxisLayout::general},
+      // the densest kept dimension is the outputs' innermost already: as it is
+      {TensorDesc::strided({6, 7, 5}, {35, 5, 1}), {1}, false, AxisLayout::columns},
+      {TensorDesc::contiguous({7, 3, 11, 5, 13}), {1, 3}, false, AxisLayout::general},
+      // the densest dimension is reduced: rows-like, as it is
+      {TensorDesc::strided({5, 6, 9}, {9, 45, 1}), {2}, false, AxisLayout::general},
+      // R below kAxisReorderMinReduced, one kept dimension, a reversed or broadcast output
+      {TensorDesc::strided({3, 3, 50}, {1, 3, 9}), {1}, false, AxisLayout::general},
+      {TensorDesc::strided({40, 9}, {1, 40}), {1}, false, AxisLayout::general},
+      {TensorDesc::strided({3, 8, 50}, {-1, 3, 24}), {1}, false, AxisLayout::general},
+      {TensorDesc::strided({3, 8, 50}, {1, 3, 0}), {1}, false, AxisLayout::general},
+  };
+  for (const Case& c : cases) {
+    const CanonicalResult r = canonicalize(c.view, c.axes);
+    ASSERT_TRUE(r.ok) << r.error;
+    const std::optional<AxisReorder> reorder = axis_reorder(c.view, c.axes, r.axes);
+    ASSERT_EQ(reorder.has_value(), c.reordered) << r.axes.to_string();
+    if (!reorder) continue;
+    EXPECT_EQ(r.axes.layout, AxisLayout::general);
+    EXPECT_EQ(reorder->stage1_shape.layout, c.first) << reorder->stage1_shape.to_string();
+    EXPECT_EQ(reorder->stage1_shape.outputs, r.axes.outputs);
+    EXPECT_EQ(reorder->stage1_shape.reduced, r.axes.reduced);
+    EXPECT_EQ(reorder->copy_shape.reduced, 1u);
+    // Every output of the view: the sum of (offset + 10000)^2 over its elements, which
+    // tells its set of elements from the others'. The first step reduces the reordered view from the same base;
+    // the copy reads its C-contiguous result at the offsets the copy view gives.
+    const auto mark = [](std::int64_t offset) { return (offset + 10000) * (offset + 10000); };
+    const std::vector<std::int64_t> want = host_sums(c.view, c.axes, mark);
+    const std::vector<std::int64_t> staged = host_sums(reorder->stage1, reorder->stage1_axes, mark);
+    const std::vector<std::int64_t> got =
+        host_sums(reorder->copy, AxisList{}, [&](std::int64_t offset) { return staged.at(static_cast<std::size_t>(offset)); });
+    EXPECT_EQ(got, want) << r.axes.to_string();
+  }
+}
+
 TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
   struct Case {

@@ -729,6 +729,79 @@ TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
   EXPECT_GT(folded, 0);
 }
 
+// Permuted views whose densest dimension is kept but is not the outputs' innermost:
+// reduced in the order of their strides into the workspace (columns, or general with the
+// outputs along the densest dimension), then copied into the caller's order. Every op and
+// dtype against the host, from an aligned base and from one element in; a NaN and
+// infinities among the values; the explanation names both steps.
+TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    std::int64_t base;  // the element (0, ..., 0) of the view
+  };
+  const std::vector<Case> cases = {
+      {TensorDesc::strided({21, 40, 9, 15}, {135, 2835, 1, 9}), {1}, 0},      // base [40,21,15,9] permuted (1,0,3,2)
+      {TensorDesc::strided({3, 300, 501}, {1, 3, 900}), {1}, 0},              // base [501,300,3] reversed in order
+      {TensorDesc::strided({17, 8467, 7}, {1, 119, 17}), {2}, 0},             // base [8467,7,17] permuted (2,0,1)
+      {TensorDesc::strided({5, 6, 7, 8}, {1, 280, 40, 5}), {1, 3}, 0},        // general first step
+      {TensorDesc::strided({5, 1, 6, 7, 8}, {1, 99, -280, 40, 5}), {2, 4}, 1400},  // a reversed reduced dimension
+  };
+  const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32, DType::f16}
+                                                          : std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
+  std::atomic<int> checked{0};
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
+    for (Op op : kAllOps) {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 8467 * 7 * 17 + 8, 29));
+      for (const Case& c : cases) {
+        const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+        EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+        EXPECT_NE(e.kernel.find(", then a copy into the output's order: "), std::string::npos) << e.to_string();
+        for (std::int64_t shift : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, c.base + shift, c.view, c.axes), "") << e.to_string();
+          ++checked;
+        }
+      }
+    }
+  });
+  // NaN and infinities reach the output through both steps.
+  for (Op op : {Op::sum, Op::max, Op::min, Op::mean}) {
+    const TypeRule t = rule(op, DType::f32);
+    testing::HostArray host = testing::make_input(op, DType::f32, testing::Pattern::exact, 3 * 300 * 501, 3);
+    float* x = reinterpret_cast<float*>(host.bytes.data());
+    x[7 * 900 + 5 * 3 + 1] = std::nanf("");
+    x[9 * 900 + 2] = std::numeric_limits<float>::infinity();
+    x[11 * 900 + 3 + 2] = -std::numeric_limits<float>::infinity();
+    const Buffer buffer = upload(host);
+    EXPECT_EQ(check(ctx, op, t, buffer, 0, cases[1].view, cases[1].axes), "");
+    ++checked;
+  }
+  std::printf("[ counts   ] axes: %d permuted (op, dtype, view, base) cases reduced in stride order\n",
+              checked.load());
+}
+
+// Columns of 8 to 15 rows over 2^17 to 2^18 outputs (four outputs a thread, 1024 a block,
+// fewer blocks than two per SM on a GPU of 132 SMs) are not split: two splits of a few
+// rows wrote and read again partials of nearly the input's size in a second launch.
+TEST(Axes, ColumnsOfFewRowsOverManyOutputsAreNotSplit) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f16}, {Op::max, DType::bf16}, {Op::sum, DType::f32}};
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 15 * 196612 + 8, 31));
+    for (const auto& [r, outputs] : {std::pair<std::int64_t, std::int64_t>{10, 196611}, {8, 135168}, {15, 196612}}) {
+      const TensorDesc view = TensorDesc::contiguous({r, outputs});
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, view, {0});
+      EXPECT_EQ(split_of(e.kernel), "none") << e.to_string();
+      for (std::int64_t base : {0, 1}) EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0}), "") << e.to_string();
+    }
+  }
+}
+
 TEST(Axes, NanInOneRowAndInfinities) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());

@@ -97,6 +97,24 @@ struct AxisLaunchPlan {
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                  AxisLaunchPlan* plan = nullptr, const void* in = nullptr);
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
+// A general view whose densest dimension is kept but is not the outputs' innermost (a
+// permuted view: the outputs adjacent in memory are far apart in the output): the general
+// kernels would read it a stride apart per thread. Reduced instead with its dimensions in
+// the order of their strides (largest first), which makes it columns or a general view
+// whose outputs run along the densest dimension, into the C-contiguous `stage1` order;
+// then that result is copied into the caller's output order (`copy`: the stage-1 result
+// seen as the caller's kept dimensions, each with its stride there, nothing reduced).
+// Where R >= kAxisReorderMinReduced and every kept stride is positive.
+inline constexpr std::uint64_t kAxisReorderMinReduced = 4;
+struct AxisReorder {
+  TensorDesc stage1;  // the caller's view, dimensions ordered by stride (same base)
+  AxisList stage1_axes;
+  CanonicalAxes stage1_shape;
+  TensorDesc copy;  // over the stage-1 result
+  CanonicalAxes copy_shape;
+};
+std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape);
+
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
 bool batched_tail_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);

@@ -104,8 +104,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // choice reads columns of a thread per output from 31 outputs per SM up to one wave
 // unsplit in blocks of 1024, with eight loads in flight where few threads are resident per
 // SM, and 16-bit columns on the 2-element grid there two outputs a thread, split (up to
-// 2.07 times faster than before at shapes between the grid's output counts).
-inline constexpr int kAxisRuleRevision = 5;
+// 2.07 times faster than before at shapes between the grid's output counts). 6: the
+// built-in choice splits R only where each split reads at least 32 rows (columns of 8 to
+// 15 rows over 2^17 to 2^18 outputs were split in two, up to 3 times slower).
+inline constexpr int kAxisRuleRevision = 6;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
