@@ -368,6 +368,27 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
+      // Few outputs over a long R (257 outputs up to 8 per SM, R >= 8192; elements of 2
+      // bytes, and of 4 off the 4-element grid): blocks of 256 with 8 threads across R, split
+      // in two passes, eight loads in flight, two adjacent outputs a thread on the
+      // 2-element grid. On an H200 (sums, R = 12345 .. 65537 over 300 .. 900 outputs,
+      // `..-2026-11-27ah-few-configs-*.log`), against the choice before (16-bit: a thread per
+      // output, four loads in flight; f32: four outputs a thread in blocks of 128): f16 on
+      // the 2-element grid 1.37 to 2.67 times faster (65537 x 500: 56.8 against 21.3 us,
+      // torch.sum 74.6), of an odd count 1.54 and 1.69 (32768 x 757: 42.9 against 27.8,
+      // torch 24.4); f32 27344 x 462 26.1 against 17.2 us, 32768 x 757 40.8 against 34.6
+      // and 37217 x 669 43.3 against 34.6. f32 on the 4-element grid keeps its vectors of
+      // four (within 7% of the fastest config there), and 16-bit ones from R = 2^16 over
+      // 512 outputs and more their four outputs a thread (above; not measured against these).
+      const bool on_grid2 = shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
+      if (s.vec == 1 && (size_of(types.in) == 2 || (size_of(types.in) == 4 && !on_grid)) && r >= 8192 &&
+          shape.outputs > 256 && shape.outputs < 8 * sms) {
+        s.vec = on_grid2 ? 2 : 1;
+        s.block = 256;
+        s.group = 8;
+        s.unroll = 8;
+        break;
+      }
       // 4-byte elements off the 4-element grid stop at 20 outputs per SM: from there a thread
       // per output, split with eight loads in flight, and from 31 outputs per SM a block of
       // 1024 threads per SM unsplit (below). On an H200 (f32 sums, R = 4097 .. 30001, off
@@ -388,7 +409,6 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 62.8 against 97.7 us, torch.sum 74.3), and 1.00 to 1.28 times against two outputs
       // a thread unsplit. The split is the one below the switch (two passes where the plan
       // splits R at all).
-      const bool on_grid2 = shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
       if (size_of(types.in) == 2 && on_grid2 && r > 2048 && shape.outputs >= 31 * sms && shape.outputs < 64 * sms) {
         s.vec = 2;
         s.block = 256;

@@ -263,7 +263,9 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(s.unroll, off.reduced < 256 ? 8u : 4u) << off.reduced;
   }
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1001}, {0}), 132).vec, 1u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1002}, {0}), 132).vec, 1u);
+  // (two outputs a thread on the 2-element grid over few outputs and a long R: below)
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1002}, {0}), 132).vec, 2u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).unroll, 8u);
   // Eight loads in flight where a thread walks R >= 8 alone over four outputs; not at
@@ -382,7 +384,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // SM up to the one wave, R > 2048: unsplit in blocks of 1024 (f32 too, whose R >= 4096
   // read four outputs a thread below 20 outputs per SM off the 4-element grid, 64 on it);
   // 16-bit on the 2-element grid there, two outputs a thread, split. Below 31 outputs per
-  // SM, a split thread per output from 15 per SM: eight loads in flight.
+  // SM, a split thread per output from 15 per SM: eight loads in flight; so too from 257
+  // outputs up to 8 per SM over R >= 8192, two outputs a thread on the 2-element grid.
   struct ColumnsCase {
     TypeRule types;
     std::int64_t r, outputs;
@@ -420,7 +423,18 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{h, 30001, 4096, 2, 256, 8, two, 8},
            ColumnsCase{h, 30001, 8446, 2, 256, 8, two, 8},
            ColumnsCase{h, 2048, 4096, 1, 1024, 32, none, 8},     // R <= 2048: a thread per output
-           ColumnsCase{h, 30001, 4090, 1, 256, 8, two, 8}}) {    // under 31 outputs per SM
+           ColumnsCase{h, 30001, 4090, 1, 256, 8, two, 8},     // under 31 outputs per SM
+           // 257 outputs up to 8 per SM over R >= 8192: split, eight loads in flight, two
+           // outputs a thread on the 2-element grid (f32 off the 4-element grid only)
+           ColumnsCase{h, 27344, 462, 2, 256, 8, two, 8},
+           ColumnsCase{h, 8192, 1054, 2, 256, 8, two, 8},
+           ColumnsCase{h, 32768, 757, 1, 256, 8, two, 8},
+           ColumnsCase{kF32, 27344, 462, 2, 256, 8, two, 8},
+           ColumnsCase{kF32, 37217, 669, 1, 256, 8, two, 8},
+           ColumnsCase{kF32, 65537, 500, 4, 128, 4, two, 4},   // on the 4-element grid: four
+           ColumnsCase{h, 8191, 600, 1, 256, 8, two, 4},       // R < 8192
+           ColumnsCase{h, 30001, 256, 1, 256, 8, two, 4},      // 256 outputs
+           ColumnsCase{h, 30001, 1056, 1, 256, 8, two, 4}}) {  // 8 outputs per SM
     s = builtin_axis_spec(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}), 132);
     const std::string at = std::to_string(c.r) + " x " + std::to_string(c.outputs) + " " +
                            std::string(to_string(c.types.in));

@@ -330,7 +330,8 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
 
 // The built-in columns choice between the grid's output counts (a thread per output): eight
 // loads in flight where few threads are resident per SM, blocks of 1024 unsplit from 31
-// outputs per SM over R > 2048, a split with eight loads in flight below. On a GPU of 132
+// outputs per SM over R > 2048, a split with eight loads in flight below (from 257 outputs
+// over R >= 8192 too, two outputs a thread on the 2-element grid). On a GPU of 132
 // SMs (H100, H200) each case runs the kernel it is meant to; on others the same shapes
 // are checked against the host whatever the choice.
 TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
@@ -353,6 +354,10 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
       {2049, 3001, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
       {4097, 2641, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
       {4097, 4096, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
+      // 257 outputs up to 8 per SM over R >= 8192
+      {8192, 462, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=256,by=8,vec=2,split=two_pass,unroll=8"},
+      {8192, 669, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
+      {8192, 500, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
   };
   std::int64_t largest = 0;
   for (const Case& c : cases) largest = std::max(largest, c.r * c.inner);
