@@ -653,6 +653,15 @@ CanonicalAxes checked_canonical(const TensorDesc& tensor, const AxisList& axes) 
   return r.axes;
 }
 
+// axis_reorder where its staged result fits the workspace's cap: the workspace keeps the
+// size it grows to, so outputs past 256 MiB take the general kernels as they are.
+constexpr std::uint64_t kReorderMaxStagedBytes = std::uint64_t{256} << 20;
+std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape,
+                                          DType out_type) {
+  if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type)) return std::nullopt;
+  return axis_reorder(tensor, axes, shape);
+}
+
 bool overlaps(std::uintptr_t a, std::size_t a_bytes, std::uintptr_t b, std::size_t b_bytes) {
   return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
 }
@@ -698,7 +707,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
                           " elements) overlaps the input view; an axis reduction writes outputs while others are "
                           "still being read, so give it memory of its own");
   CudaLauncher launcher;
-  if (const std::optional<AxisReorder> reorder = axis_reorder(tensor, axes, shape)) {
+  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, shape, out_type)) {
     // Reduced in the order of the strides into the workspace, after the partials of that
     // reduction, then copied into the caller's order (axis_reorder): a max of one element
     // each, which keeps every value's bits.
@@ -768,7 +777,7 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
                          : static_cast<const unsigned char*>(in) +
                                shape.base_offset * static_cast<std::int64_t>(size_of(in_type));
   };
-  if (const std::optional<AxisReorder> reorder = axis_reorder(tensor, axes, e.shape)) {
+  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, e.shape, out_type)) {
     const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
     e.kernel += " over " + reorder->stage1_shape.to_string() + ", then a copy into the output's order: ";
     choose(Op::max, checked_types(Op::max, out_type, out_type), reorder->copy_shape, nullptr);
