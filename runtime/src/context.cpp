@@ -721,19 +721,15 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
     AxisLaunchPlan copy_plan;
     const AxisKernelSpec copy_spec = impl_->axis_spec(d, Op::max, copy_types, reorder->copy_shape, nullptr, &copy_plan);
     const KernelHandles& copy_kernels = impl_->axis_kernels(d, copy_spec);
+    // The copy reduces nothing, so it never splits (no partials of its own), and its
+    // strides are positive (its base is the staged result's start).
     const std::size_t partial_bytes = (plan.partial_count * size_of(types.acc) + 255) / 256 * 256;
-    const std::size_t copy_partial_bytes = copy_plan.partial_count * size_of(copy_types.acc);
-    WorkspaceView ws = impl_->workspace(d, stream, partial_bytes + out_bytes + copy_partial_bytes);
+    WorkspaceView ws = impl_->workspace(d, stream, partial_bytes + out_bytes);
     void* staged = static_cast<unsigned char*>(ws.partials) + partial_bytes;
     enqueue_axis_reduction(launcher, kernels, spec, plan, first_shape, first_base, staged,
                            plan.partial_count > 0 ? &ws : nullptr, stream);
-    WorkspaceView copy_ws = ws;
-    copy_ws.partials = static_cast<unsigned char*>(staged) + out_bytes;
-    copy_ws.partials_bytes = copy_partial_bytes;
-    enqueue_axis_reduction(launcher, copy_kernels, copy_spec, copy_plan, reorder->copy_shape,
-                           static_cast<const unsigned char*>(staged) +
-                               reorder->copy_shape.base_offset * static_cast<std::int64_t>(out_size),
-                           out, copy_plan.partial_count > 0 ? &copy_ws : nullptr, stream);
+    enqueue_axis_reduction(launcher, copy_kernels, copy_spec, copy_plan, reorder->copy_shape, staged, out, nullptr,
+                           stream);
     return;
   }
   AxisLaunchPlan plan;

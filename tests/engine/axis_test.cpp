@@ -744,6 +744,12 @@ TEST(AxisSpec, PermutedViewsAreReducedInStrideOrderThenCopied) {
     EXPECT_EQ(reorder->stage1_shape.outputs, r.axes.outputs);
     EXPECT_EQ(reorder->stage1_shape.reduced, r.axes.reduced);
     EXPECT_EQ(reorder->copy_shape.reduced, 1u);
+    // The runtime launches the copy from the staged result's start, with no workspace.
+    EXPECT_EQ(reorder->copy_shape.base_offset, 0);
+    AxisLaunchPlan copy_plan;
+    builtin_axis_spec(Op::max, kF32, reorder->copy_shape, 132, &copy_plan);
+    EXPECT_EQ(copy_plan.partial_count, 0u);
+    EXPECT_EQ(copy_plan.splits, 1u);
     // Every output of the view: the sum of (offset + 10000)^2 over its elements, which
     // tells its set of elements from the others'. The first step reduces the reordered view from the same base;
     // the copy reads its C-contiguous result at the offsets the copy view gives.
@@ -789,6 +795,12 @@ TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
     ++reordered;
     ASSERT_EQ(r.axes.layout, AxisLayout::general);
     ASSERT_GE(r.axes.reduced, kAxisReorderMinReduced);
+    ASSERT_EQ(reorder->copy_shape.base_offset, 0);
+    for (const TypeRule& t : {kF32, kF16}) {
+      AxisLaunchPlan copy_plan;
+      builtin_axis_spec(Op::max, t, reorder->copy_shape, 132, &copy_plan);
+      ASSERT_EQ(copy_plan.partial_count, 0u) << reorder->copy_shape.to_string();
+    }
     const auto mark = [](std::int64_t offset) { return (offset + 10000) * (offset + 10000); };
     const std::vector<std::int64_t> want = host_sums(view, axes, mark);
     const std::vector<std::int64_t> staged = host_sums(reorder->stage1, reorder->stage1_axes, mark);
