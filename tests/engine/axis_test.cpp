@@ -549,6 +549,42 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
       EXPECT_EQ(s.split, split) << kept << " outputs: " << to_string(s);
     }
   }
+  // Such blocks read element by element (a strided densest reduced dimension, or one
+  // whose extent no vector divides) and split, along one reduced dimension or 32768
+  // elements a split and more: blocks of 256 with eight loads in flight. Unsplit along one
+  // dimension: eight loads in flight. Shorter splits along two dimensions, and blocks that
+  // read vectors along R, keep blocks of 128 with four.
+  for (const TypeRule& t : {kF32, kF16, TypeRule{DType::f64, DType::f64, DType::f64}}) {
+    const auto strided = [](std::initializer_list<std::int64_t> e, std::initializer_list<std::int64_t> st,
+                            AxisList axes) { return canonicalize(TensorDesc::strided(e, st), axes).axes; };
+    for (const CanonicalAxes& split_shape :
+         {strided({37046327}, {2}, {0}), strided({1000003}, {3}, {0}), strided({24, 262143}, {524286, 2}, {1}),
+          strided({257, 65537}, {131074, 2}, {1}), shape_of({1000, 100, 1001}, {0, 2})}) {
+      s = builtin_axis_spec(Op::max, t, split_shape, 132);
+      EXPECT_EQ(s.family, AxisFamily::general) << split_shape.to_string();
+      EXPECT_EQ(s.vec, 1u) << split_shape.to_string() << " " << to_string(s);
+      EXPECT_NE(s.split, AxisSplit::none) << split_shape.to_string();
+      EXPECT_EQ(s.block, 256u) << split_shape.to_string();
+      EXPECT_EQ(s.group, 256u) << split_shape.to_string();
+      EXPECT_EQ(s.unroll, 8u) << split_shape.to_string();
+      EXPECT_EQ(s.blocks_per_sm, 4u) << split_shape.to_string();
+    }
+    s = builtin_axis_spec(Op::max, t, strided({500, 4096}, {8192, 2}, {1}), 132);  // 500 blocks: unsplit
+    EXPECT_EQ(s.split, AxisSplit::none);
+    EXPECT_EQ(s.block, 128u);
+    EXPECT_EQ(s.unroll, 8u);
+    EXPECT_EQ(s.vec, 1u);
+    const CanonicalAxes two_short = shape_of({64, 128, 513}, {0, 2});  // five splits of 6566
+    s = builtin_axis_spec(Op::max, t, two_short, 132);
+    EXPECT_EQ(s.vec, 1u);
+    EXPECT_EQ(plan_axis_launch(s, two_short, 132).splits, 5u);
+    EXPECT_EQ(s.block, 128u);
+    EXPECT_EQ(s.unroll, 4u);
+    s = builtin_axis_spec(Op::max, t, shape_of({64, 128, 512}, {0, 2}), 132);  // vectors along R
+    EXPECT_GT(s.vec, 1u);
+    EXPECT_EQ(s.block, 128u);
+    EXPECT_EQ(s.unroll, 4u);
+  }
   // Rows keep their own choice (ticket_tiles there): the rule is the general family's.
   EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({128, 32768}, {1}), 132).split, AxisSplit::ticket);
   // A kept dimension the densest (the outputs of the last one contiguous): a thread per

@@ -706,7 +706,13 @@ TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
                         {TensorDesc::contiguous({64, 200, 512}), {0, 2}, 200},
                         {TensorDesc::contiguous({16, 256, 2048}), {0, 2}, 256},
                         {TensorDesc::contiguous({64, 260, 512}), {0, 2}, 260},  // 132 SMs: a second kernel
-                        {TensorDesc::contiguous({64, 300, 512}), {0, 2}, 300}};
+                        {TensorDesc::contiguous({64, 300, 512}), {0, 2}, 300},
+                        // Read element by element (blocks of 256, eight loads in flight):
+                        // every other element, every third, rows of every other element.
+                        {TensorDesc::strided({1000003}, {2}), {0}, 1},
+                        {TensorDesc::strided({700001}, {3}), {0}, 1},
+                        {TensorDesc::strided({24, 40001}, {80002, 2}), {1}, 24},
+                        {TensorDesc::strided({257, 16385}, {32770, 2}), {1}, 257}};
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64},
                                         {Op::prod, DType::i32}};
   int checked = 0, folded = 0;
