@@ -765,7 +765,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // 194.86 -> 176.72, [64,128,513] kept at 9.43 and 13.39 (10.21 and 14.73 with the rule),
   // 4096 rows of 8192 every other element unsplit 51.88 -> 46.34 and 92.05 -> 88.44.
   // Vectors of 16 bytes over the span, keeping every other element (pairs of elements as
-  // one word), read no faster on an H100 (0.87 to 1.13 times, `..-ai-pairs-*`): not made.
+  // one word), read no faster on an H100 (0.84 to 1.13 times the speed, `..-ai-pairs-*`): not made.
   if (s.family == AxisFamily::general && s.vec == 1 && s.group == s.block) {
     const bool one_dimension = shape.reduced_rank == 1;
     if (s.split != AxisSplit::none && p.splits > 1 && (one_dimension || ceil_div(r, p.splits) >= 32768)) {
