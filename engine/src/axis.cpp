@@ -754,16 +754,16 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // more. Unsplit, one reduced dimension: eight loads in flight. Held device times on an
   // H200 against blocks of 128 with four (`..-2026-11-27ai-strided-*.log`, 24 configs of
   // block, loads in flight and blocks per SM, and `..-ai-ab-*`): every other element of
-  // 37046327 f16 max 73.34 -> 42.97 us (torch 45.20), f32 sum 94.60 -> 74.81; 24 rows of
+  // 37046327 f16 max 73.34 -> 42.97 us (torch 45.20), f32 sum 94.93 -> 74.81; 24 rows of
   // 262143 every other element, f16 max 16.16 -> 10.67, f32 sum 19.87 -> 15.94; 100 rows of
   // 1000000 so 166.98 -> 131.01 and 231.58 -> 211.58; 100 outputs over (0,2) of
   // [1000,100,1001] (splits of 166833) 164.64 -> 114.45 and 177.09 -> 142.05. Over (0,2)
   // of [64,128,513] (splits of 6566 along two dimensions) 0.93 and 0.95 times as fast:
   // not taken. Unsplit, 1000 rows of 8191 every other element: 12.72 -> 10.81 (f16 max),
   // 18.77 -> 17.88 (f32 sum). On an H100 (`h100-..-ai-ab-*`, `..-ai-unsplit-*`): 37046327
-  // f16 max 81.60 -> 58.42, f32 sum 119.98 -> 108.22, [1000,100,1001] 169.60 -> 122.20 and
+  // f16 max 81.60 -> 58.42, f32 sum 120.37 -> 108.22, [1000,100,1001] 169.60 -> 122.20 and
   // 194.86 -> 176.72, [64,128,513] kept at 9.43 and 13.39 (10.21 and 14.73 with the rule),
-  // 4096 rows of 8192 every other element unsplit 51.88 -> 46.34 and 92.05 -> 88.44.
+  // 4096 rows of 8192 every other element unsplit 51.49 -> 46.34 and 89.50 -> 88.44.
   // Vectors of 16 bytes over the span, keeping every other element (pairs of elements as
   // one word), read no faster on an H100 (0.84 to 1.13 times the speed, `..-ai-pairs-*`): not made.
   if (s.family == AxisFamily::general && s.vec == 1 && s.group == s.block) {
