@@ -108,6 +108,16 @@ std::uint32_t general_vector_width(const TypeRule& types, const CanonicalAxes& s
   });
 }
 
+// General views whose innermost reduced dimension is a contiguous run of 2 to 4
+// elements and whose innermost kept dimension steps by that run: the outputs' runs lie
+// side by side ([n, m, e] reduced over (0, 2)).
+bool general_interleaved_runs(const CanonicalAxes& shape) {
+  if (shape.layout != AxisLayout::general || shape.reduced_rank < 1 || shape.kept_rank < 1) return false;
+  const std::int64_t run = shape.reduced_extents[shape.reduced_rank - 1];
+  return shape.reduced_strides[shape.reduced_rank - 1] == 1 && run >= 2 && run <= 4 &&
+         shape.kept_strides[shape.kept_rank - 1] == run;
+}
+
 // With a kept dimension the densest, whether a shape's outputs lie on the grid of vectors
 // of v adjacent outputs (rt::general_output_vectors' vector loads, the base aside): the
 // innermost kept dimension contiguous, its extent and every other stride multiples of v.
@@ -624,6 +634,30 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // every other element of 16384 rows of 4096: f16 sums 59.4 -> 55.4 us, f32 75.2 ->
       // 71.6).
       if (s.family == AxisFamily::general && s.vec == 1 && s.group <= 32) s.unroll = 8;
+      // General views whose innermost reduced run of 2 to 4 contiguous elements
+      // interleaves with the outputs (the innermost kept stride is the run: [n, m, e] over
+      // (0, 2)): neighbouring outputs' runs are adjacent, so a group of g lanes per output
+      // reads them together where the lanes of a wider group read runs a whole slice
+      // apart. g the smallest power of two that gives 768 threads per SM, where that is
+      // at most 4 (from 192 outputs per SM); eight loads in flight, blocks of 256. Held
+      // device times on an H100, the choice before against this
+      // (`h100-2026-11-27ai-interleaved-*.log`): f32 max over (0,2) of [146,32768,3] 40.54
+      // -> 23.44 us (g = 4; torch 36.18 in a loop of calls), of [16,262144,3] 29.73 ->
+      // 21.53 (g = 1; torch 86.47); f16 max of [50,200000,3] 74.82 -> 33.87 (g = 1, the
+      // probe; torch 107.97); sums of [100,65536,2] 34.30 -> 13.11 (f16, g = 2, vectors of
+      // two) and 42.55 -> 21.01 (f32; torch 39.81), of [64,100000,4] 43.71 -> 21.71 (f16)
+      // and 49.30 -> 37.94 (f32). Over 10000 outputs ([1000,10000,3]) groups of 1 to 4 were
+      // 1.2 to 3.6 times slower than the 32 above (the probe): not taken.
+      if (s.family == AxisFamily::general && s.group <= 32 && general_interleaved_runs(shape)) {
+        std::uint32_t g = 1;
+        while (g < 32 && shape.outputs * g < 768ull * sms) g *= 2;
+        if (g <= 4) {
+          s.group = g;
+          s.block = 256;
+          s.rows_per_pass = 1;
+          s.unroll = 8;
+        }
+      }
       if (s.group <= 32) {
         // A group within a warp reads at most 2047 elements: never worth a second launch.
         s.split = AxisSplit::none;

@@ -585,6 +585,34 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(s.block, 128u);
     EXPECT_EQ(s.unroll, 4u);
   }
+  // Runs of 2 to 4 contiguous reduced elements side by side with the outputs' ([n, m, e]
+  // over (0, 2)): g lanes per output, the smallest power of two that gives 768 threads
+  // per SM, where that is at most 4; eight loads in flight, blocks of 256. Fewer outputs,
+  // longer runs, or runs not side by side keep the lanes along R.
+  for (const TypeRule& t : {kF32, kF16}) {
+    for (const auto& [extents, group] : std::vector<std::pair<std::vector<std::int64_t>, std::uint32_t>>{
+             {{146, 32768, 3}, 4u}, {{100, 65536, 2}, 2u}, {{64, 100000, 4}, 2u}, {{16, 262144, 3}, 1u},
+             {{50, 200000, 3}, 1u}, {{100, 25344, 3}, 4u}}) {
+      const CanonicalAxes shape = shape_of({extents[0], extents[1], extents[2]}, {0, 2});
+      s = builtin_axis_spec(Op::max, t, shape, 132);
+      EXPECT_EQ(s.family, AxisFamily::general) << shape.to_string();
+      EXPECT_EQ(s.group, group) << shape.to_string();
+      EXPECT_EQ(s.block, 256u) << shape.to_string();
+      EXPECT_EQ(s.unroll, 8u) << shape.to_string();
+      EXPECT_EQ(s.rows_per_pass, 1u) << shape.to_string();
+      EXPECT_EQ(s.split, AxisSplit::none) << shape.to_string();
+    }
+    for (const auto& extents : std::vector<std::vector<std::int64_t>>{
+             {1000, 10000, 3},    // 10000 outputs: would need groups of 16
+             {100, 25343, 3},     // one output short of 192 per SM
+             {100, 32768, 5}}) {  // a run of 5
+      const CanonicalAxes shape = shape_of({extents[0], extents[1], extents[2]}, {0, 2});
+      EXPECT_GT(builtin_axis_spec(Op::max, t, shape, 132).group, 4u) << shape.to_string();
+    }
+    // Runs not side by side with the outputs (a gap of one element after each).
+    const CanonicalAxes gapped = canonicalize(TensorDesc::strided({146, 32768, 3}, {131072, 4, 1}), {0, 2}).axes;
+    EXPECT_GT(builtin_axis_spec(Op::max, t, gapped, 132).group, 4u) << gapped.to_string();
+  }
   // Rows keep their own choice (ticket_tiles there): the rule is the general family's.
   EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({128, 32768}, {1}), 132).split, AxisSplit::ticket);
   // A kept dimension the densest (the outputs of the last one contiguous): a thread per

@@ -740,6 +740,43 @@ TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
   EXPECT_GT(folded, 0);
 }
 
+// Runs of 2 to 4 contiguous reduced elements side by side with the outputs ([n, m, e]
+// over (0, 2)), read by 1 to 4 lanes per output: every op kind against the host, from an
+// aligned base and from one element in (off the vector grid), with the group the built-in
+// choice names.
+TEST(Axes, InterleavedRunsReadWithFewLanesPerOutput) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const bool on_132 = testing::test_device()->sm_count == 132;
+  struct Case {
+    std::int64_t n, m, e;
+    const char* group;  // on a GPU of 132 SMs
+  };
+  const Case cases[] = {{146, 32768, 3, "group=4,"}, {100, 65536, 2, "group=2,"}, {20, 100000, 4, "group=2,"},
+                        {9, 262144, 3, "group=1,"}};
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64},
+                                        {Op::prod, DType::i32}, {Op::min, DType::bf16}};
+  int checked = 0;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 146 * 32768 * 3 + 8, 37));
+    for (const Case& c : cases) {
+      const TensorDesc view = TensorDesc::contiguous({c.n, c.m, c.e});
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, view, {0, 2});
+      EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+      if (on_132) {
+        EXPECT_NE(e.kernel.find(c.group), std::string::npos) << e.to_string();
+      }
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0, 2}), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  std::printf("[ counts   ] axes: %d interleaved-run cases%s\n", checked,
+              on_132 ? "" : " (not 132 SMs: the groups are not checked)");
+}
+
 // Permuted views whose densest dimension is kept but is not the outputs' innermost:
 // reduced in the order of their strides into the workspace (columns, or general with the
 // outputs along the densest dimension), then copied into the caller's order. Every op and
