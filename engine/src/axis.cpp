@@ -643,7 +643,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // device times on an H100, the choice before against this
       // (`h100-2026-11-27ai-interleaved-*.log`): f32 max over (0,2) of [146,32768,3] 40.54
       // -> 23.44 us (g = 4; torch 36.18 in a loop of calls), of [16,262144,3] 29.73 ->
-      // 21.53 (g = 1; torch 86.47); f16 max of [50,200000,3] 74.82 -> 33.87 (g = 1, the
+      // 21.53 (g = 1; torch 86.47); f16 max of [50,200000,3] 74.82 -> 34.37 (g = 1, the
       // probe; torch 107.97); sums of [100,65536,2] 34.30 -> 13.11 (f16, g = 2, vectors of
       // two) and 42.55 -> 21.01 (f32; torch 39.81), of [64,100000,4] 43.71 -> 21.71 (f16)
       // and 49.30 -> 37.94 (f32). Over 10000 outputs ([1000,10000,3]) groups of 1 to 4 were
