@@ -52,6 +52,8 @@ std::uint64_t rows_dense_tile_elements(const AxisKernelSpec& s) {
 std::uint64_t rows_dense_max_reduced(const AxisKernelSpec& s) { return rows_dense_tile_elements(s) / 8; }
 // Up to this many outputs, the last block folds every partial itself (one launch).
 constexpr std::uint64_t kTicketOutputs = 64;
+// Columns split so that this many partials or fewer fold in the last block (one launch).
+constexpr std::uint64_t kTicketPartials = 1536;
 // Columns of up to this many elements are not read as one dense run (see builtin_axis_spec),
 constexpr std::uint64_t kShortColumnsElements = 1u << 20;
 // except one slice whose split interleaves steps, from this many elements.
@@ -391,12 +393,25 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // four (within 7% of the fastest config there), and 16-bit ones from R = 2^16 over
       // 512 outputs and more their four outputs a thread (above; not measured against these).
       const bool on_grid2 = shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
+      //
+      // Min and max off the 2-element grid (a thread per output): four loads in flight at
+      // eight blocks per SM. On an H200 (held device times, `..-2026-11-27aj-probe*.log`):
+      // 32768 x 757 and every other row of it bf16 max 33.37 -> 23.47 us, f32 max 39.98 ->
+      // 31.98; over R = 8192 .. 65537 and 333 .. 1001 outputs (shapes the rule was not made
+      // from) bf16 max 0.93 to 1.52 times as fast (65537 x 999: 77.13 -> 50.75), f32 max 0.94
+      // to 1.27. Sums so: 0.86 to 1.33 (f16 32768 x 757 27.44 -> 22.29, f32 16385 x 601
+      // 16.71 -> 19.51), not taken. On the grid (two outputs a thread) eight blocks per SM
+      // were 1.08 to 1.29 times slower (f16 sum and bf16 max, 520 .. 1000 outputs).
       if (s.vec == 1 && (size_of(types.in) == 2 || (size_of(types.in) == 4 && !on_grid)) && r >= 8192 &&
           shape.outputs > 256 && shape.outputs < 8 * sms) {
         s.vec = on_grid2 ? 2 : 1;
         s.block = 256;
         s.group = 8;
         s.unroll = 8;
+        if (!on_grid2 && (op == Op::min || op == Op::max)) {
+          s.blocks_per_sm = 8;
+          s.unroll = 4;
+        }
         break;
       }
       // 4-byte elements off the 4-element grid stop at 20 outputs per SM: from there a thread
@@ -490,6 +505,25 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
             if (plan) *plan = plan_axis_launch(s, shape, sm_count);
             return s;
           }
+          // Up to 8 outputs over R <= 8192: one block of 512, its threads all across R
+          // (512 / the outputs, rounded up to a power of two), where each reads at most 64
+          // rows, eight loads in flight; no ticket, no partials. Held device times on an
+          // H200 against the split below (`..-2026-11-27aj-probe2.log`): f32 sums of 2
+          // outputs over R = 1100 .. 8192 2.09 to 2.51 against 3.65 to 3.82 us, of 7 over
+          // R = 1100 .. 4096 2.0 to 3.2 against 3.7 to 3.9; bf16 max 3.2 to 3.8 against 4.8
+          // to 5.0. Over 7 outputs at R = 8192 (128 rows a thread) the split stays: 3.71
+          // against 4.79.
+          std::uint32_t wide = 1;
+          while (wide < shape.outputs) wide *= 2;
+          const std::uint32_t across = 512 / wide;
+          if (shape.outputs <= 8 && r <= 8192 && r <= 64ull * across) {
+            s.block = 512;
+            s.group = across;
+            s.split = AxisSplit::none;
+            s.unroll = 8;
+            if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+            return s;
+          }
           if (shape.outputs <= ticket_outputs) {
             s.block = 512;
             s.group = 16;
@@ -545,8 +579,14 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // 85.1 against 109.9; 48 over 3 x 100000 f32 38.5 against 180.6.
         const std::uint64_t vectors = ceil_div(shape.outputs, s.vec);
         const std::uint64_t bytes = std::uint64_t{s.vec} * size_of(types.in);
+        // No more lanes than R / 2, so that each reads two elements or more: lanes past R
+        // read nothing but still take their place in the blocks and the shuffles. H200,
+        // sums and max of [R, a, b] along 0 (strides [a*b, 1, a], not reordered: above), 8
+        // lanes against 32 and 16: R = 8 over 128 x 129 3.41 against 8.90 and 5.18 us
+        // (bf16 max), R = 16 over 1024 x 16 3.78 against 9.09 and 5.67 (f32 sum).
         s.group = 1;
-        while (s.group < 32 && ceil_div(vectors * s.group, s.block) * bytes < 16 * sms) s.group *= 2;
+        while (s.group < 32 && 4ull * s.group <= r && ceil_div(vectors * s.group, s.block) * bytes < 16 * sms)
+          s.group *= 2;
         // Loads of 8 and 16 bytes whose blocks (32 threads across R each) hold fewer than
         // 8 bytes a load per SM split across blocks as well: 8-byte loads in fewer blocks
         // than SMs, 16-byte ones in fewer than half as many. H100, f16 sums (four outputs
@@ -727,6 +767,19 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
     p = plan_axis_launch(s, shape, sm_count);
     if (p.splits <= 1) s.split = AxisSplit::none;
   }
+  // Columns whose splits leave at most 1536 partials: the last block folds them (one
+  // launch) instead of a second kernel. On an H200 (`..-2026-11-27aj-probe*.log`; f16 and
+  // f32 sums, f32 and bf16 max, R = 1100 .. 4096 over 33 .. 150 outputs, 264 .. 1500
+  // partials), held device times within -0.4 .. +0.9 us of the second kernel's (2011 x
+  // 33 f16 sum 4.37 against 4.41, 1285 x 150 f32 max 5.05 against 4.18), and at the
+  // host's pace 4.2 to 5.1 us against 6.2 to 8.5: the second launch costs the host more
+  // than the fold costs the last block. From about 2000 partials the fold is slower
+  // either way (4096 x 65 f32 sum, 2080 partials: 4.92 against 4.30 held).
+  if ((s.family == AxisFamily::columns || s.family == AxisFamily::columns_dense) &&
+      s.split == AxisSplit::two_pass && p.splits > 1 && p.partial_count <= kTicketPartials) {
+    s.split = AxisSplit::ticket;
+    p.finalize_grid = 0;
+  }
   // 16-bit columns of four adjacent outputs per thread, a thread walking R >= 8 alone:
   // eight loads in flight. Held device times on an H200 (f16 sum and max): 8 x 2^24 73.5
   // against 78.7 us, 16 x 2^22 36.5 against 39.4, 16 x 2^24 135.1 against 140.6, R = 16
@@ -753,8 +806,15 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // 1.10 to 1.66 times faster over 2049 and 3001 outputs (30001 x 2049: 92.4 against 55.7
   // us), f32 at R = 2049 1.13 and 1.23 (2049 x 3001: 14.7 against 12.0; from R = 4096 f32
   // reads four outputs a thread).
+  // Not for min and max, which read faster with four (H200, `..-2026-11-27aj-probe*.log`:
+  // bf16 and f32 max of 4097 and 32768 x 3001, 0.89 to 0.92 times the time of eight; then
+  // f16 and f32 max of 2049 .. 30001 x 2100 .. 3001, 0.88 to 0.92 but f16 2049 x 3001,
+  // 1.11); 16-bit sums from 8 outputs per SM (f16 and bf16 sums of R = 3000 .. 65537 over
+  // 1100 .. 1977 outputs, 0.60 to 0.97 times the time of four, 65537 x 1201 124.5 -> 75.0
+  // us; f32 sums over 1500 0.97 to 1.02, not taken).
+  const bool extremum = op == Op::min || op == Op::max;
   if (s.family == AxisFamily::columns && s.vec == 1 && s.rows_per_pass == 1 && s.split == AxisSplit::two_pass &&
-      size_of(types.in) <= 4 && shape.outputs >= 15 * sms)
+      size_of(types.in) <= 4 && !extremum && shape.outputs >= (size_of(types.in) == 2 ? 8 : 15) * sms)
     s.unroll = 8;
   // Long rows that a plan splits, more than 64 of them (a block per row, fewer rows than
   // 8 per SM): one launch instead of two, the splits taking tiles of R in turn and the
@@ -853,6 +913,18 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
   const std::uint64_t q = r / s.group, m = r % s.group;
   const std::uint64_t most_left = std::max<std::uint64_t>(q % s.unroll, m > 0 ? (q + 1) % s.unroll : 0);
   return most_left >= 2;
+}
+
+// A small view in one launch: held device times on an H200, the two launches against the
+// general kernel alone (its lanes per output capped at R / 2, builtin_axis_choice), f32
+// sum and bf16 max of [R, a, b] with strides [a*b, 1, a] along 0
+// (`..-2026-11-27aj-probe2.log`): 16 x 64 x 64 5.18 against 3.03 us, 8 x 128 x 129 5.30
+// against 3.41, 16 x 1024 x 16 5.57 against 3.79, 32 x 128 x 64 5.32 against 4.25; at the
+// host's pace 9.4 to 9.8 us against 3.4 to 4.3. Past R = 256 or 2^18 elements two
+// launches read faster: 64 x 128 x 100 5.69 against 7.78, 512 x 32 x 32 6.40 against
+// 8.91, 1000 x 16 x 16 5.57 against 14.14.
+bool axis_reorder_pays(const CanonicalAxes& shape) {
+  return shape.reduced > kAxisReorderSmallReduced || shape.reduced * shape.outputs > kAxisReorderSmallElements;
 }
 
 std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape) {

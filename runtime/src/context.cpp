@@ -653,12 +653,13 @@ CanonicalAxes checked_canonical(const TensorDesc& tensor, const AxisList& axes) 
   return r.axes;
 }
 
-// axis_reorder where its staged result fits the workspace's cap: the workspace keeps the
-// size it grows to, so outputs past 256 MiB take the general kernels as they are.
+// axis_reorder where it pays (not for a small view) and its staged result fits the
+// workspace's cap: the workspace keeps the size it grows to, so outputs past 256 MiB take
+// the general kernels as they are.
 constexpr std::uint64_t kReorderMaxStagedBytes = std::uint64_t{256} << 20;
 std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape,
                                           DType out_type) {
-  if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type)) return std::nullopt;
+  if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type) || !axis_reorder_pays(shape)) return std::nullopt;
   return axis_reorder(tensor, axes, shape);
 }
 

@@ -419,7 +419,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{kF32, 30001, 2641, 1, 256, 8, two, 8},    // 20 per SM
            ColumnsCase{h, 30001, 3001, 1, 256, 8, two, 8},
            ColumnsCase{kF32, 2049, 3001, 1, 256, 8, two, 8},
-           ColumnsCase{h, 30001, 1979, 1, 256, 8, two, 4},       // 14.99 outputs per SM
+           ColumnsCase{h, 30001, 1979, 1, 256, 8, two, 8},       // 16-bit sums: from 8 outputs per SM
            ColumnsCase{h, 30001, 4094, 2, 256, 8, two, 8},       // the 2-element grid
            ColumnsCase{h, 30001, 4096, 2, 256, 8, two, 8},
            ColumnsCase{h, 30001, 8446, 2, 256, 8, two, 8},
@@ -435,7 +435,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{kF32, 65537, 500, 4, 128, 4, two, 4},   // on the 4-element grid: four
            ColumnsCase{h, 8191, 600, 1, 256, 8, two, 4},       // R < 8192
            ColumnsCase{h, 30001, 256, 1, 256, 8, two, 4},      // 256 outputs
-           ColumnsCase{h, 30001, 1056, 1, 256, 8, two, 4}}) {  // 8 outputs per SM
+           ColumnsCase{h, 30001, 1056, 1, 256, 8, two, 8},     // 8 outputs per SM: 16-bit sums' eight
+           ColumnsCase{h, 4097, 1055, 1, 256, 8, two, 4}}) {   // under 8 per SM, R < 8192: four
     s = builtin_axis_spec(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}), 132);
     const std::string at = std::to_string(c.r) + " x " + std::to_string(c.outputs) + " " +
                            std::string(to_string(c.types.in));
@@ -760,6 +761,122 @@ std::vector<std::int64_t> host_sums(const TensorDesc& view, const AxisList& axes
     sums[static_cast<std::size_t>(j)] += value(offset);
   }
   return sums;
+}
+
+// Small reductions in one launch (set AJ): columns whose splits leave at most 1536
+// partials fold them in the last block; up to 8 outputs over a short R take one block
+// with every thread across R; general views with a kept dimension the densest give no
+// output more lanes than R / 2; small permuted views are not reordered.
+CanonicalAxes view_of(std::initializer_list<std::int64_t> extents, std::initializer_list<std::int64_t> strides,
+                      AxisList axes) {
+  const CanonicalResult r = canonicalize(TensorDesc::strided(extents, strides), axes);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r.axes;
+}
+
+// Columns of a thread per output split in two passes, set AJ: min and max keep four
+// loads in flight where sums take eight (from 15 outputs per SM, 16-bit sums from 8);
+// min and max in the band of 257 outputs up to 8 per SM over R >= 8192, off the 2-element
+// grid, run eight blocks per SM.
+TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
+  struct Case {
+    TypeRule types;
+    Op op;
+    std::int64_t r, inner;
+    std::uint32_t vec, unroll, blocks_per_sm;
+  };
+  for (const Case& c : {Case{kF16, Op::sum, 4097, 1500, 1, 8, 4}, Case{kBF16, Op::sum, 4097, 1056, 1, 8, 4},
+                        Case{kF16, Op::sum, 4097, 1055, 1, 4, 4}, Case{kF16, Op::max, 4097, 1500, 1, 4, 4},
+                        Case{kF32, Op::sum, 2049, 3001, 1, 8, 4}, Case{kF32, Op::max, 2049, 3001, 1, 4, 4},
+                        Case{kF16, Op::min, 2049, 3001, 1, 4, 4}, Case{kBF16, Op::max, 32768, 757, 1, 4, 8},
+                        Case{kF32, Op::min, 32768, 757, 1, 4, 8}, Case{kF16, Op::sum, 32768, 757, 1, 8, 4},
+                        Case{kBF16, Op::max, 32768, 462, 2, 8, 4}}) {
+    const CanonicalAxes shape = shape_of({c.r, c.inner}, {0});
+    const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, shape, 132);
+    EXPECT_EQ(s.family, AxisFamily::columns) << shape.to_string();
+    EXPECT_EQ(s.group, 8u) << shape.to_string() << " " << to_string(s);
+    EXPECT_EQ(s.split, AxisSplit::two_pass) << shape.to_string() << " " << to_string(s);
+    EXPECT_EQ(s.vec, c.vec) << shape.to_string() << " " << to_string(s);
+    EXPECT_EQ(s.unroll, c.unroll) << to_string(c.op) << " " << shape.to_string() << " " << to_string(s);
+    EXPECT_EQ(s.blocks_per_sm, c.blocks_per_sm) << to_string(c.op) << " " << shape.to_string() << " " << to_string(s);
+  }
+}
+
+TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
+  // Splits with 1536 partials or fewer: the ticket; more: a second kernel.
+  struct SplitCase {
+    TypeRule types;
+    CanonicalAxes shape;
+    AxisSplit split;
+  };
+  for (const SplitCase& c : {SplitCase{kBF16, shape_of({2047, 41}, {0}), AxisSplit::ticket},  // 820 partials
+                             SplitCase{kF32, shape_of({1285, 100}, {0}), AxisSplit::ticket},   // 1000
+                             SplitCase{kF16, shape_of({1285, 150}, {0}), AxisSplit::ticket},   // 1500
+                             SplitCase{kF32, shape_of({1285, 197}, {0}), AxisSplit::two_pass},  // 1970
+                             SplitCase{kF32, shape_of({4096, 65}, {0}), AxisSplit::two_pass},   // 2080
+                             SplitCase{kF16, shape_of({4096, 757}, {0}), AxisSplit::two_pass}}) {
+    AxisLaunchPlan plan;
+    const AxisKernelSpec s = builtin_axis_spec(Op::sum, c.types, c.shape, 132, &plan);
+    EXPECT_EQ(s.split, c.split) << c.shape.to_string() << " " << to_string(s);
+    EXPECT_GT(plan.splits, 1u) << c.shape.to_string();
+    EXPECT_EQ(plan.finalize_grid > 0, c.split == AxisSplit::two_pass) << c.shape.to_string();
+    EXPECT_EQ(plan.partial_count > 1536, c.split == AxisSplit::two_pass) << c.shape.to_string();
+  }
+  // Up to 8 outputs over R <= 8192, where each thread reads at most 64 rows: one block of
+  // 512, all of it across R, unsplit.
+  struct FewCase {
+    CanonicalAxes shape;
+    std::uint32_t across;  // 0: split as before
+  };
+  for (const TypeRule& t : {kF32, kBF16}) {
+    for (const FewCase& c : {FewCase{view_of({2011, 7}, {14, 1}, {0}), 64}, FewCase{shape_of({4096, 7}, {0}), 64},
+                             FewCase{shape_of({1100, 2}, {0}), 256}, FewCase{view_of({8192, 2}, {4, 1}, {0}), 256},
+                             FewCase{shape_of({8192, 3}, {0}), 128}, FewCase{shape_of({8192, 7}, {0}), 0},
+                             FewCase{shape_of({8193, 2}, {0}), 0}, FewCase{shape_of({2011, 9}, {0}), 0}}) {
+      AxisLaunchPlan plan;
+      const AxisKernelSpec s = builtin_axis_spec(Op::max, t, c.shape, 132, &plan);
+      EXPECT_EQ(s.family, AxisFamily::columns) << c.shape.to_string();
+      if (c.across == 0) {
+        EXPECT_NE(s.split, AxisSplit::none) << c.shape.to_string() << " " << to_string(s);
+        EXPECT_GT(plan.splits, 1u) << c.shape.to_string();
+        continue;
+      }
+      EXPECT_EQ(s.block, 512u) << c.shape.to_string();
+      EXPECT_EQ(s.group, c.across) << c.shape.to_string();
+      EXPECT_EQ(s.split, AxisSplit::none) << c.shape.to_string();
+      EXPECT_EQ(s.unroll, 8u) << c.shape.to_string();
+      EXPECT_EQ(plan.grid, 1u) << c.shape.to_string();
+      EXPECT_EQ(plan.partial_count, 0u) << c.shape.to_string();
+    }
+  }
+  // A kept dimension the densest: at most R / 2 lanes per output.
+  struct LaneCase {
+    CanonicalAxes shape;
+    std::uint32_t group;
+  };
+  for (const LaneCase& c : {LaneCase{view_of({8, 128, 129}, {16512, 1, 128}, {0}), 4},
+                            LaneCase{view_of({16, 1024, 16}, {16384, 1, 1024}, {0}), 8},
+                            LaneCase{view_of({4, 256, 257}, {65792, 1, 256}, {0}), 2},
+                            LaneCase{view_of({64, 64, 64}, {4096, 1, 64}, {0}), 32}}) {
+    const AxisKernelSpec s = builtin_axis_spec(Op::max, kBF16, c.shape, 132);
+    EXPECT_EQ(s.family, AxisFamily::general) << c.shape.to_string();
+    EXPECT_EQ(s.group, c.group) << c.shape.to_string() << " " << to_string(s);
+  }
+  // Permuted views ([R, a, b] with strides [a*b, 1, a] along 0) are reordered from R = 257
+  // or past 2^18 elements; below both, the general kernel reads them in one launch.
+  struct ReorderCase {
+    std::int64_t r, a, b;
+    bool pays;
+  };
+  for (const ReorderCase& c : {ReorderCase{256, 32, 32, false}, ReorderCase{64, 64, 64, false},
+                               ReorderCase{255, 3, 7, false}, ReorderCase{257, 32, 32, true},
+                               ReorderCase{64, 64, 65, true}, ReorderCase{1024, 229, 3, true}}) {
+    const TensorDesc view = TensorDesc::strided({c.r, c.a, c.b}, {c.a * c.b, 1, c.a});
+    const CanonicalResult r = canonicalize(view, AxisList{0});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(axis_reorder(view, AxisList{0}, r.axes).has_value()) << r.axes.to_string();
+    EXPECT_EQ(axis_reorder_pays(r.axes), c.pays) << r.axes.to_string();
+  }
 }
 
 // Permuted views whose densest dimension is kept but is not the outputs' innermost are

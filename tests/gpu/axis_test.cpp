@@ -344,19 +344,27 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
     std::int64_t r, inner;
     const char* f16_kernel;
     const char* f32_kernel;
+    const char* f16_max = nullptr;  // max where it differs from the sum's kernel
+    const char* f32_max = nullptr;
   };
+  // Min and max of a thread per output split in two passes: four loads in flight (and, in
+  // the band of 257 outputs up to 8 per SM over R >= 8192, eight blocks per SM).
+  const char* max_split = "columns:block=256,by=8,vec=1,split=two_pass";
+  const char* max_band = "columns:block=256,by=8,vec=1,split=two_pass,sm=8";
   const std::vector<Case> cases = {
       {1000, 9999, "columns:block=512,by=16,vec=1,split=none,unroll=8", "columns:block=512,by=16,vec=1,split=none,unroll=8"},
       {300, 40001, "columns:block=256,by=4,vec=1,split=none,unroll=8", "columns:block=256,by=4,vec=1,split=none,unroll=8"},
       {2049, 5001, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
       {2049, 7001, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none"},
       {4097, 4093, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
-      {2049, 3001, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
-      {4097, 2641, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
+      {2049, 3001, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_split, max_split},
+      {4097, 2641, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_split, max_split},
+      // 16-bit sums from 8 outputs per SM: eight loads in flight
+      {4097, 1500, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass", max_split},
       {4097, 4096, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
       // 257 outputs up to 8 per SM over R >= 8192
       {8192, 462, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=256,by=8,vec=2,split=two_pass,unroll=8"},
-      {8192, 669, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8"},
+      {8192, 669, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_band, max_band},
       {8192, 500, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
   };
   std::int64_t largest = 0;
@@ -365,7 +373,8 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
   for_each_columns_rule_case([&](DType dtype, Op op, const TypeRule& t) {
     const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, largest + 8, 13));
     for (const Case& c : cases) {
-      const std::string meant = dtype == DType::f32 ? c.f32_kernel : c.f16_kernel;
+      const char* max = dtype == DType::f32 ? c.f32_max : c.f16_max;
+      const std::string meant = op == Op::max && max != nullptr ? max : dtype == DType::f32 ? c.f32_kernel : c.f16_kernel;
       expect_builtin_columns(ctx, op, t, buffer, c.r, c.inner, sm132 ? &meant : nullptr, checked);
     }
   });
@@ -777,11 +786,58 @@ TEST(Axes, InterleavedRunsReadWithFewLanesPerOutput) {
               on_132 ? "" : " (not 132 SMs: the groups are not checked)");
 }
 
+// Small reductions in one launch: columns splits whose partials (at most 1536) fold in
+// the last block, up to 8 outputs over a short R in one block of 512 threads across R,
+// and kept-densest general views with at most R / 2 lanes per output. Every op kind
+// against the host, from an aligned base and from one element in, with the config the
+// built-in choice names (on a GPU of 132 SMs).
+TEST(Axes, SmallReductionsTakeOneLaunch) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const bool on_132 = testing::test_device()->sm_count == 132;
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    const char* config;  // on a GPU of 132 SMs
+  };
+  const Case cases[] = {
+      {TensorDesc::contiguous({2047, 41}), {0}, "split=ticket"},          // 820 partials (16-bit: dense columns)
+      {TensorDesc::contiguous({1285, 100}), {0}, "split=ticket"},         // 1000
+      {TensorDesc::contiguous({1285, 150}), {0}, "split=ticket"},         // 1500
+      {TensorDesc::strided({2011, 7}, {14, 1}), {0}, "by=64,vec=1,split=none"},  // every other row
+      {TensorDesc::contiguous({1100, 2}), {0}, "by=256,vec=1,split=none"},
+      {TensorDesc::contiguous({8192, 3}), {0}, "by=128,vec=1,split=none"},
+      {TensorDesc::strided({8, 128, 129}, {16512, 1, 128}), {0}, "group=4,"},
+      {TensorDesc::strided({16, 1024, 16}, {16384, 1, 1024}), {0}, "group=8,"},
+  };
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64},
+                                        {Op::prod, DType::i32}, {Op::min, DType::bf16}, {Op::sum, DType::bf16}};
+  int checked = 0;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 16 * 16384 + 8, 41));
+    for (const Case& c : cases) {
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+      EXPECT_EQ(e.kernel.find(", then a copy"), std::string::npos) << e.to_string();
+      if (on_132) {
+        EXPECT_NE(e.kernel.find(c.config), std::string::npos) << e.to_string();
+      }
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  std::printf("[ counts   ] axes: %d small one-launch cases%s\n", checked,
+              on_132 ? "" : " (not 132 SMs: the configs are not checked)");
+}
+
 // Permuted views whose densest dimension is kept but is not the outputs' innermost:
 // reduced in the order of their strides into the workspace (columns, or general with the
-// outputs along the densest dimension), then copied into the caller's order. Every op and
-// dtype against the host, from an aligned base and from one element in; a NaN and
-// infinities among the values; the explanation names both steps.
+// outputs along the densest dimension), then copied into the caller's order; small ones
+// (R <= 256 and at most 2^18 elements: axis_reorder_pays) in one launch as they are.
+// Every op and dtype against the host, from an aligned base and from one element in; a
+// NaN and infinities among the values; the explanation names both steps where there are two.
 TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
@@ -789,13 +845,20 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
     TensorDesc view;
     AxisList axes;
     std::int64_t base;  // the element (0, ..., 0) of the view
+    bool reordered;
   };
   const std::vector<Case> cases = {
-      {TensorDesc::strided({21, 40, 9, 15}, {135, 2835, 1, 9}), {1}, 0},      // base [40,21,15,9] permuted (1,0,3,2)
-      {TensorDesc::strided({3, 300, 501}, {1, 3, 900}), {1}, 0},              // base [501,300,3] reversed in order
-      {TensorDesc::strided({17, 8467, 7}, {1, 119, 17}), {2}, 0},             // base [8467,7,17] permuted (2,0,1)
-      {TensorDesc::strided({5, 6, 7, 8}, {1, 280, 40, 5}), {1, 3}, 0},        // general first step
-      {TensorDesc::strided({5, 1, 6, 7, 8}, {1, 99, -280, 40, 5}), {2, 4}, 1400},  // a reversed reduced dimension
+      {TensorDesc::strided({3, 300, 501}, {1, 3, 900}), {1}, 0, true},   // base [501,300,3] reversed in order
+      {TensorDesc::strided({17, 8467, 7}, {1, 119, 17}), {2}, 0, true},  // base [8467,7,17] permuted (2,0,1)
+      // general first step: base [6,35,50,20] permuted (3,0,1,2), the 6 and the 50 reduced
+      {TensorDesc::strided({20, 6, 35, 50}, {1, 35000, 1000, 20}), {1, 3}, 0, true},
+      // the same with a reversed reduced dimension and an extent-1 dimension
+      {TensorDesc::strided({20, 1, 6, 35, 50}, {1, 99, -35000, 1000, 20}), {2, 4}, 175000, true},
+      // small: one launch
+      {TensorDesc::strided({21, 40, 9, 15}, {135, 2835, 1, 9}), {1}, 0, false},  // base [40,21,15,9] permuted (1,0,3,2)
+      {TensorDesc::strided({5, 6, 7, 8}, {1, 280, 40, 5}), {1, 3}, 0, false},
+      {TensorDesc::strided({5, 1, 6, 7, 8}, {1, 99, -280, 40, 5}), {2, 4}, 1400, false},
+      {TensorDesc::strided({8, 128, 129}, {16512, 1, 128}), {0}, 0, false},  // R = 8: four lanes an output
   };
   const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32, DType::f16}
                                                           : std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
@@ -807,7 +870,8 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
       for (const Case& c : cases) {
         const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
         EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
-        EXPECT_NE(e.kernel.find(", then a copy into the output's order: "), std::string::npos) << e.to_string();
+        EXPECT_EQ(e.kernel.find(", then a copy into the output's order: ") != std::string::npos, c.reordered)
+            << e.to_string();
         for (std::int64_t shift : {0, 1}) {
           EXPECT_EQ(check(ctx, op, t, buffer, c.base + shift, c.view, c.axes), "") << e.to_string();
           ++checked;
@@ -824,7 +888,7 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
     x[9 * 900 + 2] = std::numeric_limits<float>::infinity();
     x[11 * 900 + 3 + 2] = -std::numeric_limits<float>::infinity();
     const Buffer buffer = upload(host);
-    EXPECT_EQ(check(ctx, op, t, buffer, 0, cases[1].view, cases[1].axes), "");
+    EXPECT_EQ(check(ctx, op, t, buffer, 0, cases[0].view, cases[0].axes), "");
     ++checked;
   }
   std::printf("[ counts   ] axes: %d permuted (op, dtype, view, base) cases reduced in stride order\n",

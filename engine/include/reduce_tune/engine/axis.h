@@ -104,8 +104,13 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes&
 // whose outputs run along the densest dimension, into the C-contiguous `stage1` order;
 // then that result is copied into the caller's output order (`copy`: the stage-1 result
 // seen as the caller's kept dimensions, each with its stride there, nothing reduced).
-// Where R >= kAxisReorderMinReduced and every kept stride is positive.
+// Where R >= kAxisReorderMinReduced and every kept stride is positive. The runtime takes
+// it where axis_reorder_pays: not for a small view (R <= kAxisReorderSmallReduced and at
+// most kAxisReorderSmallElements elements), which one launch of the general kernel
+// reads faster than two.
 inline constexpr std::uint64_t kAxisReorderMinReduced = 4;
+inline constexpr std::uint64_t kAxisReorderSmallReduced = 256;
+inline constexpr std::uint64_t kAxisReorderSmallElements = std::uint64_t{1} << 18;
 struct AxisReorder {
   TensorDesc stage1;  // the caller's view, dimensions ordered by stride (same base)
   AxisList stage1_axes;
@@ -114,6 +119,7 @@ struct AxisReorder {
   CanonicalAxes copy_shape;
 };
 std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape);
+bool axis_reorder_pays(const CanonicalAxes& shape);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
