@@ -396,12 +396,12 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       //
       // Min and max off the 2-element grid (a thread per output): four loads in flight at
       // eight blocks per SM. On an H200 (held device times, `..-2026-11-27aj-probe*.log`):
-      // 32768 x 757 and every other row of it bf16 max 33.37 -> 23.47 us, f32 max 39.98 ->
+      // 32768 x 757 and every other row of it bf16 max 33.87 -> 23.47 us, f32 max 39.98 ->
       // 31.98; over R = 8192 .. 65537 and 333 .. 1001 outputs (shapes the rule was not made
       // from) bf16 max 0.93 to 1.52 times as fast (65537 x 999: 77.13 -> 50.75), f32 max 0.94
-      // to 1.27. Sums so: 0.86 to 1.33 (f16 32768 x 757 27.44 -> 22.29, f32 16385 x 601
+      // to 1.27. Sums so: 0.86 to 1.33 (f16 32768 x 757 27.70 -> 22.29, f32 16385 x 601
       // 16.71 -> 19.51), not taken. On the grid (two outputs a thread) eight blocks per SM
-      // were 1.08 to 1.29 times slower (f16 sum and bf16 max, 520 .. 1000 outputs).
+      // were 1.07 to 1.19 times slower (f16 sum and bf16 max, 520 .. 1000 outputs).
       if (s.vec == 1 && (size_of(types.in) == 2 || (size_of(types.in) == 4 && !on_grid)) && r >= 8192 &&
           shape.outputs > 256 && shape.outputs < 8 * sms) {
         s.vec = on_grid2 ? 2 : 1;
@@ -509,8 +509,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
           // (512 / the outputs, rounded up to a power of two), where each reads at most 64
           // rows, eight loads in flight; no ticket, no partials. Held device times on an
           // H200 against the split below (`..-2026-11-27aj-probe2.log`): f32 sums of 2
-          // outputs over R = 1100 .. 8192 2.09 to 2.51 against 3.65 to 3.82 us, of 7 over
-          // R = 1100 .. 4096 2.0 to 3.2 against 3.7 to 3.9; bf16 max 3.2 to 3.8 against 4.8
+          // outputs over R = 1100 .. 8192 2.09 to 2.64 against 3.65 to 3.74 us, of 7 over
+          // R = 1100 .. 4096 2.0 to 3.2 against 3.7 to 3.9; bf16 max 2.4 to 3.8 against 4.8
           // to 5.0. Over 7 outputs at R = 8192 (128 rows a thread) the split stays: 3.71
           // against 4.79.
           std::uint32_t wide = 1;
@@ -770,9 +770,9 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // Columns whose splits leave at most 1536 partials: the last block folds them (one
   // launch) instead of a second kernel. On an H200 (`..-2026-11-27aj-probe*.log`; f16 and
   // f32 sums, f32 and bf16 max, R = 1100 .. 4096 over 33 .. 150 outputs, 264 .. 1500
-  // partials), held device times within -0.4 .. +0.9 us of the second kernel's (2011 x
+  // partials), held device times within -0.6 .. +0.9 us of the second kernel's (2011 x
   // 33 f16 sum 4.37 against 4.41, 1285 x 150 f32 max 5.05 against 4.18), and at the
-  // host's pace 4.2 to 5.1 us against 6.2 to 8.5: the second launch costs the host more
+  // host's pace 4.2 to 5.1 us against 5.4 to 8.5: the second launch costs the host more
   // than the fold costs the last block. From about 2000 partials the fold is slower
   // either way (4096 x 65 f32 sum, 2080 partials: 4.92 against 4.30 held).
   if ((s.family == AxisFamily::columns || s.family == AxisFamily::columns_dense) &&
@@ -808,9 +808,9 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // reads four outputs a thread).
   // Not for min and max, which read faster with four (H200, `..-2026-11-27aj-probe*.log`:
   // bf16 and f32 max of 4097 and 32768 x 3001, 0.89 to 0.92 times the time of eight; then
-  // f16 and f32 max of 2049 .. 30001 x 2100 .. 3001, 0.88 to 0.92 but f16 2049 x 3001,
+  // f16 and f32 max of 2049 .. 30001 x 2100 .. 3001, 0.87 to 0.92 but f16 2049 x 3001,
   // 1.11); 16-bit sums from 8 outputs per SM (f16 and bf16 sums of R = 3000 .. 65537 over
-  // 1100 .. 1977 outputs, 0.60 to 0.97 times the time of four, 65537 x 1201 124.5 -> 75.0
+  // 1100 .. 1977 outputs, 0.60 to 0.91 times the time of four, 65537 x 1201 124.5 -> 75.0
   // us; f32 sums over 1500 0.97 to 1.02, not taken).
   const bool extremum = op == Op::min || op == Op::max;
   if (s.family == AxisFamily::columns && s.vec == 1 && s.rows_per_pass == 1 && s.split == AxisSplit::two_pass &&
@@ -920,7 +920,7 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
 // sum and bf16 max of [R, a, b] with strides [a*b, 1, a] along 0
 // (`..-2026-11-27aj-probe2.log`): 16 x 64 x 64 5.18 against 3.03 us, 8 x 128 x 129 5.30
 // against 3.41, 16 x 1024 x 16 5.57 against 3.79, 32 x 128 x 64 5.32 against 4.25; at the
-// host's pace 9.4 to 9.8 us against 3.4 to 4.3. Past R = 256 or 2^18 elements two
+// host's pace 7.6 to 9.6 us against 3.4 to 4.3. Past R = 256 or 2^18 elements two
 // launches read faster: 64 x 128 x 100 5.69 against 7.78, 512 x 32 x 32 6.40 against
 // 8.91, 1000 x 16 x 16 5.57 against 14.14.
 bool axis_reorder_pays(const CanonicalAxes& shape) {
