@@ -513,8 +513,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
           // R = 1100 .. 4096 2.0 to 3.2 against 3.7 to 3.9; bf16 max 2.4 to 3.8 against 4.8
           // to 5.0. Over 7 outputs at R = 8192 (128 rows a thread) the split stays: 3.71
           // against 4.79.
-          std::uint32_t wide = 1;
-          while (wide < shape.outputs) wide *= 2;
+          std::uint32_t wide = 1;  // the outputs rounded up to a power of two (at most 8 here)
+          while (wide < 8 && wide < shape.outputs) wide *= 2;
           const std::uint32_t across = 512 / wide;
           if (shape.outputs <= 8 && r <= 8192 && r <= 64ull * across) {
             s.block = 512;
