@@ -28,7 +28,9 @@ std::string config_text(const AxisKernelSpec& s) {
      << cuda_type_name(s.types.acc) << ", " << cuda_type_name(s.types.out) << ", rt::axis_" << to_string(s.family)
      << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << static_cast<int>(s.split) << ", "
      << s.rows_per_pass << ", " << s.unroll;
-  if (s.tail != 0) os << ", " << s.tail;  // the template's default otherwise: the source of older specs
+  // The template's defaults otherwise: the source of older specs.
+  if (s.tail != 0 || s.ordered != 0) os << ", " << s.tail;
+  if (s.ordered != 0) os << ", " << s.ordered;
   os << ">";
   return os.str();
 }
@@ -169,6 +171,7 @@ std::string to_string(const AxisKernelSpec& s) {
   if (s.unroll != 4) os << ",unroll=" << s.unroll;
   if (s.blocks_per_sm != 4) os << ",sm=" << s.blocks_per_sm;
   if (s.tail != 0) os << ",tail=" << s.tail;
+  if (s.ordered != 0) os << ",ordered=" << s.ordered;
   return os.str();
 }
 
@@ -186,6 +189,7 @@ std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
   k = k << 1 | (s.unroll == 8 ? 1u : 0u);
   k = k << 2 | (s.blocks_per_sm == 16 ? 2u : s.blocks_per_sm == 8 ? 1u : 0u);
   k = k << 1 | (s.tail != 0 ? 1u : 0u);
+  k = k << 1 | (s.ordered != 0 ? 1u : 0u);
   return k;
 }
 
@@ -221,6 +225,10 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.tail == 1 &&
       ((s.family != AxisFamily::rows && s.family != AxisFamily::columns) || s.split == AxisSplit::ticket_tiles))
     return "tail=1 is for rows and columns, not split in tiles";
+  if (s.ordered > 1) return "ordered is 0 or 1";
+  if (s.ordered == 1 && s.family != AxisFamily::columns && s.family != AxisFamily::columns_dense &&
+      s.family != AxisFamily::general)
+    return "ordered=1 is for columns, columns_dense and general";
   return {};
 }
 
@@ -978,7 +986,62 @@ std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList
   const CanonicalResult c2 = canonicalize(r.copy, AxisList{});
   if (!c2.ok || c2.axes.outputs != shape.outputs) return std::nullopt;
   r.copy_shape = c2.axes;
+  // The inverse of the copy: each kept dimension in stage-1 order (extent > 1) with its
+  // stride in the caller's C-contiguous output, neighbours merged where that stays one
+  // run. Only where every index fits 32 bits.
+  if (shape.outputs <= 0xffffffffull) {
+    std::int64_t stride_in_output[kMaxRank] = {};
+    step = 1;
+    for (int d = tensor.rank - 1; d >= 0; --d) {
+      if (reduced_dim[d]) continue;
+      stride_in_output[d] = step;
+      step *= tensor.extents[d];
+    }
+    for (int i = 0; i < tensor.rank; ++i) {
+      const int d = order[i];
+      if (reduced_dim[d] || tensor.extents[d] <= 1) continue;
+      const auto extent = static_cast<std::uint32_t>(tensor.extents[d]);
+      const auto stride = static_cast<std::uint32_t>(stride_in_output[d]);
+      AxisOutputOrder& o = r.order;
+      if (o.rank > 0 && o.strides[o.rank - 1] == static_cast<std::uint64_t>(stride) * extent) {
+        o.extents[o.rank - 1] *= extent;  // the outer one continues this run
+        o.strides[o.rank - 1] = stride;
+      } else {
+        o.extents[o.rank] = extent;
+        o.strides[o.rank] = stride;
+        ++o.rank;
+      }
+    }
+  }
   return r;
+}
+
+std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
+  if (rank == 0) return j;
+  std::uint64_t off = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    off += j % extents[d] * strides[d];
+    j /= extents[d];
+  }
+  return off;
+}
+
+// Writing the caller's order from the stage-1 kernels scatters their stores (a sector
+// written for each output element) and costs an index per output (a 32-bit division per
+// dimension), against a second launch that reads and writes the outputs once more. Held
+// device times, staged and copied -> written directly (docs/BENCHMARKS.md, set AK):
+// - H200, this form: R = 1024 over 687 outputs 7.65 -> 3.62 us (bf16 max); R = 4 over
+//   65792 5.8 -> 3.3; R = 256 over 2^18 41.8 -> 38.0; R = 64 over 10^6 45.9 -> 43.8 (bf16),
+//   75.5 -> 72.5 (f32); R = 16 over 2^20 32.6 -> 28.8 (f32), over 2^22 115 -> 112 (f32).
+// - H100, every kernel deciding at run time (the same stores): R = 16 over 2^20 26.1 ->
+//   27.5 (bf16), R = 8 19.4 -> 23.1 (bf16) but 28.1 -> 26.6 (f32); over 2^22 R = 16 94.2
+//   -> 98.1 (bf16), R = 4 76.4 -> 90.5 (f32); over 2^24 R = 4 278 -> 378 (f32).
+bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t out_size) {
+  if (reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank) return false;
+  const std::uint64_t outputs = reorder.stage1_shape.outputs, reduced = reorder.stage1_shape.reduced;
+  if (outputs <= kAxisDirectOrderFewOutputs) return true;
+  if (outputs > kAxisDirectOrderMaxOutputs) return false;
+  return reduced >= 32 || (reduced >= 8 && out_size >= 4);
 }
 
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
@@ -994,6 +1057,7 @@ std::string axis_config_text(const AxisKernelSpec& s) {
      << s.group << ",vec=" << s.vec << ",split=" << to_string(s.split) << ",rows=" << s.rows_per_pass
      << ",unroll=" << s.unroll << ",sm=" << s.blocks_per_sm;
   if (s.tail != 0) os << ",tail=" << s.tail;
+  if (s.ordered != 0) os << ",ordered=" << s.ordered;
   return os.str();
 }
 
@@ -1039,8 +1103,10 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   };
   if (!number("block", &s.block, true) || !number("group", &s.group, true) || !number("vec", &s.vec, true) ||
       !number("rows", &s.rows_per_pass, false) || !number("unroll", &s.unroll, false) ||
-      !number("sm", &s.blocks_per_sm, false) || !number("tail", &s.tail, false))
-    return fail("block, group (by), vec, rows, unroll, sm and tail take a number; block, group and vec are required");
+      !number("sm", &s.blocks_per_sm, false) || !number("tail", &s.tail, false) ||
+      !number("ordered", &s.ordered, false))
+    return fail("block, group (by), vec, rows, unroll, sm, tail and ordered take a number; block, group and vec are "
+                "required");
   auto split = fields.find("split");
   if (split == fields.end()) return fail("split is required");
   bool split_found = false;
@@ -1390,8 +1456,9 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
   return request;
 }
 
-AxisKernelParams make_axis_params(const AxisKernelSpec&, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
-                                  const void* in, void* out, const WorkspaceView* workspace) {
+AxisKernelParams make_axis_params(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
+                                  const void* in, void* out, const WorkspaceView* workspace,
+                                  const AxisOutputOrder* order) {
   AxisKernelParams p{};
   p.in = in;
   p.out = out;
@@ -1411,18 +1478,28 @@ AxisKernelParams make_axis_params(const AxisKernelSpec&, const CanonicalAxes& sh
     p.reduced_extents[i] = shape.reduced_extents[i];
     p.reduced_strides[i] = shape.reduced_strides[i];
   }
+  if (spec.ordered != 0) {
+    if (order == nullptr || order->rank < 1 || order->rank > kAxisOrderMaxRank || shape.outputs > 0xffffffffull)
+      throw Error("an ordered axis kernel needs an output order of 1 to " + std::to_string(kAxisOrderMaxRank) +
+                  " dimensions over fewer than 2^32 outputs");
+    p.out_rank = order->rank;
+    for (int i = 0; i < kAxisOrderMaxRank; ++i) {
+      p.out_extents[i] = order->extents[i];
+      p.out_strides[i] = order->strides[i];
+    }
+  }
   return p;
 }
 
 void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, const AxisKernelSpec& spec,
                             const AxisLaunchPlan& plan, const CanonicalAxes& shape, const void* in, void* out,
-                            const WorkspaceView* workspace, void* stream) {
+                            const WorkspaceView* workspace, void* stream, const AxisOutputOrder* output_order) {
   if (plan.splits > 1) {
     const std::size_t needed = plan.partial_count * size_of(spec.types.acc);
     if (workspace == nullptr || workspace->partials_bytes < needed)
       throw Error("a split axis reduction needs a workspace of " + std::to_string(needed) + " bytes of partials");
   }
-  AxisKernelParams params = make_axis_params(spec, shape, plan, in, out, workspace);
+  AxisKernelParams params = make_axis_params(spec, shape, plan, in, out, workspace, output_order);
   void* args[] = {&params};
   const void* reduce =
       kernels.reduce_twin && axis_launch_takes_twin(spec, shape, plan, in) ? kernels.reduce_twin : kernels.reduce;

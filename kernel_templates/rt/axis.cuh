@@ -55,7 +55,7 @@ template <class T> __device__ __forceinline__ T shfl_xor(T v, int offset) {
 }
 
 template <class OpT, class InT, class AccT, class OutT, int FAMILY, int BLOCK, int GROUP, int VEC, int SPLIT,
-          int ROWS, int UNROLL, int TAIL = 0>
+          int ROWS, int UNROLL, int TAIL = 0, int ORDERED = 0>
 struct AxisConfig {
   typedef OpT Op;
   typedef InT In;
@@ -81,6 +81,10 @@ struct AxisConfig {
   // tile's loads issued together. (Columns of several outputs a pass have at most one
   // step left over, whose loads the guarded loop already issues together.)
   static constexpr bool kTail = TAIL != 0;
+  // Outputs written where p.out_* puts them (write_output), not at their index.
+  static constexpr bool kOrdered = ORDERED != 0;
+  static_assert(ORDERED == 0 || FAMILY == axis_columns || FAMILY == axis_columns_dense || FAMILY == axis_general,
+                "ordered outputs are for columns, columns_dense and general");
   static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
                 "the batched tail is for unsplit or contiguously split rows and columns");
   static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && VEC == 1)) &&
@@ -206,6 +210,32 @@ __device__ __forceinline__ long long output_offset(const AxisParams& p, u64 j) {
   return off;
 }
 
+// Where output j is written: j, or, in an ORDERED program (a permuted view reduced in the
+// order of its strides, written straight into the caller's order: the engine's
+// AxisOutputOrder), j's place there: its digits over out_extents (the last the fastest),
+// each times its out_stride. Out of line, so that the index costs the kernels' loops no
+// registers; the engine sets an order of at most 4 dimensions and 2^32 outputs.
+__device__ __noinline__ unsigned ordered_slot(unsigned j, int rank, uint4 extents, uint4 strides) {
+  const unsigned e[4] = {extents.x, extents.y, extents.z, extents.w};
+  const unsigned s[4] = {strides.x, strides.y, strides.z, strides.w};
+  unsigned off = 0;
+#pragma unroll
+  for (int d = 3; d > 0; --d)
+    if (d < rank) {
+      off += j % e[d] * s[d];
+      j /= e[d];
+    }
+  return off + j * s[0];
+}
+template <class C> __device__ __forceinline__ void write_output(const AxisParams& p, u64 j, typename C::Acc v) {
+  u64 at = j;
+  if (C::kOrdered)
+    at = ordered_slot((unsigned)j, p.out_rank,
+                      make_uint4(p.out_extents[0], p.out_extents[1], p.out_extents[2], p.out_extents[3]),
+                      make_uint4(p.out_strides[0], p.out_strides[1], p.out_strides[2], p.out_strides[3]));
+  static_cast<typename C::Out*>(p.out)[at] = epilogue<typename C::Op, typename C::Out>(v, p.reduced);
+}
+
 // Columns: output j is column j % inner of slice j / inner. The 64-bit division is a
 // long software sequence, paid per output where R is short (at R = 1 a converting copy
 // is bound by it), so one slice (outputs <= inner) takes no division and indices within
@@ -277,7 +307,7 @@ __device__ __forceinline__ void finish_outputs(const AxisParams& p, u64 warp, u6
       const u64 j = first + u * warps;
 #pragma unroll
       for (int offset = 16; offset > 0; offset /= 2) v[u] = Op::template apply<A>(v[u], shfl_xor(v[u], offset));
-      if (lane == 0 && j < p.outputs) static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v[u], p.reduced);
+      if (lane == 0 && j < p.outputs) write_output<C>(p, j, v[u]);
     }
   }
 }
@@ -303,7 +333,6 @@ __device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
   }
   typedef typename C::Acc A;
   typedef typename C::Op Op;
-  typedef typename C::Out O;
   const A* partials = static_cast<const A*>(p.partials);
   const u64 splits = p.splits;
   // The choice in float arithmetic without a division: a 64-bit division is a long
@@ -337,7 +366,7 @@ __device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
       }
     }
     for (unsigned offset = g / 2; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, (int)offset));
-    if (sub == 0 && j < p.outputs) static_cast<O*>(p.out)[j] = epilogue<Op, O>(v, p.reduced);
+    if (sub == 0 && j < p.outputs) write_output<C>(p, j, v);
   }
 }
 
@@ -904,7 +933,7 @@ __device__ __forceinline__ void general_output_vectors(const AxisParams& p) {
         if (C::kSplit && splits > 1)
           static_cast<A*>(p.partials)[j * splits + split] = acc[e];
         else
-          static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(acc[e], p.reduced);
+          write_output<C>(p, j, acc[e]);
       }
   }
   ticket_finish<C>(p);
@@ -968,7 +997,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
         if (C::kSplit && splits > 1)
           static_cast<A*>(p.partials)[j * splits + split] = r;
         else
-          static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(r, p.reduced);
+          write_output<C>(p, j, r);
       }
     }
   }
@@ -1043,7 +1072,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         if (C::kSplit && splits > 1)
           static_cast<A*>(p.partials)[j * splits + split] = v[u];
         else
-          static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v[u], p.reduced);
+          write_output<C>(p, j, v[u]);
       }
     }
     ticket_finish<C>(p);
@@ -1192,7 +1221,8 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
     if (ty == 0) {
       typedef typename C::Out O;
       O* out = static_cast<O*>(p.out) + j;
-      if (V > 1 && !(C::kSplit && splits > 1) && j + V <= p.outputs && (u64)out % (sizeof(O) * V) == 0) {
+      if (V > 1 && !C::kOrdered && !(C::kSplit && splits > 1) && j + V <= p.outputs &&
+          (u64)out % (sizeof(O) * V) == 0) {
         // The V adjacent results as one aligned vector store (the outputs are written
         // C-contiguous, so they are adjacent there too).
         AxisVec<O, V> r;
@@ -1207,7 +1237,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
           if (C::kSplit && splits > 1)
             static_cast<A*>(p.partials)[je * splits + split] = v[e];
           else
-            out[e] = epilogue<Op, O>(v[e], p.reduced);
+            write_output<C>(p, je, v[e]);
         }
       }
     }
@@ -1399,7 +1429,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
       if (C::kSplit && splits > 1)
         static_cast<A*>(p.partials)[j * splits + split] = v;
       else
-        static_cast<typename C::Out*>(p.out)[j] = epilogue<Op, typename C::Out>(v, p.reduced);
+        write_output<C>(p, j, v);
     };
     if (dense_interleaves<C>(inner)) {
       // Groups of `inner` threads take every groups-th row of the step; then, where there
@@ -1556,7 +1586,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
 #pragma unroll
       for (unsigned offset = G / 2; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, (int)offset));
       if (lane == 0 && row < g.rows)
-        static_cast<typename C::Out*>(p.out)[g.first + row] = epilogue<Op, typename C::Out>(v, p.reduced);
+        write_output<C>(p, g.first + row, v);
     }
   }
 }

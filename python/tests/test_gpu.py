@@ -119,8 +119,10 @@ LAYOUTS = [
     ("transposed", (64, 129), 0, lambda t: t.t()),
     ("sliced", (40, 300), 1, lambda t: t[3:31:2, 5:293:3]),
     ("permuted", (4, 5, 6, 7), (1, 3), lambda t: t.permute(2, 0, 3, 1)),
-    # the densest dimension kept but not the outputs' innermost: reduced in stride order, then copied
+    # the densest dimension kept but not the outputs' innermost: small, read as it is
     ("permuted outputs", (9, 8, 7), 1, lambda t: t.permute(2, 1, 0)),
+    # the same past R = 256: reduced in stride order, written in the outputs' order
+    ("permuted outputs, R 300", (7, 300, 9), 1, lambda t: t.permute(2, 1, 0)),
     ("broadcast", (1, 300), 0, lambda t: t.expand(50, 300)),
     ("offset", (1, 4099), 1, lambda t: t[:, 1:]),
 ]

@@ -663,6 +663,13 @@ std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisLi
   return axis_reorder(tensor, axes, shape);
 }
 
+// Whether a reordered view's stage-1 kernel, `spec`, writes the caller's order itself.
+bool writes_directly(const AxisReorder& reorder, const AxisKernelSpec& spec) {
+  return axis_reorder_writes_directly(reorder, size_of(spec.types.out)) &&
+         (spec.family == AxisFamily::columns || spec.family == AxisFamily::columns_dense ||
+          spec.family == AxisFamily::general);
+}
+
 bool overlaps(std::uintptr_t a, std::size_t a_bytes, std::uintptr_t b, std::size_t b_bytes) {
   return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
 }
@@ -716,7 +723,18 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
     const auto* first_base =
         static_cast<const unsigned char*>(in) + first_shape.base_offset * static_cast<std::int64_t>(in_size);
     AxisLaunchPlan plan;
-    const AxisKernelSpec spec = impl_->axis_spec(d, op, types, first_shape, first_base, &plan);
+    AxisKernelSpec spec = impl_->axis_spec(d, op, types, first_shape, first_base, &plan);
+    if (writes_directly(*reorder, spec)) {
+      // Few outputs: the same kernel's ordered form writes each one at its place in the
+      // caller's order.
+      spec.ordered = 1;
+      const KernelHandles& kernels = impl_->axis_kernels(d, spec);
+      WorkspaceView ws;
+      if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));
+      enqueue_axis_reduction(launcher, kernels, spec, plan, first_shape, first_base, out,
+                             plan.partial_count > 0 ? &ws : nullptr, stream, &reorder->order);
+      return;
+    }
     const KernelHandles& kernels = impl_->axis_kernels(d, spec);
     const TypeRule copy_types = checked_types(Op::max, out_type, out_type);
     AxisLaunchPlan copy_plan;
@@ -761,12 +779,13 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
     return e;
   }
   // The kernel a canonical shape gets, as enqueue_axes chooses it.
+  AxisKernelSpec chosen;
   const auto choose = [&](Op kernel_op, const TypeRule& kernel_types, const CanonicalAxes& shape, const void* base) {
     const AxisSelection s = d.axis_selector->select(kernel_op, kernel_types, shape);
     const bool fits = axis_spec_mismatch(s.spec, shape).empty();
     // The built-in choice can turn on the base's alignment (builtin_axis_spec).
-    e.kernel += reduce_tune::to_string(
-        fits && s.winner ? s.spec : builtin_axis_spec(kernel_op, kernel_types, shape, d.key.sm_count, nullptr, base));
+    chosen = fits && s.winner ? s.spec : builtin_axis_spec(kernel_op, kernel_types, shape, d.key.sm_count, nullptr, base);
+    e.kernel += reduce_tune::to_string(chosen);
     return std::make_pair(fits ? s.match : MatchKind::default_config, s.reason);
   };
   const auto at = [&](const CanonicalAxes& shape) -> const void* {
@@ -776,12 +795,19 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   };
   if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, e.shape, out_type)) {
     const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
-    e.kernel += " over " + reorder->stage1_shape.to_string() + ", then a copy into the output's order: ";
-    choose(Op::max, checked_types(Op::max, out_type, out_type), reorder->copy_shape, nullptr);
+    const bool direct = writes_directly(*reorder, chosen);
+    if (direct) e.kernel += ",ordered=1";  // the same spec's ordered form
+    e.kernel += " over " + reorder->stage1_shape.to_string();
+    if (direct) {
+      e.kernel += ", each output written at its place in the output's order";
+    } else {
+      e.kernel += ", then a copy into the output's order: ";
+      choose(Op::max, checked_types(Op::max, out_type, out_type), reorder->copy_shape, nullptr);
+    }
     e.match = match;
-    e.reason = "the densest dimension is kept but not the outputs' innermost, so the view is reduced with its "
-               "dimensions in the order of their strides, then copied; " +
-               reason;
+    e.reason = std::string("the densest dimension is kept but not the outputs' innermost, so the view is reduced with "
+                           "its dimensions in the order of their strides, ") +
+               (direct ? "in one launch; " : "then copied; ") + reason;
   } else {
     const auto [match, reason] = choose(op, types, e.shape, at(e.shape));
     e.match = match;

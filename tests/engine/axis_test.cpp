@@ -879,6 +879,120 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
   }
 }
 
+// The one-launch form of a reordered view: the stage-1 result's dimensions with their
+// strides in the caller's output, for up to kAxisDirectOrderMaxOutputs outputs.
+TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
+  // [3, 300, 501] strides [1, 3, 900] along 1: stage 1 keeps the 501 (stride 900), then
+  // the 3 (stride 1); the caller's output is [3, 501].
+  const TensorDesc view = TensorDesc::strided({3, 300, 501}, {1, 3, 900});
+  const CanonicalResult r = canonicalize(view, AxisList{1});
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::optional<AxisReorder> reorder = axis_reorder(view, AxisList{1}, r.axes);
+  ASSERT_TRUE(reorder.has_value());
+  ASSERT_EQ(reorder->order.rank, 2);
+  EXPECT_EQ(reorder->order.extents[0], 501u);
+  EXPECT_EQ(reorder->order.strides[0], 1u);
+  EXPECT_EQ(reorder->order.extents[1], 3u);
+  EXPECT_EQ(reorder->order.strides[1], 501u);
+  EXPECT_EQ(reorder->order.offset(0), 0u);
+  EXPECT_EQ(reorder->order.offset(1), 501u);    // stage-1 output 1: the 3's second
+  EXPECT_EQ(reorder->order.offset(3), 1u);      // the 501's second
+  EXPECT_EQ(reorder->order.offset(1502), 1502u);  // the last
+  EXPECT_TRUE(axis_reorder_writes_directly(*reorder, 2));
+  // Five kept dimensions that stay five in stage-1 order (base [2,3,5,7,11,13] reversed,
+  // the 7 reduced): more than the kernels take.
+  {
+    const TensorDesc q = TensorDesc::strided({13, 11, 7, 5, 3, 2}, {1, 13, 143, 1001, 5005, 15015});
+    const CanonicalResult cq = canonicalize(q, AxisList{2});
+    ASSERT_TRUE(cq.ok) << cq.error;
+    const std::optional<AxisReorder> o = axis_reorder(q, AxisList{2}, cq.axes);
+    ASSERT_TRUE(o.has_value()) << cq.axes.to_string();
+    EXPECT_EQ(o->order.rank, 5);
+    EXPECT_FALSE(axis_reorder_writes_directly(*o, 4));
+  }
+  // [R, a, b] strides [a*b, 1, a] along 0: direct up to 2^18 outputs; past that to 2^22
+  // where R >= 32, or R >= 8 and the outputs are 4 bytes or more.
+  struct Case {
+    std::int64_t r, a, b;
+    bool direct2, direct4;  // outputs of 2 and 4 bytes
+  };
+  for (const Case& c : {Case{1024, 229, 3, true, true}, Case{4, 512, 512, true, true}, Case{4, 512, 513, false, false},
+                        Case{7, 1024, 1024, false, false}, Case{8, 1024, 1024, false, true},
+                        Case{31, 2048, 2048, false, true}, Case{32, 2048, 2048, true, true},
+                        Case{32, 2048, 2049, false, false}}) {
+    const TensorDesc v = TensorDesc::strided({c.r, c.a, c.b}, {c.a * c.b, 1, c.a});
+    const CanonicalResult cr = canonicalize(v, AxisList{0});
+    ASSERT_TRUE(cr.ok) << cr.error;
+    const std::optional<AxisReorder> o = axis_reorder(v, AxisList{0}, cr.axes);
+    ASSERT_TRUE(o.has_value()) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, 2), c.direct2) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, 4), c.direct4) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, 8), c.direct4) << cr.axes.to_string();
+    // [b, a]: the stage-1 output j = (b index) * a + (a index) lands at (a index) * b + (b index).
+    ASSERT_EQ(o->order.rank, 2);
+    EXPECT_EQ(o->order.offset(1), static_cast<std::uint64_t>(c.b));
+    EXPECT_EQ(o->order.offset(static_cast<std::uint64_t>(c.a)), 1u);
+  }
+}
+
+// A spec's ordered form (the runtime's, for a reordered view written in one launch) is
+// the same program but for the template's last argument; the others' sources are as they
+// were before it existed; it is for the families a first step takes, and it needs an order.
+TEST(AxisSpec, OrderedFormsWriteThroughAnOrder) {
+  AxisKernelSpec s;
+  s.family = AxisFamily::columns;
+  s.block = 256;
+  s.group = 8;
+  s.vec = 1;
+  s.split = AxisSplit::two_pass;
+  ASSERT_EQ(axis_spec_problem(s), "");
+  AxisKernelSpec o = s;
+  o.ordered = 1;
+  EXPECT_EQ(axis_spec_problem(o), "");
+  EXPECT_NE(axis_spec_key(o), axis_spec_key(s));
+  EXPECT_EQ(to_string(o), to_string(s) + ",ordered=1");
+  const std::optional<AxisKernelSpec> parsed = parse_axis_config(axis_config_text(o), o.op, o.types);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(*parsed, o);
+  const std::string plain = make_axis_compile_request(s, 90).source, ordered = make_axis_compile_request(o, 90).source;
+  EXPECT_NE(plain.find(", 1, 4> rt_axis_instance;"), std::string::npos) << plain;  // rows, unroll: no tail, no order
+  EXPECT_NE(ordered.find(", 1, 4, 0, 1> rt_axis_instance;"), std::string::npos) << ordered;
+  for (AxisFamily f : {AxisFamily::columns_dense, AxisFamily::general}) {
+    AxisKernelSpec g = o;
+    g.family = f;
+    g.group = f == AxisFamily::general ? 32 : 1;
+    EXPECT_EQ(axis_spec_problem(g), "") << to_string(g);
+  }
+  for (AxisFamily f : {AxisFamily::rows, AxisFamily::rows_dense}) {
+    AxisKernelSpec r = o;
+    r.family = f;
+    r.split = AxisSplit::none;
+    r.group = 8;
+    EXPECT_NE(axis_spec_problem(r).find("ordered=1 is for"), std::string::npos) << to_string(r);
+  }
+  o.ordered = 2;
+  EXPECT_EQ(axis_spec_problem(o), "ordered is 0 or 1");
+  // An ordered launch needs an order the kernels take.
+  o.ordered = 1;
+  const CanonicalAxes shape = shape_of({1000, 30}, {0});
+  const AxisLaunchPlan plan = plan_axis_launch(o, shape, 132);
+  EXPECT_THROW(make_axis_params(o, shape, plan, nullptr, nullptr, nullptr), Error);
+  AxisOutputOrder order;
+  order.rank = kAxisOrderMaxRank + 1;
+  EXPECT_THROW(make_axis_params(o, shape, plan, nullptr, nullptr, nullptr, &order), Error);
+  order.rank = 2;
+  order.extents[0] = 5;
+  order.extents[1] = 6;
+  order.strides[0] = 1;
+  order.strides[1] = 5;
+  const AxisKernelParams p = make_axis_params(o, shape, plan, nullptr, nullptr, nullptr, &order);
+  EXPECT_EQ(p.out_rank, 2);
+  EXPECT_EQ(p.out_extents[1], 6u);
+  EXPECT_EQ(p.out_strides[1], 5u);
+  // The plain spec ignores an order.
+  EXPECT_EQ(make_axis_params(s, shape, plan, nullptr, nullptr, nullptr, &order).out_rank, 0);
+}
+
 // Permuted views whose densest dimension is kept but is not the outputs' innermost are
 // reduced in the order of their strides, then copied into the caller's order: the two
 // steps together give every output of the view itself (checked on the host with values
@@ -988,6 +1102,19 @@ TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
     const std::vector<std::int64_t> got = host_sums(
         reorder->copy, AxisList{}, [&](std::int64_t offset) { return staged.at(static_cast<std::size_t>(offset)); });
     ASSERT_EQ(got, want) << "trial " << trial << ": " << r.axes.to_string();
+    // The one-launch form: stage-1 result j written at order.offset(j) is the caller's
+    // output, every place written once.
+    ASSERT_GT(reorder->order.rank, 0);
+    std::vector<std::int64_t> direct(want.size(), -1);
+    for (std::size_t j = 0; j < staged.size(); ++j) {
+      const std::uint64_t at = reorder->order.offset(j);
+      ASSERT_LT(at, direct.size()) << "trial " << trial;
+      ASSERT_EQ(direct[at], -1) << "trial " << trial << ": output " << at << " written twice";
+      direct[at] = staged[j];
+    }
+    ASSERT_EQ(direct, want) << "trial " << trial << ": " << r.axes.to_string();
+    for (int d = 0; d + 1 < reorder->order.rank; ++d)  // merged where one run
+      EXPECT_NE(reorder->order.strides[d], std::uint64_t{reorder->order.strides[d + 1]} * reorder->order.extents[d + 1]);
   }
   std::printf("[ counts   ] %d general views of 3000, %d of them reordered\n", general, reordered);
   EXPECT_GT(reordered, 50);

@@ -833,32 +833,42 @@ TEST(Axes, SmallReductionsTakeOneLaunch) {
 }
 
 // Permuted views whose densest dimension is kept but is not the outputs' innermost:
-// reduced in the order of their strides into the workspace (columns, or general with the
-// outputs along the densest dimension), then copied into the caller's order; small ones
-// (R <= 256 and at most 2^18 elements: axis_reorder_pays) in one launch as they are.
-// Every op and dtype against the host, from an aligned base and from one element in; a
-// NaN and infinities among the values; the explanation names both steps where there are two.
-TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
+// reduced in the order of their strides (columns, or general with the outputs along the
+// densest dimension), each output written at its place in the caller's order, in one
+// launch; past axis_reorder_writes_directly's limits into the workspace, then copied into
+// the caller's order; small ones (R <= 256 and at most 2^18 elements: axis_reorder_pays)
+// in one launch as they are. Every op and dtype against the host, from an aligned base and
+// from one element in; a NaN and infinities among the values; the explanation names the
+// form.
+TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
+  enum Form { as_is, ordered, copied };
   struct Case {
     TensorDesc view;
     AxisList axes;
     std::int64_t base;  // the element (0, ..., 0) of the view
-    bool reordered;
+    Form form;
   };
   const std::vector<Case> cases = {
-      {TensorDesc::strided({3, 300, 501}, {1, 3, 900}), {1}, 0, true},   // base [501,300,3] reversed in order
-      {TensorDesc::strided({17, 8467, 7}, {1, 119, 17}), {2}, 0, true},  // base [8467,7,17] permuted (2,0,1)
+      {TensorDesc::strided({3, 300, 501}, {1, 3, 900}), {1}, 0, ordered},   // base [501,300,3] reversed in order
+      {TensorDesc::strided({17, 8467, 7}, {1, 119, 17}), {2}, 0, ordered},  // base [8467,7,17] permuted (2,0,1)
       // general first step: base [6,35,50,20] permuted (3,0,1,2), the 6 and the 50 reduced
-      {TensorDesc::strided({20, 6, 35, 50}, {1, 35000, 1000, 20}), {1, 3}, 0, true},
+      {TensorDesc::strided({20, 6, 35, 50}, {1, 35000, 1000, 20}), {1, 3}, 0, ordered},
       // the same with a reversed reduced dimension and an extent-1 dimension
-      {TensorDesc::strided({20, 1, 6, 35, 50}, {1, 99, -35000, 1000, 20}), {2, 4}, 175000, true},
+      {TensorDesc::strided({20, 1, 6, 35, 50}, {1, 99, -35000, 1000, 20}), {2, 4}, 175000, ordered},
+      // three kept dimensions, two of them one run in stage-1 order: base [4,7,300,9] permuted (1,3,2,0)
+      {TensorDesc::strided({7, 9, 300, 4}, {2700, 1, 9, 18900}), {2}, 0, ordered},
       // small: one launch
-      {TensorDesc::strided({21, 40, 9, 15}, {135, 2835, 1, 9}), {1}, 0, false},  // base [40,21,15,9] permuted (1,0,3,2)
-      {TensorDesc::strided({5, 6, 7, 8}, {1, 280, 40, 5}), {1, 3}, 0, false},
-      {TensorDesc::strided({5, 1, 6, 7, 8}, {1, 99, -280, 40, 5}), {2, 4}, 1400, false},
-      {TensorDesc::strided({8, 128, 129}, {16512, 1, 128}), {0}, 0, false},  // R = 8: four lanes an output
+      {TensorDesc::strided({21, 40, 9, 15}, {135, 2835, 1, 9}), {1}, 0, as_is},  // base [40,21,15,9] permuted (1,0,3,2)
+      {TensorDesc::strided({5, 6, 7, 8}, {1, 280, 40, 5}), {1, 3}, 0, as_is},
+      {TensorDesc::strided({5, 1, 6, 7, 8}, {1, 99, -280, 40, 5}), {2, 4}, 1400, as_is},
+      {TensorDesc::strided({8, 128, 129}, {16512, 1, 128}), {0}, 0, as_is},  // R = 8: four lanes an output
+  };
+  const auto form_of = [](const AxisExplanation& e) {
+    if (e.kernel.find(", then a copy into the output's order: ") != std::string::npos) return copied;
+    if (e.kernel.find(", each output written at its place in the output's order") != std::string::npos) return ordered;
+    return as_is;
   };
   const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32, DType::f16}
                                                           : std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
@@ -870,8 +880,7 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
       for (const Case& c : cases) {
         const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
         EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
-        EXPECT_EQ(e.kernel.find(", then a copy into the output's order: ") != std::string::npos, c.reordered)
-            << e.to_string();
+        EXPECT_EQ(form_of(e), c.form) << e.to_string();
         for (std::int64_t shift : {0, 1}) {
           EXPECT_EQ(check(ctx, op, t, buffer, c.base + shift, c.view, c.axes), "") << e.to_string();
           ++checked;
@@ -879,7 +888,21 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
       }
     }
   });
-  // NaN and infinities reach the output through both steps.
+  // Past kAxisDirectOrderFewOutputs with R = 4: staged, then copied. Base [4,513,512]
+  // seen as [4,512,513] along the 4: 262656 outputs.
+  static_assert(kAxisDirectOrderFewOutputs < 512 * 513);
+  const Case big{TensorDesc::strided({4, 512, 513}, {512 * 513, 1, 512}), {0}, 0, copied};
+  for (const auto& [op, dtype] : {std::pair{Op::sum, DType::f32}, std::pair{Op::max, DType::f16}}) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 4 * 512 * 513 + 8, 37));
+    const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, big.view, big.axes);
+    EXPECT_EQ(form_of(e), copied) << e.to_string();
+    for (std::int64_t shift : {0, 1}) {
+      EXPECT_EQ(check(ctx, op, t, buffer, shift, big.view, big.axes), "") << e.to_string();
+      ++checked;
+    }
+  }
+  // NaN and infinities reach the output through the one launch and through both steps.
   for (Op op : {Op::sum, Op::max, Op::min, Op::mean}) {
     const TypeRule t = rule(op, DType::f32);
     testing::HostArray host = testing::make_input(op, DType::f32, testing::Pattern::exact, 3 * 300 * 501, 3);
@@ -891,8 +914,99 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrderThenCopied) {
     EXPECT_EQ(check(ctx, op, t, buffer, 0, cases[0].view, cases[0].axes), "");
     ++checked;
   }
+  {
+    const TypeRule t = rule(Op::max, DType::f32);
+    testing::HostArray host = testing::make_input(Op::max, DType::f32, testing::Pattern::exact, 4 * 512 * 513, 5);
+    float* x = reinterpret_cast<float*>(host.bytes.data());
+    x[2 * 512 * 513 + 77 * 512 + 100] = std::nanf("");
+    x[3 * 512 * 513 + 5] = std::numeric_limits<float>::infinity();
+    const Buffer buffer = upload(host);
+    EXPECT_EQ(check(ctx, Op::max, t, buffer, 0, big.view, big.axes), "");
+    ++checked;
+  }
   std::printf("[ counts   ] axes: %d permuted (op, dtype, view, base) cases reduced in stride order\n",
               checked.load());
+}
+
+// Every family a reordered view's first step can take (columns, columns_dense, general)
+// writes its outputs through an output order in its ordered form (ordered=1, the
+// one-launch form of a reordered view): each view M below is reduced by the candidates'
+// kernels (one of each family, split, vector and group kind the tuner would measure) made
+// ordered, their outputs written in the order of M's two kept dimensions swapped, and
+// checked against the view with those dimensions swapped (bases 0 and 1: the twins).
+TEST(Axes, EveryFamilyWritesItsOutputsInAGivenOrder) {
+  RT_REQUIRE_GPU();
+  const DeviceKey device = *testing::test_device();
+  struct View {
+    TensorDesc m;
+    AxisList axes;
+    int p, q;  // the kept dimensions, outer then inner
+  };
+  const std::vector<View> views = {
+      {TensorDesc::contiguous({5, 4000, 300}), {1}, 0, 2},      // columns
+      {TensorDesc::contiguous({3, 20000, 7}), {1}, 0, 2},       // dense columns: splits
+      {TensorDesc::contiguous({2, 513, 256}), {1}, 0, 2},       // columns on the vector grid
+      {TensorDesc::contiguous({6, 9, 5, 40}), {0, 2}, 1, 3},    // general, kept densest
+      {TensorDesc::contiguous({9, 6, 40, 50}), {1, 3}, 0, 2},   // general, reduced densest
+  };
+  std::atomic<int> checked{0}, programs{0};
+  const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32}
+                                                          : std::vector<DType>{DType::f32, DType::f16, DType::f64};
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    const Op op = dtype == DType::f16 ? Op::max : Op::sum;
+    const TypeRule t = rule(op, dtype);
+    for (const View& v : views) {
+      const CanonicalAxes shape = canonicalize(v.m, v.axes).axes;
+      TensorDesc swapped = v.m;
+      std::swap(swapped.extents[v.p], swapped.extents[v.q]);
+      std::swap(swapped.strides[v.p], swapped.strides[v.q]);
+      AxisOutputOrder order;
+      order.rank = 2;
+      order.extents[0] = static_cast<std::uint32_t>(v.m.extents[v.p]);
+      order.extents[1] = static_cast<std::uint32_t>(v.m.extents[v.q]);
+      order.strides[0] = 1;
+      order.strides[1] = order.extents[0];
+      // One candidate of each kind.
+      std::set<std::string> kinds;
+      for (AxisKernelSpec spec : axis_candidates(op, t, shape, device.sm_count)) {
+        spec.ordered = 1;
+        ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
+        const std::string kind = std::string(to_string(spec.family)) + "/" + std::string(to_string(spec.split)) +
+                                 "/v" + std::to_string(spec.vec > 1) + "/g" + std::to_string(spec.group > 32) +
+                                 "/r" + std::to_string(spec.rows_per_pass > 1) + "/t" + std::to_string(spec.tail);
+        if (!kinds.insert(kind).second) continue;
+        const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+        KernelSet set(
+            std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))),
+            1, device.arch());
+        ++programs;
+        const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
+        DeviceBuffer workspace(kWorkspaceHeaderBytes + partial_bytes + 16);
+        RT_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.size()));
+        WorkspaceView ws;
+        ws.ticket = workspace.as<unsigned int>();
+        ws.partials = static_cast<unsigned char*>(workspace.get()) + kWorkspaceHeaderBytes;
+        ws.partials_bytes = partial_bytes;
+        const Buffer buffer =
+            upload(testing::make_input(op, dtype, testing::Pattern::exact,
+                                       static_cast<std::size_t>(shape.highest_offset + 2), 31));
+        for (std::int64_t base : {0, 1}) {
+          const std::string why = check_with(
+              [&](const void* in, void* out) {
+                enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
+                                       plan.partial_count > 0 ? &ws : nullptr, nullptr, &order);
+              },
+              op, t, buffer, base, swapped, v.axes);
+          EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " base " << base;
+          ++checked;
+        }
+      }
+    }
+  });
+  std::printf("[ counts   ] %d programs, %d (program, view, base) cases written in a given order\n",
+              programs.load(), checked.load());
 }
 
 // Columns of 8 to 15 rows over 2^17 to 2^18 outputs (four outputs a thread, 1024 a block,

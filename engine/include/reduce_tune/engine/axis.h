@@ -48,6 +48,10 @@ struct AxisKernelSpec {
   // kernel_templates/rt/axis.cuh): 0, each thread a guarded load per step; 1, the last,
   // partial tile's loads issued together ("tail=1" in the config text).
   std::uint32_t tail = 0;
+  // 1: output j is written where the launch's AxisOutputOrder puts it (columns,
+  // columns_dense and general; ",ordered=1"). Not tuned: the runtime's form of a tuned or
+  // built-in spec for a reordered view written in one launch.
+  std::uint32_t ordered = 0;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
 std::string to_string(const AxisKernelSpec& spec);
@@ -109,17 +113,41 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes&
 // most kAxisReorderSmallElements elements), which one launch of the general kernel
 // reads faster than two.
 inline constexpr std::uint64_t kAxisReorderMinReduced = 4;
+//
+// Where the outputs are few enough (axis_reorder_writes_directly), the stage-1 kernels
+// write each result straight to its place in the caller's order instead (`order`), in
+// one launch and without the staged copy.
 inline constexpr std::uint64_t kAxisReorderSmallReduced = 256;
 inline constexpr std::uint64_t kAxisReorderSmallElements = std::uint64_t{1} << 18;
+inline constexpr std::uint64_t kAxisDirectOrderFewOutputs = std::uint64_t{1} << 18;
+inline constexpr std::uint64_t kAxisDirectOrderMaxOutputs = std::uint64_t{1} << 22;
+// Where output j of a canonical reduction goes in the caller's C-contiguous output: j
+// decomposed over `extents` (the last the fastest), each digit times its stride there.
+// Extents and strides are 32-bit (outputs below 2^32); rank 0 is j itself. The kernels
+// take up to kAxisOrderMaxRank dimensions (after merging those that stay one run).
+inline constexpr int kAxisOrderMaxRank = 4;
+struct AxisOutputOrder {
+  int rank = 0;
+  std::uint32_t extents[kMaxRank] = {};
+  std::uint32_t strides[kMaxRank] = {};
+  std::uint64_t offset(std::uint64_t j) const;
+};
 struct AxisReorder {
   TensorDesc stage1;  // the caller's view, dimensions ordered by stride (same base)
   AxisList stage1_axes;
   CanonicalAxes stage1_shape;
   TensorDesc copy;  // over the stage-1 result
   CanonicalAxes copy_shape;
+  AxisOutputOrder order;  // the stage-1 result's place in the caller's output (rank 0: none)
 };
 std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape);
 bool axis_reorder_pays(const CanonicalAxes& shape);
+// Whether the stage-1 kernels write the caller's order themselves (one launch: the
+// stage-1 spec with ordered=1) rather than staging their result and copying it, for
+// outputs of `out_size` bytes: up to kAxisDirectOrderFewOutputs outputs; up to
+// kAxisDirectOrderMaxOutputs where R >= 32, or R >= 8 and outputs of 4 bytes or more
+// (engine/src/axis.cpp says what was measured).
+bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t out_size);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
@@ -169,7 +197,10 @@ bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& sha
   FIELD(long long, kept_extents[8])        \
   FIELD(long long, kept_strides[8])        \
   FIELD(long long, reduced_extents[8])     \
-  FIELD(long long, reduced_strides[8])
+  FIELD(long long, reduced_strides[8])     \
+  FIELD(int, out_rank)                     \
+  FIELD(unsigned int, out_extents[4])      \
+  FIELD(unsigned int, out_strides[4])
 
 struct AxisKernelParams {
 #define REDUCE_TUNE_FIELD(type, name) type name;
@@ -179,14 +210,17 @@ struct AxisKernelParams {
 const char* axis_params_source();
 
 // `in` is where canonical offset 0 lies (the caller's base pointer plus
-// shape.base_offset); split plans use the workspace's partials and ticket.
+// shape.base_offset); split plans use the workspace's partials and ticket. A spec with
+// ordered=1 writes output j at order.offset(j) (an order of 1 to 4 dimensions, fewer
+// than 2^32 outputs), and needs one.
 AxisKernelParams make_axis_params(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
-                                  const void* in, void* out, const WorkspaceView* workspace);
+                                  const void* in, void* out, const WorkspaceView* workspace,
+                                  const AxisOutputOrder* order = nullptr);
 
 // Enqueues the main kernel and, for two-pass plans, the finalize kernel on `stream`.
 // Split plans need a workspace holding plan.partial_count accumulators.
 void enqueue_axis_reduction(Launcher& launcher, const KernelHandles& kernels, const AxisKernelSpec& spec,
                             const AxisLaunchPlan& plan, const CanonicalAxes& shape, const void* in, void* out,
-                            const WorkspaceView* workspace, void* stream);
+                            const WorkspaceView* workspace, void* stream, const AxisOutputOrder* output_order = nullptr);
 
 }  // namespace reduce_tune
