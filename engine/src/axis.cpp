@@ -175,6 +175,10 @@ std::string to_string(const AxisKernelSpec& s) {
   return os.str();
 }
 
+bool axis_family_orders(AxisFamily family) {
+  return family == AxisFamily::columns || family == AxisFamily::columns_dense || family == AxisFamily::general;
+}
+
 std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
   std::uint64_t k = static_cast<std::uint64_t>(s.op);
   k = k << 4 | static_cast<std::uint64_t>(s.types.in);
@@ -226,9 +230,7 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
       ((s.family != AxisFamily::rows && s.family != AxisFamily::columns) || s.split == AxisSplit::ticket_tiles))
     return "tail=1 is for rows and columns, not split in tiles";
   if (s.ordered > 1) return "ordered is 0 or 1";
-  if (s.ordered == 1 && s.family != AxisFamily::columns && s.family != AxisFamily::columns_dense &&
-      s.family != AxisFamily::general)
-    return "ordered=1 is for columns, columns_dense and general";
+  if (s.ordered == 1 && !axis_family_orders(s.family)) return "ordered=1 is for columns, columns_dense and general";
   return {};
 }
 
@@ -1036,12 +1038,13 @@ std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
 // - H100, every kernel deciding at run time (the same stores): R = 16 over 2^20 26.1 ->
 //   27.5 (bf16), R = 8 19.4 -> 23.1 (bf16) but 28.1 -> 26.6 (f32); over 2^22 R = 16 94.2
 //   -> 98.1 (bf16), R = 4 76.4 -> 90.5 (f32); over 2^24 R = 4 278 -> 378 (f32).
-bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t out_size) {
-  if (reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank) return false;
+bool axis_reorder_writes_directly(const AxisReorder& reorder, const AxisKernelSpec& stage1_spec) {
+  if (!axis_family_orders(stage1_spec.family) || reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank)
+    return false;
   const std::uint64_t outputs = reorder.stage1_shape.outputs, reduced = reorder.stage1_shape.reduced;
   if (outputs <= kAxisDirectOrderFewOutputs) return true;
   if (outputs > kAxisDirectOrderMaxOutputs) return false;
-  return reduced >= 32 || (reduced >= 8 && out_size >= 4);
+  return reduced >= 32 || (reduced >= 8 && size_of(stage1_spec.types.out) >= 4);
 }
 
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,

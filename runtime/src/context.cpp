@@ -663,13 +663,6 @@ std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisLi
   return axis_reorder(tensor, axes, shape);
 }
 
-// Whether a reordered view's stage-1 kernel, `spec`, writes the caller's order itself.
-bool writes_directly(const AxisReorder& reorder, const AxisKernelSpec& spec) {
-  return axis_reorder_writes_directly(reorder, size_of(spec.types.out)) &&
-         (spec.family == AxisFamily::columns || spec.family == AxisFamily::columns_dense ||
-          spec.family == AxisFamily::general);
-}
-
 bool overlaps(std::uintptr_t a, std::size_t a_bytes, std::uintptr_t b, std::size_t b_bytes) {
   return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
 }
@@ -724,7 +717,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
         static_cast<const unsigned char*>(in) + first_shape.base_offset * static_cast<std::int64_t>(in_size);
     AxisLaunchPlan plan;
     AxisKernelSpec spec = impl_->axis_spec(d, op, types, first_shape, first_base, &plan);
-    if (writes_directly(*reorder, spec)) {
+    if (axis_reorder_writes_directly(*reorder, spec)) {
       // Few outputs: the same kernel's ordered form writes each one at its place in the
       // caller's order.
       spec.ordered = 1;
@@ -795,7 +788,7 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   };
   if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, e.shape, out_type)) {
     const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
-    const bool direct = writes_directly(*reorder, chosen);
+    const bool direct = axis_reorder_writes_directly(*reorder, chosen);
     if (direct) e.kernel += ",ordered=1";  // the same spec's ordered form
     e.kernel += " over " + reorder->stage1_shape.to_string();
     if (direct) {

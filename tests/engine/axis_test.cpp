@@ -882,6 +882,14 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
 // The one-launch form of a reordered view: the stage-1 result's dimensions with their
 // strides in the caller's output, for up to kAxisDirectOrderMaxOutputs outputs.
 TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
+  // The stage-1 kernel: columns, of outputs of `bytes` bytes.
+  const auto columns_of = [](std::size_t bytes) {
+    AxisKernelSpec k;
+    k.family = AxisFamily::columns;
+    const DType out = bytes == 2 ? DType::f16 : bytes == 4 ? DType::f32 : DType::f64;
+    k.types = TypeRule{out, out, bytes == 8 ? DType::f64 : DType::f32};
+    return k;
+  };
   // [3, 300, 501] strides [1, 3, 900] along 1: stage 1 keeps the 501 (stride 900), then
   // the 3 (stride 1); the caller's output is [3, 501].
   const TensorDesc view = TensorDesc::strided({3, 300, 501}, {1, 3, 900});
@@ -898,7 +906,14 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
   EXPECT_EQ(reorder->order.offset(1), 501u);    // stage-1 output 1: the 3's second
   EXPECT_EQ(reorder->order.offset(3), 1u);      // the 501's second
   EXPECT_EQ(reorder->order.offset(1502), 1502u);  // the last
-  EXPECT_TRUE(axis_reorder_writes_directly(*reorder, 2));
+  EXPECT_TRUE(axis_reorder_writes_directly(*reorder, columns_of(2)));
+  // Only families with an ordered form write directly.
+  for (AxisFamily f : {AxisFamily::columns_dense, AxisFamily::general, AxisFamily::rows, AxisFamily::rows_dense}) {
+    AxisKernelSpec k = columns_of(4);
+    k.family = f;
+    EXPECT_EQ(axis_reorder_writes_directly(*reorder, k), axis_family_orders(f)) << to_string(k);
+    EXPECT_EQ(axis_family_orders(f), f != AxisFamily::rows && f != AxisFamily::rows_dense) << to_string(k);
+  }
   // Five kept dimensions that stay five in stage-1 order (base [2,3,5,7,11,13] reversed,
   // the 7 reduced): more than the kernels take.
   {
@@ -908,7 +923,7 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
     const std::optional<AxisReorder> o = axis_reorder(q, AxisList{2}, cq.axes);
     ASSERT_TRUE(o.has_value()) << cq.axes.to_string();
     EXPECT_EQ(o->order.rank, 5);
-    EXPECT_FALSE(axis_reorder_writes_directly(*o, 4));
+    EXPECT_FALSE(axis_reorder_writes_directly(*o, columns_of(4)));
   }
   // [R, a, b] strides [a*b, 1, a] along 0: direct up to 2^18 outputs; past that to 2^22
   // where R >= 32, or R >= 8 and the outputs are 4 bytes or more.
@@ -925,9 +940,9 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
     ASSERT_TRUE(cr.ok) << cr.error;
     const std::optional<AxisReorder> o = axis_reorder(v, AxisList{0}, cr.axes);
     ASSERT_TRUE(o.has_value()) << cr.axes.to_string();
-    EXPECT_EQ(axis_reorder_writes_directly(*o, 2), c.direct2) << cr.axes.to_string();
-    EXPECT_EQ(axis_reorder_writes_directly(*o, 4), c.direct4) << cr.axes.to_string();
-    EXPECT_EQ(axis_reorder_writes_directly(*o, 8), c.direct4) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, columns_of(2)), c.direct2) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, columns_of(4)), c.direct4) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, columns_of(8)), c.direct4) << cr.axes.to_string();
     // [b, a]: the stage-1 output j = (b index) * a + (a index) lands at (a index) * b + (b index).
     ASSERT_EQ(o->order.rank, 2);
     EXPECT_EQ(o->order.offset(1), static_cast<std::uint64_t>(c.b));

@@ -113,12 +113,11 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes&
 // most kAxisReorderSmallElements elements), which one launch of the general kernel
 // reads faster than two.
 inline constexpr std::uint64_t kAxisReorderMinReduced = 4;
-//
-// Where the outputs are few enough (axis_reorder_writes_directly), the stage-1 kernels
-// write each result straight to its place in the caller's order instead (`order`), in
-// one launch and without the staged copy.
 inline constexpr std::uint64_t kAxisReorderSmallReduced = 256;
 inline constexpr std::uint64_t kAxisReorderSmallElements = std::uint64_t{1} << 18;
+// Where the outputs are few enough (axis_reorder_writes_directly), the stage-1 kernel's
+// ordered form writes each result straight to its place in the caller's order instead
+// (`order`), in one launch and without the staged copy.
 inline constexpr std::uint64_t kAxisDirectOrderFewOutputs = std::uint64_t{1} << 18;
 inline constexpr std::uint64_t kAxisDirectOrderMaxOutputs = std::uint64_t{1} << 22;
 // Where output j of a canonical reduction goes in the caller's C-contiguous output: j
@@ -142,12 +141,15 @@ struct AxisReorder {
 };
 std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape);
 bool axis_reorder_pays(const CanonicalAxes& shape);
-// Whether the stage-1 kernels write the caller's order themselves (one launch: the
-// stage-1 spec with ordered=1) rather than staging their result and copying it, for
-// outputs of `out_size` bytes: up to kAxisDirectOrderFewOutputs outputs; up to
-// kAxisDirectOrderMaxOutputs where R >= 32, or R >= 8 and outputs of 4 bytes or more
-// (engine/src/axis.cpp says what was measured).
-bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t out_size);
+// Whether a family has an ordered form (ordered=1): columns, columns_dense and general,
+// the families a reordered view's first step takes.
+bool axis_family_orders(AxisFamily family);
+// Whether `stage1_spec`, the kernel chosen for reorder.stage1_shape, writes the caller's
+// order itself (one launch: its ordered form) rather than staging its result to be
+// copied: where its family has an ordered form, up to kAxisDirectOrderFewOutputs
+// outputs; up to kAxisDirectOrderMaxOutputs where R >= 32, or R >= 8 and outputs of 4
+// bytes or more (engine/src/axis.cpp says what was measured).
+bool axis_reorder_writes_directly(const AxisReorder& reorder, const AxisKernelSpec& stage1_spec);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
