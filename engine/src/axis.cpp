@@ -175,10 +175,6 @@ std::string to_string(const AxisKernelSpec& s) {
   return os.str();
 }
 
-bool axis_family_orders(AxisFamily family) {
-  return family == AxisFamily::columns || family == AxisFamily::columns_dense || family == AxisFamily::general;
-}
-
 std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
   std::uint64_t k = static_cast<std::uint64_t>(s.op);
   k = k << 4 | static_cast<std::uint64_t>(s.types.in);
@@ -230,7 +226,6 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
       ((s.family != AxisFamily::rows && s.family != AxisFamily::columns) || s.split == AxisSplit::ticket_tiles))
     return "tail=1 is for rows and columns, not split in tiles";
   if (s.ordered > 1) return "ordered is 0 or 1";
-  if (s.ordered == 1 && !axis_family_orders(s.family)) return "ordered=1 is for columns, columns_dense and general";
   return {};
 }
 
@@ -933,7 +928,24 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
 // host's pace 7.6 to 9.6 us against 3.4 to 4.3. Past R = 256 or 2^18 elements two
 // launches read faster: 64 x 128 x 100 5.69 against 7.78, 512 x 32 x 32 6.40 against
 // 8.91, 1000 x 16 x 16 5.57 against 14.14.
-bool axis_reorder_pays(const CanonicalAxes& shape) {
+//
+// A transposed batch of rows (the densest dimension reduced) read in the caller's order
+// by the general kernel, against rows in the order of the strides written directly, held
+// device times on an H200, f32 sum and bf16 max (docs/BENCHMARKS.md, set AL): 31640 x 468
+// 29.5 -> 16.1 and 23.3 -> 9.5 us; 131072 x 128 27.4 -> 17.5 and 16.8 -> 9.6; 131072 x 8
+// 7.0 -> 3.0 and 6.6 -> 1.8; 512 x 100 3.0 -> 1.7 and 3.2 -> 1.7 (contiguous rows' times,
+// the order's stores not included). Past 2^18 outputs, where the result is staged and
+// copied (axis_reorder_writes_directly), only rows of up to 16 bytes gained, and those
+// from 2^20 outputs: 2^20 rows of 4 f32 40.0 -> 17.6 us, of 4 bf16 38.4 -> 15.7, 2^22 of
+// 8 bf16 136.8 -> 64.1 (H100: 39.2 -> 18.9, 38.5 -> 15.7, 136.2 -> 71.6); but 262656 rows
+// of 8 bf16 6.1 -> 7.7 (H100). Longer ones read about as fast as they are or faster:
+// 2^22 rows of 8 f32 86.9 -> 88.9, of 16 bf16 91.3 -> 82.3 but of 16 f32 98.8 -> 116.1,
+// 2^20 of 32 f32 47.2 -> 48.9 and bf16 28.3 -> 30.4 (the copy, a general kernel over the
+// transposed result, is most of it).
+bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, std::size_t in_size) {
+  if (reorder.reduces_densest())
+    return shape.outputs <= kAxisDirectOrderFewOutputs ||
+           (shape.outputs >= kAxisReorderStagedRowsMinOutputs && shape.reduced * in_size <= kAxisReorderShortRowBytes);
   return shape.reduced > kAxisReorderSmallReduced || shape.reduced * shape.outputs > kAxisReorderSmallElements;
 }
 
@@ -944,7 +956,8 @@ std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList
   bool reduced_dim[kMaxRank] = {};
   for (int i = 0; i < axes.count; ++i) reduced_dim[(axes.axes[i] + tensor.rank) % tensor.rank] = true;
   const auto magnitude = [&](int d) { return tensor.strides[d] < 0 ? -tensor.strides[d] : tensor.strides[d]; };
-  // The densest dimension (of extent > 1) must be kept and must not be the last kept one.
+  // The densest dimension (of extent > 1) kept but not the last kept one, or reduced
+  // (then only where the stride order makes rows, below).
   int densest = -1, last_kept = -1;
   for (int d = 0; d < tensor.rank; ++d) {
     if (tensor.extents[d] <= 1) continue;
@@ -954,7 +967,7 @@ std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList
     }
     if (densest < 0 || magnitude(d) < magnitude(densest)) densest = d;
   }
-  if (densest < 0 || reduced_dim[densest] || densest == last_kept) return std::nullopt;
+  if (densest < 0 || densest == last_kept) return std::nullopt;
   // Dimensions by stride, largest first (extent-1 dimensions go with their strides).
   int order[kMaxRank];
   for (int d = 0; d < tensor.rank; ++d) order[d] = d;
@@ -968,6 +981,7 @@ std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList
   }
   const CanonicalResult c1 = canonicalize(r.stage1, r.stage1_axes);
   if (!c1.ok || c1.axes.outputs != shape.outputs) return std::nullopt;
+  if (reduced_dim[densest] && c1.axes.layout != AxisLayout::rows) return std::nullopt;
   r.stage1_shape = c1.axes;
   // The stage-1 result is C-contiguous over the kept dimensions in stage-1 order: each
   // kept dimension's stride there.
@@ -1038,12 +1052,17 @@ std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
 // - H100, every kernel deciding at run time (the same stores): R = 16 over 2^20 26.1 ->
 //   27.5 (bf16), R = 8 19.4 -> 23.1 (bf16) but 28.1 -> 26.6 (f32); over 2^22 R = 16 94.2
 //   -> 98.1 (bf16), R = 4 76.4 -> 90.5 (f32); over 2^24 R = 4 278 -> 378 (f32).
+//
+// Rows in stride order (the second kind) are written directly up to 2^18 outputs only.
+// Held on an H200 against the general kernel as it read them before (set AL): written
+// directly, 2^20 outputs of R = 32 f32 47.2 against 46.9 us, 2^22 of R = 16 105.4 against
+// 98.3 and of R = 8 93.5 against 86.4; staged and copied, 2^22 of R = 8 bf16 64.4 against
+// 136.7, 2^20 of R = 4 17.6 against 40.1 (f32), 2^24 of R = 4 246 against 526 (f32).
 bool axis_reorder_writes_directly(const AxisReorder& reorder, const AxisKernelSpec& stage1_spec) {
-  if (!axis_family_orders(stage1_spec.family) || reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank)
-    return false;
+  if (reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank) return false;
   const std::uint64_t outputs = reorder.stage1_shape.outputs, reduced = reorder.stage1_shape.reduced;
   if (outputs <= kAxisDirectOrderFewOutputs) return true;
-  if (outputs > kAxisDirectOrderMaxOutputs) return false;
+  if (outputs > kAxisDirectOrderMaxOutputs || reorder.reduces_densest()) return false;
   return reduced >= 32 || (reduced >= 8 && size_of(stage1_spec.types.out) >= 4);
 }
 

@@ -83,8 +83,6 @@ struct AxisConfig {
   static constexpr bool kTail = TAIL != 0;
   // Outputs written where p.out_* puts them (write_output), not at their index.
   static constexpr bool kOrdered = ORDERED != 0;
-  static_assert(ORDERED == 0 || FAMILY == axis_columns || FAMILY == axis_columns_dense || FAMILY == axis_general,
-                "ordered outputs are for columns, columns_dense and general");
   static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
                 "the batched tail is for unsplit or contiguously split rows and columns");
   static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && VEC == 1)) &&

@@ -123,6 +123,9 @@ LAYOUTS = [
     ("permuted outputs", (9, 8, 7), 1, lambda t: t.permute(2, 1, 0)),
     # the same past R = 256: reduced in stride order, written in the outputs' order
     ("permuted outputs, R 300", (7, 300, 9), 1, lambda t: t.permute(2, 1, 0)),
+    # the densest dimension reduced, the kept ones out of order ((B, H, S, D) seen as
+    # (B, S, H, D)): rows in stride order, written in the outputs' order
+    ("transposed rows", (3, 5, 40, 64), 3, lambda t: t.transpose(1, 2)),
     ("broadcast", (1, 300), 0, lambda t: t.expand(50, 300)),
     ("offset", (1, 4099), 1, lambda t: t[:, 1:]),
 ]

@@ -653,14 +653,17 @@ CanonicalAxes checked_canonical(const TensorDesc& tensor, const AxisList& axes) 
   return r.axes;
 }
 
-// axis_reorder where it pays (not for a small view) and its staged result fits the
+// axis_reorder where it pays (axis_reorder_pays) and its staged result fits the
 // workspace's cap: the workspace keeps the size it grows to, so outputs past 256 MiB take
 // the general kernels as they are.
 constexpr std::uint64_t kReorderMaxStagedBytes = std::uint64_t{256} << 20;
 std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape,
-                                          DType out_type) {
-  if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type) || !axis_reorder_pays(shape)) return std::nullopt;
-  return axis_reorder(tensor, axes, shape);
+                                          DType in_type, DType out_type) {
+  if (shape.layout != AxisLayout::general || shape.outputs > kReorderMaxStagedBytes / size_of(out_type))
+    return std::nullopt;
+  std::optional<AxisReorder> reorder = axis_reorder(tensor, axes, shape);
+  if (reorder && !axis_reorder_pays(*reorder, shape, size_of(in_type))) return std::nullopt;
+  return reorder;
 }
 
 bool overlaps(std::uintptr_t a, std::size_t a_bytes, std::uintptr_t b, std::size_t b_bytes) {
@@ -708,7 +711,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
                           " elements) overlaps the input view; an axis reduction writes outputs while others are "
                           "still being read, so give it memory of its own");
   CudaLauncher launcher;
-  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, shape, out_type)) {
+  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, shape, in_type, out_type)) {
     // Reduced in the order of the strides into the workspace, after the partials of that
     // reduction, then copied into the caller's order (axis_reorder): a max of one element
     // each, which keeps every value's bits.
@@ -786,7 +789,7 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
                          : static_cast<const unsigned char*>(in) +
                                shape.base_offset * static_cast<std::int64_t>(size_of(in_type));
   };
-  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, e.shape, out_type)) {
+  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, e.shape, in_type, out_type)) {
     const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
     const bool direct = axis_reorder_writes_directly(*reorder, chosen);
     if (direct) e.kernel += ",ordered=1";  // the same spec's ordered form
@@ -798,8 +801,12 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
       choose(Op::max, checked_types(Op::max, out_type, out_type), reorder->copy_shape, nullptr);
     }
     e.match = match;
-    e.reason = std::string("the densest dimension is kept but not the outputs' innermost, so the view is reduced with "
-                           "its dimensions in the order of their strides, ") +
+    e.reason = std::string(reorder->reduces_densest()
+                               ? "the rows are the densest dimension but the outputs are not in the order of their "
+                                 "strides, so the view is reduced as rows with its dimensions in the order of their "
+                                 "strides, "
+                               : "the densest dimension is kept but not the outputs' innermost, so the view is reduced "
+                                 "with its dimensions in the order of their strides, ") +
                (direct ? "in one launch; " : "then copied; ") + reason;
   } else {
     const auto [match, reason] = choose(op, types, e.shape, at(e.shape));

@@ -874,8 +874,34 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
     const TensorDesc view = TensorDesc::strided({c.r, c.a, c.b}, {c.a * c.b, 1, c.a});
     const CanonicalResult r = canonicalize(view, AxisList{0});
     ASSERT_TRUE(r.ok) << r.error;
-    EXPECT_TRUE(axis_reorder(view, AxisList{0}, r.axes).has_value()) << r.axes.to_string();
-    EXPECT_EQ(axis_reorder_pays(r.axes), c.pays) << r.axes.to_string();
+    const std::optional<AxisReorder> reorder = axis_reorder(view, AxisList{0}, r.axes);
+    ASSERT_TRUE(reorder.has_value()) << r.axes.to_string();
+    EXPECT_FALSE(reorder->reduces_densest()) << r.axes.to_string();
+    EXPECT_EQ(axis_reorder_pays(*reorder, r.axes, 4), c.pays) << r.axes.to_string();
+  }
+  // A transposed batch of rows ([a, b, R] strides [R, a*R, 1] along 2) pays up to 2^18
+  // outputs at any size (written in one launch); from 2^20 for rows of 16 bytes at most.
+  struct RowsCase {
+    std::int64_t a, b, r;
+    std::size_t in_size;
+    bool pays;
+  };
+  for (const RowsCase& c : {RowsCase{16, 32, 4, 4, true}, RowsCase{16, 32, 300, 2, true},
+                            RowsCase{512, 512, 1000, 8, true}, RowsCase{513, 512, 4, 4, false},
+                            RowsCase{1023, 1024, 4, 4, false}, RowsCase{1024, 1024, 4, 4, true},
+                            RowsCase{1024, 1024, 8, 2, true}, RowsCase{1024, 1024, 8, 4, false},
+                            RowsCase{1024, 1024, 2, 8, false}, RowsCase{1024, 1024, 32, 2, false}}) {
+    const TensorDesc view = TensorDesc::strided({c.a, c.b, c.r}, {c.r, c.a * c.r, 1});
+    const CanonicalResult r = canonicalize(view, AxisList{2});
+    ASSERT_TRUE(r.ok) << r.error;
+    const std::optional<AxisReorder> reorder = axis_reorder(view, AxisList{2}, r.axes);
+    if (c.r < static_cast<std::int64_t>(kAxisReorderMinReduced)) {
+      EXPECT_FALSE(reorder.has_value()) << r.axes.to_string();
+      continue;
+    }
+    ASSERT_TRUE(reorder.has_value()) << r.axes.to_string();
+    EXPECT_TRUE(reorder->reduces_densest());
+    EXPECT_EQ(axis_reorder_pays(*reorder, r.axes, c.in_size), c.pays) << r.axes.to_string() << " " << c.in_size;
   }
 }
 
@@ -907,12 +933,11 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
   EXPECT_EQ(reorder->order.offset(3), 1u);      // the 501's second
   EXPECT_EQ(reorder->order.offset(1502), 1502u);  // the last
   EXPECT_TRUE(axis_reorder_writes_directly(*reorder, columns_of(2)));
-  // Only families with an ordered form write directly.
+  // Every family has an ordered form.
   for (AxisFamily f : {AxisFamily::columns_dense, AxisFamily::general, AxisFamily::rows, AxisFamily::rows_dense}) {
     AxisKernelSpec k = columns_of(4);
     k.family = f;
-    EXPECT_EQ(axis_reorder_writes_directly(*reorder, k), axis_family_orders(f)) << to_string(k);
-    EXPECT_EQ(axis_family_orders(f), f != AxisFamily::rows && f != AxisFamily::rows_dense) << to_string(k);
+    EXPECT_TRUE(axis_reorder_writes_directly(*reorder, k)) << to_string(k);
   }
   // Five kept dimensions that stay five in stage-1 order (base [2,3,5,7,11,13] reversed,
   // the 7 reduced): more than the kernels take.
@@ -948,11 +973,33 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
     EXPECT_EQ(o->order.offset(1), static_cast<std::uint64_t>(c.b));
     EXPECT_EQ(o->order.offset(static_cast<std::uint64_t>(c.a)), 1u);
   }
+  // Transposed rows, [a, b, R] strides [R, a*R, 1] along 2 (stage 1: rows over [b, a]):
+  // direct up to 2^18 outputs only, whatever R and the outputs' size.
+  for (const Case& c : {Case{64, 512, 512, true, true}, Case{64, 513, 512, false, false},
+                        Case{8, 2048, 2048, false, false}, Case{300, 1024, 1024, false, false},
+                        Case{4, 100, 30, true, true}}) {
+    const TensorDesc v = TensorDesc::strided({c.a, c.b, c.r}, {c.r, c.a * c.r, 1});
+    const CanonicalResult cr = canonicalize(v, AxisList{2});
+    ASSERT_TRUE(cr.ok) << cr.error;
+    const std::optional<AxisReorder> o = axis_reorder(v, AxisList{2}, cr.axes);
+    ASSERT_TRUE(o.has_value()) << cr.axes.to_string();
+    ASSERT_TRUE(o->reduces_densest());
+    AxisKernelSpec rows = columns_of(2);
+    rows.family = AxisFamily::rows;
+    EXPECT_EQ(axis_reorder_writes_directly(*o, rows), c.direct2) << cr.axes.to_string();
+    rows = columns_of(4);
+    rows.family = AxisFamily::rows;
+    EXPECT_EQ(axis_reorder_writes_directly(*o, rows), c.direct4) << cr.axes.to_string();
+    // Stage-1 output j = (b index) * a + (a index) lands at (a index) * b + (b index).
+    ASSERT_EQ(o->order.rank, 2);
+    EXPECT_EQ(o->order.offset(1), static_cast<std::uint64_t>(c.b));
+    EXPECT_EQ(o->order.offset(static_cast<std::uint64_t>(c.a)), 1u);
+  }
 }
 
 // A spec's ordered form (the runtime's, for a reordered view written in one launch) is
 // the same program but for the template's last argument; the others' sources are as they
-// were before it existed; it is for the families a first step takes, and it needs an order.
+// were before it existed; every family has one, and it needs an order.
 TEST(AxisSpec, OrderedFormsWriteThroughAnOrder) {
   AxisKernelSpec s;
   s.family = AxisFamily::columns;
@@ -972,18 +1019,14 @@ TEST(AxisSpec, OrderedFormsWriteThroughAnOrder) {
   const std::string plain = make_axis_compile_request(s, 90).source, ordered = make_axis_compile_request(o, 90).source;
   EXPECT_NE(plain.find(", 1, 4> rt_axis_instance;"), std::string::npos) << plain;  // rows, unroll: no tail, no order
   EXPECT_NE(ordered.find(", 1, 4, 0, 1> rt_axis_instance;"), std::string::npos) << ordered;
-  for (AxisFamily f : {AxisFamily::columns_dense, AxisFamily::general}) {
+  for (AxisFamily f : {AxisFamily::columns_dense, AxisFamily::general, AxisFamily::rows, AxisFamily::rows_dense}) {
     AxisKernelSpec g = o;
     g.family = f;
-    g.group = f == AxisFamily::general ? 32 : 1;
+    g.group = f == AxisFamily::general ? 32 : f == AxisFamily::columns_dense ? 1 : 8;
+    if (f == AxisFamily::rows || f == AxisFamily::rows_dense) g.split = AxisSplit::none;
     EXPECT_EQ(axis_spec_problem(g), "") << to_string(g);
-  }
-  for (AxisFamily f : {AxisFamily::rows, AxisFamily::rows_dense}) {
-    AxisKernelSpec r = o;
-    r.family = f;
-    r.split = AxisSplit::none;
-    r.group = 8;
-    EXPECT_NE(axis_spec_problem(r).find("ordered=1 is for"), std::string::npos) << to_string(r);
+    const std::string text = make_axis_compile_request(g, 90).source;
+    EXPECT_NE(text.find(", 1> rt_axis_instance;"), std::string::npos) << text;
   }
   o.ordered = 2;
   EXPECT_EQ(axis_spec_problem(o), "ordered is 0 or 1");
@@ -1008,10 +1051,11 @@ TEST(AxisSpec, OrderedFormsWriteThroughAnOrder) {
   EXPECT_EQ(make_axis_params(s, shape, plan, nullptr, nullptr, nullptr, &order).out_rank, 0);
 }
 
-// Permuted views whose densest dimension is kept but is not the outputs' innermost are
-// reduced in the order of their strides, then copied into the caller's order: the two
-// steps together give every output of the view itself (checked on the host with values
-// that tell every element apart), and the first step is columns or kept-densest general.
+// Permuted views whose densest dimension is kept but is not the outputs' innermost, or
+// reduced with the kept ones out of their strides' order, are reduced in the order of
+// their strides, then copied into the caller's order: the two steps together give every
+// output of the view itself (checked on the host with values that tell every element
+// apart), and the first step is columns, kept-densest general or rows.
 // Views the general kernels read well as they are, or that the reorder cannot serve, stay.
 TEST(AxisSpec, PermutedViewsAreReducedInStrideOrderThenCopied) {
   struct Case {
@@ -1035,8 +1079,12 @@ TEST(AxisSpec, PermutedViewsAreReducedInStrideOrderThenCopied) {
       // the densest kept dimension is the outputs' innermost already: as it is
       {TensorDesc::strided({6, 7, 5}, {35, 5, 1}), {1}, false, AxisLayout::columns},
       {TensorDesc::contiguous({7, 3, 11, 5, 13}), {1, 3}, false, AxisLayout::general},
-      // the densest dimension is reduced: rows-like, as it is
-      {TensorDesc::strided({5, 6, 9}, {9, 45, 1}), {2}, false, AxisLayout::general},
+      // the densest dimension reduced, the kept ones permuted: rows in stride order
+      // (base [6,5,9], the 9 reduced; base [6,5,3,4], the 3 and the 4 reduced)
+      {TensorDesc::strided({5, 6, 9}, {9, 45, 1}), {2}, true, AxisLayout::rows},
+      {TensorDesc::strided({5, 6, 3, 4}, {12, 60, 4, 1}), {2, 3}, true, AxisLayout::rows},
+      // ... but not where the stride order is no better (a gap between the kept ones)
+      {TensorDesc::strided({5, 6, 9}, {9, 90, 1}), {2}, false, AxisLayout::general},
       // R below kAxisReorderMinReduced, one kept dimension, a reversed or broadcast output
       {TensorDesc::strided({3, 3, 50}, {1, 3, 9}), {1}, false, AxisLayout::general},
       {TensorDesc::strided({40, 9}, {1, 40}), {1}, false, AxisLayout::general},
@@ -1078,7 +1126,7 @@ TEST(AxisSpec, PermutedViewsAreReducedInStrideOrderThenCopied) {
 // the outputs' innermost.
 TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
   std::mt19937 rng(12);
-  int reordered = 0, general = 0;
+  int reordered = 0, general = 0, rows = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     const int rank = 2 + static_cast<int>(rng() % 4);
     std::vector<int> order(static_cast<std::size_t>(rank));
@@ -1105,6 +1153,17 @@ TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
     ++reordered;
     ASSERT_EQ(r.axes.layout, AxisLayout::general);
     ASSERT_GE(r.axes.reduced, kAxisReorderMinReduced);
+    // The second kind (the densest dimension reduced) only where stage 1 is rows.
+    int densest = -1;
+    for (int d = 0; d < rank; ++d)
+      if (view.extents[d] > 1 && (densest < 0 || std::abs(view.strides[d]) < std::abs(view.strides[densest]))) densest = d;
+    bool densest_reduced = false;
+    for (int i = 0; i < axes.count; ++i) densest_reduced = densest_reduced || axes.axes[i] == densest;
+    ASSERT_EQ(reorder->reduces_densest(), densest_reduced) << "trial " << trial << ": " << r.axes.to_string();
+    if (densest_reduced) {
+      ASSERT_EQ(reorder->stage1_shape.layout, AxisLayout::rows) << "trial " << trial;
+      ++rows;
+    }
     ASSERT_EQ(reorder->copy_shape.base_offset, 0);
     for (const TypeRule& t : {kF32, kF16}) {
       AxisLaunchPlan copy_plan;
@@ -1131,8 +1190,10 @@ TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
     for (int d = 0; d + 1 < reorder->order.rank; ++d)  // merged where one run
       EXPECT_NE(reorder->order.strides[d], std::uint64_t{reorder->order.strides[d + 1]} * reorder->order.extents[d + 1]);
   }
-  std::printf("[ counts   ] %d general views of 3000, %d of them reordered\n", general, reordered);
+  std::printf("[ counts   ] %d general views of 3000, %d of them reordered, %d of those as rows\n", general, reordered,
+              rows);
   EXPECT_GT(reordered, 50);
+  EXPECT_GT(rows, 20);
 }
 
 TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {

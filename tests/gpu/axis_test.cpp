@@ -832,12 +832,13 @@ TEST(Axes, SmallReductionsTakeOneLaunch) {
               on_132 ? "" : " (not 132 SMs: the configs are not checked)");
 }
 
-// Permuted views whose densest dimension is kept but is not the outputs' innermost:
-// reduced in the order of their strides (columns, or general with the outputs along the
-// densest dimension), each output written at its place in the caller's order, in one
-// launch; past axis_reorder_writes_directly's limits into the workspace, then copied into
-// the caller's order; small ones (R <= 256 and at most 2^18 elements: axis_reorder_pays)
-// in one launch as they are. Every op and dtype against the host, from an aligned base and
+// Permuted views whose densest dimension is kept but is not the outputs' innermost, or
+// reduced with the kept ones out of their strides' order (transposed batches of rows):
+// reduced in the order of their strides (columns, general with the outputs along the
+// densest dimension, or rows), each output written at its place in the caller's order, in
+// one launch; past axis_reorder_writes_directly's limits into the workspace, then copied
+// into the caller's order; small ones of the first kind (R <= 256 and at most 2^18
+// elements: axis_reorder_pays) in one launch as they are. Every op and dtype against the host, from an aligned base and
 // from one element in; a NaN and infinities among the values; the explanation names the
 // form.
 TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
@@ -859,6 +860,11 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
       {TensorDesc::strided({20, 1, 6, 35, 50}, {1, 99, -35000, 1000, 20}), {2, 4}, 175000, ordered},
       // three kept dimensions, two of them one run in stage-1 order: base [4,7,300,9] permuted (1,3,2,0)
       {TensorDesc::strided({7, 9, 300, 4}, {2700, 1, 9, 18900}), {2}, 0, ordered},
+      // transposed rows: (B, S, H, D) over memory (B, H, S, D), D reduced
+      {TensorDesc::strided({3, 40, 5, 64}, {12800, 64, 2560, 1}), {3}, 0, ordered},
+      {TensorDesc::strided({300, 50, 8}, {8, 2400, 1}), {2}, 0, ordered},  // short rows: base [50,300,8]
+      {TensorDesc::strided({40, 30, 7, 9}, {63, 2520, 9, 1}), {2, 3}, 0, ordered},  // two reduced: base [30,40,7,9]
+      {TensorDesc::strided({3, 4, 20000}, {20000, 60000, 1}), {2}, 0, ordered},  // few long rows: splits
       // small: one launch
       {TensorDesc::strided({21, 40, 9, 15}, {135, 2835, 1, 9}), {1}, 0, as_is},  // base [40,21,15,9] permuted (1,0,3,2)
       {TensorDesc::strided({5, 6, 7, 8}, {1, 280, 40, 5}), {1, 3}, 0, as_is},
@@ -889,17 +895,27 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
     }
   });
   // Past kAxisDirectOrderFewOutputs with R = 4: staged, then copied. Base [4,513,512]
-  // seen as [4,512,513] along the 4: 262656 outputs.
-  static_assert(kAxisDirectOrderFewOutputs < 512 * 513);
+  // seen as [4,512,513] along the 4: 262656 outputs. Transposed rows ([a, b, R] strides
+  // [R, a*R, 1] along 2): from 2^20 outputs staged where a row is 16 bytes or less, else
+  // as they are; between 2^18 and 2^20 outputs as they are.
+  static_assert(kAxisDirectOrderFewOutputs < 512 * 513 && kAxisReorderStagedRowsMinOutputs == 1024 * 1024);
   const Case big{TensorDesc::strided({4, 512, 513}, {512 * 513, 1, 512}), {0}, 0, copied};
+  const auto rows_of = [](std::int64_t a, std::int64_t b, std::int64_t r) {
+    return TensorDesc::strided({a, b, r}, {r, a * r, 1});
+  };
   for (const auto& [op, dtype] : {std::pair{Op::sum, DType::f32}, std::pair{Op::max, DType::f16}}) {
     const TypeRule t = rule(op, dtype);
-    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 4 * 512 * 513 + 8, 37));
-    const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, big.view, big.axes);
-    EXPECT_EQ(form_of(e), copied) << e.to_string();
-    for (std::int64_t shift : {0, 1}) {
-      EXPECT_EQ(check(ctx, op, t, buffer, shift, big.view, big.axes), "") << e.to_string();
-      ++checked;
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 8 * 1024 * 1024 + 8, 37));
+    const bool short_rows = 8 * size_of(dtype) <= 16;
+    for (const Case& c : {big, Case{rows_of(1024, 1024, 4), {2}, 0, copied},
+                          Case{rows_of(1024, 1024, 8), {2}, 0, short_rows ? copied : as_is},
+                          Case{rows_of(513, 512, 4), {2}, 0, as_is}}) {
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+      EXPECT_EQ(form_of(e), c.form) << e.to_string();
+      for (std::int64_t shift : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, shift, c.view, c.axes), "") << e.to_string();
+        ++checked;
+      }
     }
   }
   // NaN and infinities reach the output through the one launch and through both steps.
@@ -912,7 +928,9 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
     x[11 * 900 + 3 + 2] = -std::numeric_limits<float>::infinity();
     const Buffer buffer = upload(host);
     EXPECT_EQ(check(ctx, op, t, buffer, 0, cases[0].view, cases[0].axes), "");
-    ++checked;
+    EXPECT_EQ(check(ctx, op, t, buffer, 0, cases[5].view, cases[5].axes), "");  // transposed rows
+    EXPECT_EQ(check(ctx, op, t, buffer, 0, cases[6].view, cases[6].axes), "");  // and short ones
+    checked += 3;
   }
   {
     const TypeRule t = rule(Op::max, DType::f32);
@@ -928,8 +946,8 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
               checked.load());
 }
 
-// Every family a reordered view's first step can take (columns, columns_dense, general)
-// writes its outputs through an output order in its ordered form (ordered=1, the
+// Every family (a reordered view's first step can take any of them) writes its outputs
+// through an output order in its ordered form (ordered=1, the
 // one-launch form of a reordered view): each view M below is reduced by the candidates'
 // kernels (one of each family, split, vector and group kind the tuner would measure) made
 // ordered, their outputs written in the order of M's two kept dimensions swapped, and
@@ -948,6 +966,9 @@ TEST(Axes, EveryFamilyWritesItsOutputsInAGivenOrder) {
       {TensorDesc::contiguous({2, 513, 256}), {1}, 0, 2},       // columns on the vector grid
       {TensorDesc::contiguous({6, 9, 5, 40}), {0, 2}, 1, 3},    // general, kept densest
       {TensorDesc::contiguous({9, 6, 40, 50}), {1, 3}, 0, 2},   // general, reduced densest
+      {TensorDesc::contiguous({40, 30, 300}), {2}, 0, 1},       // rows
+      {TensorDesc::contiguous({50, 60, 6}), {2}, 0, 1},         // rows of 6: rows_dense
+      {TensorDesc::contiguous({3, 2, 30000}), {2}, 0, 1},       // few long rows: splits
   };
   std::atomic<int> checked{0}, programs{0};
   const std::vector<DType> dtypes = testing::quick_mode() ? std::vector<DType>{DType::f32}

@@ -101,20 +101,29 @@ struct AxisLaunchPlan {
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                  AxisLaunchPlan* plan = nullptr, const void* in = nullptr);
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes& shape, int sm_count);
-// A general view whose densest dimension is kept but is not the outputs' innermost (a
-// permuted view: the outputs adjacent in memory are far apart in the output): the general
-// kernels would read it a stride apart per thread. Reduced instead with its dimensions in
-// the order of their strides (largest first), which makes it columns or a general view
-// whose outputs run along the densest dimension, into the C-contiguous `stage1` order;
-// then that result is copied into the caller's output order (`copy`: the stage-1 result
-// seen as the caller's kept dimensions, each with its stride there, nothing reduced).
+// A general view whose dimensions are permuted: the general kernels would read it in the
+// caller's order, a stride apart per thread or per group. Two kinds are reduced instead
+// with their dimensions in the order of their strides (largest first), into the
+// C-contiguous `stage1` order:
+// - the densest dimension kept but not the outputs' innermost: the stride order makes it
+//   columns or a general view whose outputs run along the densest dimension;
+// - the densest dimension reduced, the kept ones out of their strides' order (a
+//   transposed batch of rows, as x.transpose(1, 2).sum(-1)): taken only where the stride
+//   order makes it rows.
+// Then that result is copied into the caller's output order (`copy`: the stage-1 result
+// seen as the caller's kept dimensions, each with its stride there, nothing reduced), or
+// written there directly (below).
 // Where R >= kAxisReorderMinReduced and every kept stride is positive. The runtime takes
-// it where axis_reorder_pays: not for a small view (R <= kAxisReorderSmallReduced and at
-// most kAxisReorderSmallElements elements), which one launch of the general kernel
-// reads faster than two.
+// the first kind where axis_reorder_pays: not for a small view (R <= kAxisReorderSmallReduced
+// and at most kAxisReorderSmallElements elements), which one launch of the general kernel
+// reads faster than two; the second kind where it is written directly (up to
+// kAxisDirectOrderFewOutputs outputs), and else for rows of at most
+// kAxisReorderShortRowBytes bytes from kAxisReorderStagedRowsMinOutputs outputs only.
 inline constexpr std::uint64_t kAxisReorderMinReduced = 4;
 inline constexpr std::uint64_t kAxisReorderSmallReduced = 256;
 inline constexpr std::uint64_t kAxisReorderSmallElements = std::uint64_t{1} << 18;
+inline constexpr std::uint64_t kAxisReorderShortRowBytes = 16;
+inline constexpr std::uint64_t kAxisReorderStagedRowsMinOutputs = std::uint64_t{1} << 20;
 // Where the outputs are few enough (axis_reorder_writes_directly), the stage-1 kernel's
 // ordered form writes each result straight to its place in the caller's order instead
 // (`order`), in one launch and without the staged copy.
@@ -138,17 +147,17 @@ struct AxisReorder {
   TensorDesc copy;  // over the stage-1 result
   CanonicalAxes copy_shape;
   AxisOutputOrder order;  // the stage-1 result's place in the caller's output (rank 0: none)
+  // The second kind: the densest dimension reduced, rows in the order of the strides.
+  bool reduces_densest() const { return stage1_shape.layout == AxisLayout::rows; }
 };
 std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape);
-bool axis_reorder_pays(const CanonicalAxes& shape);
-// Whether a family has an ordered form (ordered=1): columns, columns_dense and general,
-// the families a reordered view's first step takes.
-bool axis_family_orders(AxisFamily family);
+// `in_size`: the input's element size in bytes.
+bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, std::size_t in_size);
 // Whether `stage1_spec`, the kernel chosen for reorder.stage1_shape, writes the caller's
-// order itself (one launch: its ordered form) rather than staging its result to be
-// copied: where its family has an ordered form, up to kAxisDirectOrderFewOutputs
-// outputs; up to kAxisDirectOrderMaxOutputs where R >= 32, or R >= 8 and outputs of 4
-// bytes or more (engine/src/axis.cpp says what was measured).
+// order itself (one launch: its ordered form, which every family has) rather than
+// staging its result to be copied: up to kAxisDirectOrderFewOutputs outputs; for the
+// first kind also up to kAxisDirectOrderMaxOutputs where R >= 32, or R >= 8 and outputs
+// of 4 bytes or more (engine/src/axis.cpp says what was measured).
 bool axis_reorder_writes_directly(const AxisReorder& reorder, const AxisKernelSpec& stage1_spec);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
