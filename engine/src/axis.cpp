@@ -942,6 +942,23 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
 // 2^22 rows of 8 f32 86.9 -> 88.9, of 16 bf16 91.3 -> 82.3 but of 16 f32 98.8 -> 116.1,
 // 2^20 of 32 f32 47.2 -> 48.9 and bf16 28.3 -> 30.4 (the copy, a general kernel over the
 // transposed result, is most of it).
+bool axis_reorder_may_pay(const CanonicalAxes& shape) {
+  if (shape.layout != AxisLayout::general || shape.reduced < kAxisReorderMinReduced) return false;
+  if (shape.reduced > kAxisReorderSmallReduced || shape.reduced * shape.outputs > kAxisReorderSmallElements)
+    return true;
+  // A small view pays only as the second kind: its densest dimension reduced (merging
+  // keeps each run's innermost stride, so the canonical dimensions tell).
+  const auto least = [](const std::int64_t* extents, const std::int64_t* strides, int rank) {
+    std::uint64_t m = ~std::uint64_t{0};
+    for (int i = 0; i < rank; ++i)
+      if (extents[i] > 1) m = std::min<std::uint64_t>(m, strides[i] < 0 ? 0 - static_cast<std::uint64_t>(strides[i])
+                                                                         : static_cast<std::uint64_t>(strides[i]));
+    return m;
+  };
+  return least(shape.reduced_extents, shape.reduced_strides, shape.reduced_rank) <
+         least(shape.kept_extents, shape.kept_strides, shape.kept_rank);
+}
+
 bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, std::size_t in_size) {
   if (reorder.reduces_densest())
     return shape.outputs <= kAxisDirectOrderFewOutputs ||

@@ -659,8 +659,7 @@ CanonicalAxes checked_canonical(const TensorDesc& tensor, const AxisList& axes) 
 constexpr std::uint64_t kReorderMaxStagedBytes = std::uint64_t{256} << 20;
 std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape,
                                           DType in_type, DType out_type) {
-  if (shape.layout != AxisLayout::general || shape.outputs > kReorderMaxStagedBytes / size_of(out_type))
-    return std::nullopt;
+  if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type) || !axis_reorder_may_pay(shape)) return std::nullopt;
   std::optional<AxisReorder> reorder = axis_reorder(tensor, axes, shape);
   if (reorder && !axis_reorder_pays(*reorder, shape, size_of(in_type))) return std::nullopt;
   return reorder;

@@ -878,6 +878,7 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
     ASSERT_TRUE(reorder.has_value()) << r.axes.to_string();
     EXPECT_FALSE(reorder->reduces_densest()) << r.axes.to_string();
     EXPECT_EQ(axis_reorder_pays(*reorder, r.axes, 4), c.pays) << r.axes.to_string();
+    EXPECT_EQ(axis_reorder_may_pay(r.axes), c.pays) << r.axes.to_string();
   }
   // A transposed batch of rows ([a, b, R] strides [R, a*R, 1] along 2) pays up to 2^18
   // outputs at any size (written in one launch); from 2^20 for rows of 16 bytes at most.
@@ -902,6 +903,7 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
     ASSERT_TRUE(reorder.has_value()) << r.axes.to_string();
     EXPECT_TRUE(reorder->reduces_densest());
     EXPECT_EQ(axis_reorder_pays(*reorder, r.axes, c.in_size), c.pays) << r.axes.to_string() << " " << c.in_size;
+    EXPECT_TRUE(axis_reorder_may_pay(r.axes)) << r.axes.to_string();
   }
 }
 
@@ -1150,6 +1152,11 @@ TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
     if (r.axes.layout == AxisLayout::general) ++general;
     const std::optional<AxisReorder> reorder = axis_reorder(view, axes, r.axes);
     if (!reorder) continue;
+    // The runtime's first question never turns away a reorder that pays.
+    for (std::size_t in_size : {2, 4, 8})
+      if (axis_reorder_pays(*reorder, r.axes, in_size)) {
+        ASSERT_TRUE(axis_reorder_may_pay(r.axes)) << "trial " << trial;
+      }
     ++reordered;
     ASSERT_EQ(r.axes.layout, AxisLayout::general);
     ASSERT_GE(r.axes.reduced, kAxisReorderMinReduced);

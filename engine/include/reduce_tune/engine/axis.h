@@ -153,6 +153,10 @@ struct AxisReorder {
 std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape);
 // `in_size`: the input's element size in bytes.
 bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, std::size_t in_size);
+// False where no reorder of `shape` can pay, told from the canonical shape alone: the
+// runtime asks it first on every call, since axis_reorder costs about a microsecond of
+// host time (two canonicalizations and a sort).
+bool axis_reorder_may_pay(const CanonicalAxes& shape);
 // Whether `stage1_spec`, the kernel chosen for reorder.stage1_shape, writes the caller's
 // order itself (one launch: its ordered form, which every family has) rather than
 // staging its result to be copied: up to kAxisDirectOrderFewOutputs outputs; for the
