@@ -1163,7 +1163,8 @@ TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
     // The second kind (the densest dimension reduced) only where stage 1 is rows.
     int densest = -1;
     for (int d = 0; d < rank; ++d)
-      if (view.extents[d] > 1 && (densest < 0 || std::abs(view.strides[d]) < std::abs(view.strides[densest]))) densest = d;
+      if (view.extents[d] > 1 && (densest < 0 || std::abs(view.strides[d]) < std::abs(view.strides[densest])))
+        densest = d;
     bool densest_reduced = false;
     for (int i = 0; i < axes.count; ++i) densest_reduced = densest_reduced || axes.axes[i] == densest;
     ASSERT_EQ(reorder->reduces_densest(), densest_reduced) << "trial " << trial << ": " << r.axes.to_string();

@@ -838,9 +838,9 @@ TEST(Axes, SmallReductionsTakeOneLaunch) {
 // densest dimension, or rows), each output written at its place in the caller's order, in
 // one launch; past axis_reorder_writes_directly's limits into the workspace, then copied
 // into the caller's order; small ones of the first kind (R <= 256 and at most 2^18
-// elements: axis_reorder_pays) in one launch as they are. Every op and dtype against the host, from an aligned base and
-// from one element in; a NaN and infinities among the values; the explanation names the
-// form.
+// elements: axis_reorder_pays) in one launch as they are. Every op and dtype against the
+// host, from an aligned base and from one element in; a NaN and infinities among the
+// values; the explanation names the form.
 TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
@@ -947,11 +947,11 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
 }
 
 // Every family (a reordered view's first step can take any of them) writes its outputs
-// through an output order in its ordered form (ordered=1, the
-// one-launch form of a reordered view): each view M below is reduced by the candidates'
-// kernels (one of each family, split, vector and group kind the tuner would measure) made
-// ordered, their outputs written in the order of M's two kept dimensions swapped, and
-// checked against the view with those dimensions swapped (bases 0 and 1: the twins).
+// through an output order in its ordered form (ordered=1, the one-launch form of a
+// reordered view): each view M below is reduced by the candidates' kernels (one of each
+// family, split, vector and group kind the tuner would measure) made ordered, their
+// outputs written in the order of M's two kept dimensions swapped, and checked against
+// the view with those dimensions swapped (bases 0 and 1: the twins).
 TEST(Axes, EveryFamilyWritesItsOutputsInAGivenOrder) {
   RT_REQUIRE_GPU();
   const DeviceKey device = *testing::test_device();
