@@ -45,6 +45,19 @@ Buffer upload(const testing::HostArray& host) {
   return b;
 }
 
+// A zeroed workspace of a direct kernel launch's own: the ticket, then `partial_bytes`
+// of partials.
+struct LaunchWorkspace {
+  DeviceBuffer buffer;
+  WorkspaceView view;
+  explicit LaunchWorkspace(std::size_t partial_bytes) : buffer(kWorkspaceHeaderBytes + partial_bytes + 16) {
+    RT_CUDA_CHECK(cudaMemset(buffer.get(), 0, buffer.size()));
+    view.ticket = buffer.as<unsigned int>();
+    view.partials = static_cast<unsigned char*>(buffer.get()) + kWorkspaceHeaderBytes;
+    view.partials_bytes = partial_bytes;
+  }
+};
+
 // Every output of op along `axes` of the view at element `base` of `buffer`, checked
 // against the host: each output's elements gathered, then the flat reference.
 // Returns the first mismatch, or "".
@@ -477,12 +490,8 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
             ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
             const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
             const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
-            DeviceBuffer workspace(kWorkspaceHeaderBytes + partial_bytes + 16);
-            RT_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.size()));
-            WorkspaceView ws;
-            ws.ticket = workspace.as<unsigned int>();
-            ws.partials = static_cast<unsigned char*>(workspace.get()) + kWorkspaceHeaderBytes;
-            ws.partials_bytes = partial_bytes;
+            LaunchWorkspace workspace(partial_bytes);
+            WorkspaceView& ws = workspace.view;
             for (std::int64_t base : {0, 1, 3, 5, 7}) {
               if (base >= static_cast<std::int64_t>(vec) && base != 0) continue;
               // An allocation of exactly the elements up to the view's last one.
@@ -1004,12 +1013,8 @@ TEST(Axes, EveryFamilyWritesItsOutputsInAGivenOrder) {
             1, device.arch());
         ++programs;
         const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
-        DeviceBuffer workspace(kWorkspaceHeaderBytes + partial_bytes + 16);
-        RT_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.size()));
-        WorkspaceView ws;
-        ws.ticket = workspace.as<unsigned int>();
-        ws.partials = static_cast<unsigned char*>(workspace.get()) + kWorkspaceHeaderBytes;
-        ws.partials_bytes = partial_bytes;
+        LaunchWorkspace workspace(partial_bytes);
+        WorkspaceView& ws = workspace.view;
         const Buffer buffer =
             upload(testing::make_input(op, dtype, testing::Pattern::exact,
                                        static_cast<std::size_t>(shape.highest_offset + 2), 31));
