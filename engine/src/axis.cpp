@@ -158,6 +158,7 @@ const char* to_string(AxisFamily family) {
     case AxisFamily::columns: return "columns";
     case AxisFamily::columns_dense: return "columns_dense";
     case AxisFamily::rows_dense: return "rows_dense";
+    case AxisFamily::transpose: return "transpose";
   }
   return "?";
 }
@@ -226,7 +227,30 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
       ((s.family != AxisFamily::rows && s.family != AxisFamily::columns) || s.split == AxisSplit::ticket_tiles))
     return "tail=1 is for rows and columns, not split in tiles";
   if (s.ordered > 1) return "ordered is 0 or 1";
+  // A 32 x 32 tile, block / 32 of its rows a pass (axis_transpose_kernel).
+  if (s.family == AxisFamily::transpose &&
+      (s.group != 1 || s.vec != 1 || s.split != AxisSplit::none || s.rows_per_pass != 1 || s.tail != 0 ||
+       s.ordered != 0 || (s.block & (s.block - 1)) != 0))
+    return "transpose takes a block of a power of two, group 1, vec 1, split none, rows 1, and no tail or order";
   return {};
+}
+
+int axis_transpose_dim(const CanonicalAxes& shape) {
+  if (shape.layout != AxisLayout::general || shape.reduced != 1 || shape.outputs == 0 || shape.kept_rank < 2)
+    return -1;
+  const auto magnitude = [](std::int64_t v) {
+    return v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  };
+  // As rt::transpose_dim finds it: the least stride of extent > 1, the innermost on a tie.
+  int a = -1;
+  for (int d = 0; d < shape.kept_rank; ++d)
+    if (shape.kept_extents[d] > 1 && (a < 0 || magnitude(shape.kept_strides[d]) <= magnitude(shape.kept_strides[a])))
+      a = d;
+  const int b = shape.kept_rank - 1;
+  if (a < 0 || a == b || shape.kept_extents[a] < kAxisTransposeMinExtent ||
+      shape.kept_extents[b] < kAxisTransposeMinExtent)
+    return -1;
+  return a;
 }
 
 namespace {
@@ -549,6 +573,16 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // against 309.0); rows of 16, 64, 128 and 255 elements were as fast or faster with
       // the rows kernel, and every shape below 2^21 elements (its one round trip to
       // memory against the staged kernel's two: 3 x 4099 in 2.41 against 3.52 us).
+      if (axis_transpose_dim(shape) >= 0) {
+        s.family = AxisFamily::transpose;
+        s.group = 1;
+        s.vec = 1;
+        s.split = AxisSplit::none;
+        s.rows_per_pass = 1;
+        s.unroll = 4;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
       const std::uint64_t row_bytes = r * size_of(types.in);
       if (shape.layout == AxisLayout::rows && size_of(types.in) == 4 &&
           shape.outer_stride == static_cast<std::int64_t>(r) && row_bytes >= 128 && row_bytes <= 512 &&
@@ -1114,7 +1148,7 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   const std::string_view family = text.substr(0, colon);
   bool family_found = false;
   for (AxisFamily f : {AxisFamily::rows, AxisFamily::general, AxisFamily::columns, AxisFamily::columns_dense,
-                       AxisFamily::rows_dense})
+                       AxisFamily::rows_dense, AxisFamily::transpose})
     if (family == to_string(f)) {
       s.family = f;
       family_found = true;
@@ -1177,6 +1211,11 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
       return {};
     case AxisFamily::columns:
       if (shape.layout != AxisLayout::columns) return "the columns family reduces columns only";
+      return {};
+    case AxisFamily::transpose:
+      if (axis_transpose_dim(shape) < 0)
+        return "the transpose family copies general views that reduce nothing, their densest kept dimension not the "
+               "outputs' innermost (both of 8 or more)";
       return {};
     case AxisFamily::columns_dense:
       if (shape.layout != AxisLayout::columns) return "the columns_dense family reduces columns only";
@@ -1363,6 +1402,20 @@ void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<Can
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {
   AxisLaunchPlan plan;
   plan.block = s.block;
+  if (s.family == AxisFamily::transpose) {
+    // Tiles of kAxisTransposeTile x kAxisTransposeTile over the two dimensions it
+    // transposes, for each index of the others; blocks take tiles in turn.
+    const int a = axis_transpose_dim(shape);
+    std::uint64_t tiles = 1;
+    if (a >= 0) {
+      const auto ea = static_cast<std::uint64_t>(shape.kept_extents[a]);
+      const auto eb = static_cast<std::uint64_t>(shape.kept_extents[shape.kept_rank - 1]);
+      tiles = shape.outputs / (ea * eb) * ceil_div(ea, kAxisTransposeTile) * ceil_div(eb, kAxisTransposeTile);
+    }
+    const std::uint64_t blocks = std::min<std::uint64_t>(tiles, 32ull * std::max(sm_count, 1));
+    plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks, 1, kMaxGridBlocks));
+    return plan;
+  }
   // Outputs one block reduces per pass: one per group (rows, general), one per thread
   // column (columns: block / threads across R), one outer slice (columns_dense).
   const bool dense = s.family == AxisFamily::columns_dense;
@@ -1470,6 +1523,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
   const std::string main = spec.family == AxisFamily::columns         ? "rt::axis_columns_kernel<"
                            : spec.family == AxisFamily::columns_dense ? "rt::axis_columns_dense_kernel<"
                            : spec.family == AxisFamily::rows_dense    ? "rt::axis_rows_dense_kernel<"
+                           : spec.family == AxisFamily::transpose     ? "rt::axis_transpose_kernel<"
                                                                       : "rt::axis_rows_kernel<";
   std::ostringstream src;
   src << "// Generated by reduce-tune: " << to_string(spec) << "\n"

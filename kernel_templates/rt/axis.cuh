@@ -22,6 +22,11 @@
 //                           rows through shared memory, loaded as a flat sum loads
 //                           (16-byte vectors, a warp's loads contiguous), then groups
 //                           of lanes fold the tile's rows.
+//   axis_transpose_kernel<C>  general views that reduce nothing (R = 1: a staged
+//                           reorder's copy into the caller's order) whose densest kept
+//                           dimension is not the outputs' innermost: 32 x 32 tiles
+//                           through shared memory, read along the one, written along
+//                           the other.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -44,7 +49,14 @@
 
 namespace rt {
 
-enum AxisFamilyId : int { axis_rows = 0, axis_general = 1, axis_columns = 2, axis_columns_dense = 3, axis_rows_dense = 4 };
+enum AxisFamilyId : int {
+  axis_rows = 0,
+  axis_general = 1,
+  axis_columns = 2,
+  axis_columns_dense = 3,
+  axis_rows_dense = 4,
+  axis_transpose = 5
+};
 enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2, axis_split_ticket_tiles = 3 };
 
 // Kernel arguments: rt::AxisParams is defined at the top of every generated source from
@@ -1595,6 +1607,84 @@ __global__ void __launch_bounds__(C::kBlock) axis_finalize_kernel(AxisParams p) 
   axis_mutate(p);
   begin_after_previous_grid(false, true);  // the main kernel's partials (common.cuh)
   finish_outputs<C>(p, (u64)blockIdx.x * (C::kBlock / 32) + threadIdx.x / 32, (u64)gridDim.x * (C::kBlock / 32));
+}
+
+// The transpose family (the engine's axis_transpose_dim): nothing is reduced, and the
+// densest kept dimension `a` is not the outputs' innermost `b` (the last kept one). A
+// thread per output would read `a` a stride apart; here a block takes 32 x 32 tiles of
+// (a, b) for each index of the other kept dimensions, reads a tile along a (a warp's
+// loads one run where a's stride is 1) into shared memory and writes it along b (one run
+// of the output). Each element is folded as the one element of its output (identity,
+// then the epilogue), so the values are those a thread per output writes.
+constexpr unsigned kTransposeTile = 32;
+__device__ __forceinline__ u64 stride_magnitude(long long s) { return s < 0 ? 0ull - (u64)s : (u64)s; }
+// The densest kept dimension of extent > 1, the innermost on a tie (as the engine finds it).
+__device__ __forceinline__ int transpose_dim(const AxisParams& p) {
+  int a = -1;
+  for (int d = 0; d < p.kept_rank; ++d)
+    if (p.kept_extents[d] > 1 &&
+        (a < 0 || stride_magnitude(p.kept_strides[d]) <= stride_magnitude(p.kept_strides[a])))
+      a = d;
+  return a;
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_transpose_kernel(AxisParams p) {
+  axis_main_begin<C>(p);
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  typedef typename C::Out O;
+  constexpr unsigned kT = kTransposeTile;
+  constexpr unsigned kPass = C::kBlock / kT;  // tile rows a pass
+  static_assert(C::kBlock % kT == 0 && kT % kPass == 0, "the block is a power of two of 32 to 1024 threads");
+  __shared__ A tile[kT][kT + 1];
+  const int a = transpose_dim(p), b = p.kept_rank - 1;
+  if (a < 0 || a == b) return;  // not a transpose (the engine launches none)
+  const u64 ea = (u64)p.kept_extents[a], eb = (u64)p.kept_extents[b];
+  const long long sa = p.kept_strides[a], sb = p.kept_strides[b];
+  u64 oa = 1;  // a's stride in the output: the extents after it
+  for (int d = a + 1; d < p.kept_rank; ++d) oa *= (u64)p.kept_extents[d];
+  const u64 tiles_a = (ea + kT - 1) / kT, tiles_b = (eb + kT - 1) / kT;
+  const u64 tiles = p.outputs / (ea * eb) * tiles_a * tiles_b;
+  const unsigned tx = threadIdx.x % kT, ty = threadIdx.x / kT;
+  const T* in = static_cast<const T*>(p.in);
+  O* out = static_cast<O*>(p.out);
+  for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const u64 jb = t % tiles_b * kT;
+    u64 rest = t / tiles_b;
+    const u64 ja = rest % tiles_a * kT;
+    rest /= tiles_a;
+    // `rest` indexes the other kept dimensions (the last the fastest).
+    long long in_off = 0;
+    u64 out_off = 0, out_stride = 1;
+    for (int d = p.kept_rank - 1; d >= 0; --d) {
+      const u64 e = (u64)p.kept_extents[d];
+      if (d != a && d != b) {
+        const u64 digit = rest % e;
+        rest /= e;
+        in_off += (long long)digit * p.kept_strides[d];
+        out_off += digit * out_stride;
+      }
+      out_stride *= e;
+    }
+#pragma unroll
+    for (unsigned i = 0; i < kT / kPass; ++i) {
+      const unsigned r = ty + i * kPass;  // along b
+      const u64 ia = ja + tx, ib = jb + r;
+      if (ia < ea && ib < eb)
+        tile[r][tx] = Op::template fold<A>(Op::template identity<A>(),
+                                           (A)ldg(in + in_off + (long long)ia * sa + (long long)ib * sb));
+    }
+    __syncthreads();
+#pragma unroll
+    for (unsigned i = 0; i < kT / kPass; ++i) {
+      const unsigned r = ty + i * kPass;  // along a
+      const u64 ia = ja + r, ib = jb + tx;
+      if (ia < ea && ib < eb) out[out_off + ia * oa + ib] = epilogue<Op, O>(tile[tx][r], p.reduced);
+    }
+    __syncthreads();
+  }
 }
 
 }  // namespace rt

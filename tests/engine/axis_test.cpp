@@ -1122,6 +1122,81 @@ TEST(AxisSpec, PermutedViewsAreReducedInStrideOrderThenCopied) {
   }
 }
 
+// Views that reduce nothing and whose densest kept dimension is not the outputs'
+// innermost (the staged reorder's copies among them) take the transpose family: tiles
+// over the two dimensions, the others walked per tile; not where either extent is below
+// kAxisTransposeMinExtent, something is reduced, or the densest is the innermost.
+TEST(AxisSpec, CopiesThatTransposeTakeTiles) {
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    int dim;  // the densest kept dimension among the canonical ones, or -1: not a transpose
+    std::uint64_t tiles;
+  };
+  const Case cases[] = {
+      {TensorDesc::strided({33, 1, 100}, {1, 5, 33}), {1}, 0, 2 * 4},
+      {TensorDesc::strided({3, 40, 1, 70}, {2800, 1, 1, 40}), {2}, 1, 3 * 2 * 3},
+      {TensorDesc::strided({40, 3, 70, 1}, {1, 3000, 40, 1}), {3}, 0, 3 * 2 * 3},
+      {TensorDesc::strided({8, 1, 8}, {1, 1, 8}), {1}, 0, 1},
+      {TensorDesc::strided({64, 1, 48}, {2, 1, 128}), {1}, 0, 2 * 2},
+      {TensorDesc::strided({3, 50, 1, 40}, {-2000, 1, 1, -50}), {2}, 1, 3 * 2 * 2},
+      // an extent below 8, something reduced, the densest the innermost, one kept run
+      {TensorDesc::strided({1000, 1, 4}, {1, 1, 1000}), {1}, -1, 0},
+      {TensorDesc::strided({7, 1, 100}, {1, 1, 7}), {1}, -1, 0},
+      {TensorDesc::strided({33, 2, 100}, {1, 5000, 33}), {1}, -1, 0},
+      {TensorDesc::strided({100, 1, 33}, {40, 1, 1}), {1}, -1, 0},
+      {TensorDesc::contiguous({30, 1, 40}), {1}, -1, 0},
+  };
+  for (const Case& c : cases) {
+    const CanonicalResult r = canonicalize(c.view, c.axes);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(axis_transpose_dim(r.axes), c.dim) << r.axes.to_string();
+    AxisLaunchPlan plan;
+    const AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, r.axes, 132, &plan);
+    EXPECT_EQ(s.family == AxisFamily::transpose, c.dim >= 0) << to_string(s) << " for " << r.axes.to_string();
+    AxisKernelSpec transpose;
+    transpose.family = AxisFamily::transpose;
+    transpose.group = 1;
+    EXPECT_EQ(axis_spec_mismatch(transpose, r.axes).empty(), c.dim >= 0) << r.axes.to_string();
+    if (c.dim < 0) continue;
+    EXPECT_EQ(axis_spec_problem(s), "");
+    EXPECT_EQ(plan.grid, c.tiles) << r.axes.to_string();
+    EXPECT_EQ(plan.splits, 1u);
+    EXPECT_EQ(plan.partial_count, 0u);
+    EXPECT_EQ(plan.finalize_grid, 0u);
+    EXPECT_EQ(plan.block, s.block);
+  }
+  // Many tiles: blocks take them in turn, 32 blocks per SM.
+  const CanonicalResult big = canonicalize(TensorDesc::strided({4096, 1, 4096}, {1, 1, 4096}), {1});
+  ASSERT_TRUE(big.ok);
+  AxisLaunchPlan plan;
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, big.axes, 132, &plan).family, AxisFamily::transpose);
+  EXPECT_EQ(plan.grid, 32u * 132u);
+  // The staged reorders' copies of both kinds are transposes.
+  for (const auto& [view, axes] : {std::pair{TensorDesc::strided({16, 1024, 1024}, {1048576, 1, 1024}), AxisList{0}},
+                                   std::pair{TensorDesc::strided({1024, 1024, 4}, {4, 4096, 1}), AxisList{2}}}) {
+    const CanonicalResult r = canonicalize(view, axes);
+    ASSERT_TRUE(r.ok);
+    const std::optional<AxisReorder> reorder = axis_reorder(view, axes, r.axes);
+    ASSERT_TRUE(reorder.has_value()) << r.axes.to_string();
+    EXPECT_EQ(builtin_axis_spec(Op::max, kF32, reorder->copy_shape, 132).family, AxisFamily::transpose)
+        << reorder->copy_shape.to_string();
+  }
+  // Its config: a block of a power of two, one thread an element, nothing split.
+  const std::optional<AxisKernelSpec> parsed =
+      parse_axis_config("transpose:block=256,group=1,vec=1,split=none", Op::max, kF32);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->family, AxisFamily::transpose);
+  EXPECT_EQ(parse_axis_config(axis_config_text(*parsed), Op::max, kF32), parsed);
+  for (const char* bad : {"transpose:block=256,group=2,vec=1,split=none", "transpose:block=256,group=1,vec=4,split=none",
+                          "transpose:block=256,group=1,vec=1,split=ticket", "transpose:block=96,group=1,vec=1,split=none",
+                          "transpose:block=256,group=1,vec=1,split=none,rows=4"}) {
+    std::string error;
+    EXPECT_FALSE(parse_axis_config(bad, Op::max, kF32, &error).has_value()) << bad;
+    EXPECT_NE(error.find("transpose"), std::string::npos) << error;
+  }
+}
+
 // The same over random views (rank 2 to 5, permuted, some dimensions sliced, reversed or
 // of extent 1, random axes): wherever axis_reorder takes a view, its two steps give every
 // output of the view; it takes only general views whose densest dimension is kept and not
@@ -1664,7 +1739,9 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         // vectors along the reduced dimensions.
                         {AxisFamily::general, 1, 1, AxisSplit::two_pass}, {AxisFamily::general, 32, 4, AxisSplit::ticket},
                         {AxisFamily::general, 1, 4, AxisSplit::ticket},
-                        {AxisFamily::general, 256, 4, AxisSplit::two_pass}};
+                        {AxisFamily::general, 256, 4, AxisSplit::two_pass},
+                        // A copy in tiles (nothing reduced; every op's epilogue).
+                        {AxisFamily::transpose, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;

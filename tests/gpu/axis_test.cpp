@@ -253,6 +253,63 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
   std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
+// Views that reduce nothing (an extent-1 reduced dimension) and whose densest kept
+// dimension is not the outputs' innermost: copies the transpose family makes in 32 x 32
+// tiles (the staged reorder's copy is one). Tiles cut at both edges (extents 8, 31, 33,
+// 100, 1025), other kept dimensions outside, between and inside the two it transposes,
+// reversed ones, a densest dimension of stride 2, and a misaligned base; every op and
+// dtype (converting copies: 16-bit sums into f32). Each view must take the transpose
+// family, so that a rule change that moves them off it fails here.
+TEST(Axes, TransposedCopiesTakeTilesOfBothDimensions) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::vector<Shape> shapes = {
+      {TensorDesc::strided({33, 1, 100}, {1, 5, 33}), {1}},            // [100, 33] transposed
+      {TensorDesc::strided({1025, 8, 1}, {1, 1025, 1}), {2}},          // the least extents in b
+      {TensorDesc::strided({8, 1, 31}, {1, 1, 8}), {1}},               // and in a
+      {TensorDesc::strided({3, 40, 1, 70}, {2800, 1, 1, 40}), {2}},    // a batch outside
+      {TensorDesc::strided({40, 3, 70, 1}, {1, 3000, 40, 1}), {3}},    // a batch between
+      {TensorDesc::strided({33, 1, 5, 64}, {1, 1, 33, 165}), {1}},     // a batch inside (a, batch, b)
+      {TensorDesc::strided({2, 33, 3, 65, 1}, {6435, 1, 2145, 33, 1}), {4}},  // two batches
+      {TensorDesc::strided({64, 1, 48}, {2, 1, 128}), {1}},            // a of stride 2
+      {TensorDesc::strided({3, 50, 1, 40}, {-2000, 1, 1, -50}), {2}},  // reversed batch and b
+  };
+  // The reversed view starts at its far end: element 2000 * 2 + 50 * 39.
+  const std::int64_t reversed_base = 2000 * 2 + 50 * 39;
+  std::atomic<int> checked{0};
+  for (const Shape& s : shapes) {
+    const std::string kernel = ctx.explain_axes(Op::sum, DType::f32, DType::f32, s.view, s.axes).kernel;
+    EXPECT_NE(kernel.find(" transpose:"), std::string::npos) << kernel;
+  }
+  for_each_dtype_in_threads(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)), [&](DType dtype) {
+    const Buffer buffer = upload(testing::make_input(Op::sum, dtype, testing::Pattern::exact, 20000, 11));
+    std::vector<Op> ops(std::begin(kAllOps), std::end(kAllOps));
+    if (testing::quick_mode()) ops = {Op::max};
+    for (Op op : ops) {
+      const TypeRule t = rule(op, dtype);
+      for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const std::int64_t first = i + 1 == shapes.size() ? reversed_base : 0;
+        for (std::int64_t base : {first, first + 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, shapes[i].view, shapes[i].axes), "") << "shape " << i;
+          ++checked;
+        }
+      }
+    }
+  });
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, DType::f32).rule;
+    const Buffer buffer = upload(testing::make_input(Op::sum, dtype, testing::Pattern::exact, 20000, 7));
+    EXPECT_EQ(check(ctx, Op::sum, t, buffer, 0, shapes[0].view, shapes[0].axes), "");
+    ++checked;
+  }
+  // NaN and infinities keep their place.
+  for (testing::Pattern pattern : {testing::Pattern::nan, testing::Pattern::mixed_inf}) {
+    const Buffer special = upload(testing::make_input(Op::max, DType::f32, pattern, 20000, 3));
+    EXPECT_EQ(check(ctx, Op::max, rule(Op::max, DType::f32), special, 0, shapes[3].view, shapes[3].axes), "");
+  }
+  std::printf("[ counts   ] transposed copies: %d (op, dtype, shape, base) cases\n", checked.load());
+}
+
 // The built-in choice on either side of its columns rules' edges, through the runtime
 // with no database: dense rows of 65 .. 256 outputs (from R = 2^16 where a row holds 240
 // bytes or more, from 2^17 otherwise), 16-bit dense columns with eight loads in flight

@@ -16,7 +16,14 @@
 
 namespace reduce_tune {
 
-enum class AxisFamily : std::uint8_t { rows = 0, general = 1, columns = 2, columns_dense = 3, rows_dense = 4 };
+enum class AxisFamily : std::uint8_t {
+  rows = 0,
+  general = 1,
+  columns = 2,
+  columns_dense = 3,
+  rows_dense = 4,
+  transpose = 5
+};
 const char* to_string(AxisFamily family);
 
 // How a reduction split across blocks along R finishes: not split; a second kernel folds
@@ -91,6 +98,17 @@ struct AxisLaunchPlan {
   std::uint32_t finalize_grid = 0;  // blocks of the finalize kernel (0: none)
   std::uint64_t partial_count = 0;  // accumulators the workspace must hold
 };
+
+// A general shape that reduces nothing (R = 1: the staged reorder's copy, or a view
+// reduced over dimensions of extent 1) whose densest kept dimension is not the outputs'
+// innermost: the transpose family copies it in square tiles through shared memory, read
+// along that densest dimension and written along the innermost, both coalesced (a thread
+// per output would read the densest dimension a stride apart). Both dimensions need an
+// extent of at least kAxisTransposeMinExtent. The densest kept dimension's index, or -1
+// where the shape is not such a copy. The kernel finds the same dimension itself.
+inline constexpr std::int64_t kAxisTransposeMinExtent = 8;
+inline constexpr std::uint64_t kAxisTransposeTile = 32;  // rt::kTransposeTile
+int axis_transpose_dim(const CanonicalAxes& shape);
 
 // The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs
 // (good everywhere, tuned by nothing), and, when `plan` is given, its launch plan, the
