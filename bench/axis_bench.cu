@@ -20,7 +20,8 @@
 // shape they can reduce, at the host's pace (as the rest) and with the launch queue held
 // (as the tuner times), beside the built-in choice timed both ways, and checks each
 // result against the built-in choice's: one line "  config TEXT | paced us | held us |
-// launches | same result".
+// launches | same result". The config "reorder" times a permuted view's forms (as-is,
+// written directly in the caller's order, staged and copied: probe_configs).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -89,9 +90,38 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> shape_grid(std::uint64_t ma
   return grid;
 }
 
+// A program per spec across the shapes of a run, compiled here (no database).
+const rt::KernelSet& kernels_for(const rt::AxisKernelSpec& spec, int arch) {
+  static rt::NvrtcCompiler compiler;
+  static std::map<std::uint64_t, std::unique_ptr<rt::KernelSet>> sets;
+  auto& set = sets[rt::axis_spec_key(spec)];
+  if (!set)
+    set = std::make_unique<rt::KernelSet>(
+        std::make_shared<const rt::CompiledProgram>(compiler.compile(rt::make_axis_compile_request(spec, arch))), 1,
+        arch);
+  return *set;
+}
+
+// A workspace of `partial_bytes` of partials after the ticket, zeroed.
+struct ProbeWorkspace {
+  rt::DeviceBuffer buffer;
+  rt::WorkspaceView view;
+  explicit ProbeWorkspace(std::size_t partial_bytes) : buffer(rt::kWorkspaceHeaderBytes + partial_bytes + 16) {
+    RT_CUDA_CHECK(cudaMemset(buffer.get(), 0, buffer.size()));
+    view.ticket = buffer.as<unsigned int>();
+    view.partials = static_cast<unsigned char*>(buffer.get()) + rt::kWorkspaceHeaderBytes;
+    view.partials_bytes = partial_bytes;
+  }
+};
+
 // --configs: each config that can reduce this shape, timed paced and held beside the
 // built-in choice (`plain`), its result compared bit for bit with the built-in choice's
 // (the data are small integers, so every correct order of a sum gives the same bits).
+// The config "reorder" times the forms of a view that axis_reorder reduces in the order
+// of its strides, each with the built-in choice's kernels: "reorder:as-is" (the view's
+// own canonical shape), "reorder:direct" (stage 1's ordered form), "reorder:staged"
+// (stage 1, then the copy) and "reorder:staged-general" (the copy by the general
+// family's thread per output, as before the transpose family).
 void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType dtype, const rt::TensorDesc& view,
                    const rt::AxisList& axes, const rt::DeviceKey& key,
                    const std::function<const unsigned char*(int)>& slice, int rotations,
@@ -100,6 +130,7 @@ void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType
   const rt::CanonicalResult canonical = rt::canonicalize(view, axes);
   const rt::CanonicalAxes& shape = canonical.axes;
   const std::size_t out_bytes = shape.outputs * rt::size_of(types.out);
+  const std::size_t es = rt::size_of(dtype);
   auto result_of = [&](const std::function<void(int)>& call) {
     call(0);
     std::vector<unsigned char> host(out_bytes);
@@ -111,42 +142,81 @@ void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType
   const double builtin_held = rt::tuner::time_reduction(plain, rotations, stream, rt::tuner::TimingPolicy{}).median_ms;
   const double builtin_paced = rt::tuner::time_reduction(plain, rotations, stream, rt::tuner::bench_policy()).median_ms;
   std::printf("  built-in | paced %.2f us | held %.2f us\n", builtin_paced * 1e3, builtin_held * 1e3);
-  static rt::NvrtcCompiler compiler;
+  const auto report = [&](const std::string& name, const std::function<void(int)>& call, int launches) {
+    const bool same = result_of(call) == expected;
+    const double held = rt::tuner::time_reduction(call, rotations, stream, rt::tuner::TimingPolicy{}).median_ms;
+    const double paced = rt::tuner::time_reduction(call, rotations, stream, rt::tuner::bench_policy()).median_ms;
+    std::printf("  config %s | paced %.2f us | held %.2f us | launches %d | same result: %s\n", name.c_str(),
+                paced * 1e3, held * 1e3, launches, same ? "yes" : "NO");
+  };
+  const auto at = [&](int s, const rt::CanonicalAxes& c) {
+    return slice(s) + c.base_offset * static_cast<std::int64_t>(es);
+  };
+  rt::CudaLauncher launcher;
   for (const std::string& text : configs) {
-    const auto spec = rt::parse_axis_config(text, op, types);
-    if (!spec) {
-      std::printf("  config %s | not a config\n", text.c_str());
-      continue;
-    }
-    if (const auto why = rt::axis_spec_mismatch(*spec, shape); !why.empty()) continue;
     try {
-      // Compiled once per config, op and type across the shapes of a run.
-      static std::map<std::string, std::shared_ptr<const rt::CompiledProgram>> programs;
-      auto& program = programs[rt::axis_config_text(*spec) + "|" + std::to_string(static_cast<int>(op)) + "|" +
-                               std::to_string(static_cast<int>(dtype))];
-      if (!program)
-        program = std::make_shared<const rt::CompiledProgram>(
-            compiler.compile(rt::make_axis_compile_request(*spec, key.arch())));
-      rt::KernelSet set(program, 1, key.arch());
+      if (text == "reorder") {
+        const std::optional<rt::AxisReorder> reorder = rt::axis_reorder(view, axes, shape);
+        if (!reorder) continue;
+        const rt::CanonicalAxes& first = reorder->stage1_shape;
+        rt::AxisLaunchPlan as_is_plan, first_plan, copy_plan;
+        const rt::TypeRule copy_types = *rt::resolve_types(rt::Op::max, types.out, types.out).rule;
+        const rt::AxisKernelSpec as_is =
+            rt::builtin_axis_spec(op, types, shape, key.sm_count, &as_is_plan, at(0, shape));
+        rt::AxisKernelSpec stage = rt::builtin_axis_spec(op, types, first, key.sm_count, &first_plan, at(0, first));
+        const rt::AxisKernelSpec copy =
+            rt::builtin_axis_spec(rt::Op::max, copy_types, reorder->copy_shape, key.sm_count, &copy_plan);
+        ProbeWorkspace ws(std::max(as_is_plan.partial_count, first_plan.partial_count) * rt::size_of(types.acc));
+        rt::DeviceBuffer staged(out_bytes + 16);
+        const rt::KernelSet& as_is_set = kernels_for(as_is, key.arch());
+        report("reorder:as-is", [&](int s) {
+          rt::enqueue_axis_reduction(launcher, as_is_set.handles(0), as_is, as_is_plan, shape, at(s, shape), out.get(),
+                                     &ws.view, stream);
+        }, as_is_plan.finalize_grid > 0 ? 2 : 1);
+        const rt::KernelSet& stage_set = kernels_for(stage, key.arch());
+        const int stage_launches = first_plan.finalize_grid > 0 ? 2 : 1;
+        if (reorder->order.rank >= 1 && reorder->order.rank <= rt::kAxisOrderMaxRank) {
+          rt::AxisKernelSpec ordered = stage;
+          ordered.ordered = 1;
+          const rt::KernelSet& ordered_set = kernels_for(ordered, key.arch());
+          report("reorder:direct", [&](int s) {
+            rt::enqueue_axis_reduction(launcher, ordered_set.handles(0), ordered, first_plan, first, at(s, first),
+                                       out.get(), &ws.view, stream, &reorder->order);
+          }, stage_launches);
+        }
+        const auto staged_form = [&](const std::string& name, const rt::AxisKernelSpec& copy_spec) {
+          const rt::AxisLaunchPlan plan = rt::plan_axis_launch(copy_spec, reorder->copy_shape, key.sm_count);
+          const rt::KernelSet& copy_set = kernels_for(copy_spec, key.arch());
+          report(name, [&](int s) {
+            rt::enqueue_axis_reduction(launcher, stage_set.handles(0), stage, first_plan, first, at(s, first),
+                                       staged.get(), &ws.view, stream);
+            rt::enqueue_axis_reduction(launcher, copy_set.handles(0), copy_spec, plan, reorder->copy_shape,
+                                       staged.get(), out.get(), nullptr, stream);
+          }, stage_launches + 1);
+        };
+        staged_form("reorder:staged(" + rt::axis_config_text(copy) + ")", copy);
+        if (copy.family == rt::AxisFamily::transpose) {
+          rt::AxisKernelSpec general = copy;  // the general family's choice for a copy before the transpose family
+          general.family = rt::AxisFamily::general;
+          general.rows_per_pass = 4;
+          general.unroll = 8;
+          staged_form("reorder:staged-general", general);
+        }
+        continue;
+      }
+      const auto spec = rt::parse_axis_config(text, op, types);
+      if (!spec) {
+        std::printf("  config %s | not a config\n", text.c_str());
+        continue;
+      }
+      if (const auto why = rt::axis_spec_mismatch(*spec, shape); !why.empty()) continue;
+      const rt::KernelSet& set = kernels_for(*spec, key.arch());
       const rt::AxisLaunchPlan plan = rt::plan_axis_launch(*spec, shape, key.sm_count);
-      const std::size_t partial_bytes = plan.partial_count * rt::size_of(types.acc);
-      rt::DeviceBuffer workspace(rt::kWorkspaceHeaderBytes + partial_bytes + 16);
-      RT_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.size()));
-      rt::WorkspaceView ws;
-      ws.ticket = workspace.as<unsigned int>();
-      ws.partials = static_cast<unsigned char*>(workspace.get()) + rt::kWorkspaceHeaderBytes;
-      ws.partials_bytes = partial_bytes;
-      rt::CudaLauncher launcher;
-      const std::function<void(int)> call = [&](int s) {
-        rt::enqueue_axis_reduction(launcher, set.handles(0), *spec, plan, shape,
-                                   slice(s) + shape.base_offset * static_cast<std::int64_t>(rt::size_of(dtype)),
-                                   out.get(), plan.partial_count > 0 ? &ws : nullptr, stream);
-      };
-      const bool same = result_of(call) == expected;
-      const double held = rt::tuner::time_reduction(call, rotations, stream, rt::tuner::TimingPolicy{}).median_ms;
-      const double paced = rt::tuner::time_reduction(call, rotations, stream, rt::tuner::bench_policy()).median_ms;
-      std::printf("  config %s | paced %.2f us | held %.2f us | launches %d | same result: %s\n", text.c_str(),
-                  paced * 1e3, held * 1e3, plan.finalize_grid > 0 ? 2 : 1, same ? "yes" : "NO");
+      ProbeWorkspace ws(plan.partial_count * rt::size_of(types.acc));
+      report(text, [&](int s) {
+        rt::enqueue_axis_reduction(launcher, set.handles(0), *spec, plan, shape, at(s, shape), out.get(),
+                                   plan.partial_count > 0 ? &ws.view : nullptr, stream);
+      }, plan.finalize_grid > 0 ? 2 : 1);
     } catch (const rt::Error& e) {
       std::printf("  config %s | failed: %s\n", text.c_str(), e.what());
     }
