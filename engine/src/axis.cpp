@@ -968,14 +968,14 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
 // device times on an H200, f32 sum and bf16 max (docs/BENCHMARKS.md, set AL): 31640 x 468
 // 29.5 -> 16.1 and 23.3 -> 9.5 us; 131072 x 128 27.4 -> 17.5 and 16.8 -> 9.6; 131072 x 8
 // 7.0 -> 3.0 and 6.6 -> 1.8; 512 x 100 3.0 -> 1.7 and 3.2 -> 1.7 (contiguous rows' times,
-// the order's stores not included). Past 2^18 outputs, where the result is staged and
-// copied (axis_reorder_writes_directly), only rows of up to 16 bytes gained, and those
-// from 2^20 outputs: 2^20 rows of 4 f32 40.0 -> 17.6 us, of 4 bf16 38.4 -> 15.7, 2^22 of
-// 8 bf16 136.8 -> 64.1 (H100: 39.2 -> 18.9, 38.5 -> 15.7, 136.2 -> 71.6); but 262656 rows
-// of 8 bf16 6.1 -> 7.7 (H100). Longer ones read about as fast as they are or faster:
-// 2^22 rows of 8 f32 86.9 -> 88.9, of 16 bf16 91.3 -> 82.3 but of 16 f32 98.8 -> 116.1,
-// 2^20 of 32 f32 47.2 -> 48.9 and bf16 28.3 -> 30.4 (the copy, a general kernel over the
-// transposed result, is most of it).
+// the order's stores not included). Past 2^18 outputs the result is staged and copied
+// (axis_reorder_writes_directly) by the transpose family; held on an H100, the general
+// kernel as it reads the view against staged and copied (docs/BENCHMARKS.md, set AM):
+// rows of up to 32 bytes gained at every count measured: 2^19 rows of 8 f32 12.91 ->
+// 11.30 us, of 8 bf16 21.14 -> 7.36; 2^20 of 8 f32 26.75 -> 21.47, of 16 bf16 27.47 ->
+// 20.16; 2^22 of 8 f32 91.90 -> 77.95, of 16 bf16 95.64 -> 74.29. Rows of 64 bytes were
+// mixed (2^20 of 16 f32 31.38 -> 33.30, of 32 bf16 30.72 -> 32.31; 2^22 of 16 f32 132.02
+// -> 122.93) and stay as they are.
 bool axis_reorder_may_pay(const CanonicalAxes& shape) {
   if (shape.layout != AxisLayout::general || shape.reduced < kAxisReorderMinReduced) return false;
   if (shape.reduced > kAxisReorderSmallReduced || shape.reduced * shape.outputs > kAxisReorderSmallElements)
@@ -995,8 +995,7 @@ bool axis_reorder_may_pay(const CanonicalAxes& shape) {
 
 bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, std::size_t in_size) {
   if (reorder.reduces_densest())
-    return shape.outputs <= kAxisDirectOrderFewOutputs ||
-           (shape.outputs >= kAxisReorderStagedRowsMinOutputs && shape.reduced * in_size <= kAxisReorderShortRowBytes);
+    return shape.outputs <= kAxisDirectOrderFewOutputs || shape.reduced * in_size <= kAxisReorderShortRowBytes;
   return shape.reduced > kAxisReorderSmallReduced || shape.reduced * shape.outputs > kAxisReorderSmallElements;
 }
 
@@ -1104,17 +1103,18 @@ std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
 //   27.5 (bf16), R = 8 19.4 -> 23.1 (bf16) but 28.1 -> 26.6 (f32); over 2^22 R = 16 94.2
 //   -> 98.1 (bf16), R = 4 76.4 -> 90.5 (f32); over 2^24 R = 4 278 -> 378 (f32).
 //
-// Rows in stride order (the second kind) are written directly up to 2^18 outputs only.
-// Held on an H200 against the general kernel as it read them before (set AL): written
-// directly, 2^20 outputs of R = 32 f32 47.2 against 46.9 us, 2^22 of R = 16 105.4 against
-// 98.3 and of R = 8 93.5 against 86.4; staged and copied, 2^22 of R = 8 bf16 64.4 against
-// 136.7, 2^20 of R = 4 17.6 against 40.1 (f32), 2^24 of R = 4 246 against 526 (f32).
-bool axis_reorder_writes_directly(const AxisReorder& reorder, const AxisKernelSpec& stage1_spec) {
+// Those were against a copy by the general family (a thread per output, reading the
+// staged result a stride apart). With the copy in tiles (the transpose family), staging
+// read faster past 2^18 outputs wherever it was measured; held on an H100, written
+// directly -> staged and copied (set AM): the first kind, R = 8 over 2^19 f32 14.90 ->
+// 10.73 us; R = 8, 16 and 32 over 2^20 f32 27.36 -> 20.55, 37.84 -> 33.09, 58.98 ->
+// 55.32, bf16 max R = 32 37.57 -> 32.73; R = 64 over 10^6 95.69 -> 94.60 (bf16 57.32 ->
+// 53.16); R = 16 over 2^22 143.54 -> 121.92 (bf16 95.48 -> 74.22); R = 4 over 2^24 376.64
+// -> 180.77. At 2^18 (R = 256) the two were even: 91.91 against 93.26 (f32), 50.39
+// against 50.05 (bf16). The second kind likewise (2^22 rows of 8 f32 112.85 -> 77.95).
+bool axis_reorder_writes_directly(const AxisReorder& reorder) {
   if (reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank) return false;
-  const std::uint64_t outputs = reorder.stage1_shape.outputs, reduced = reorder.stage1_shape.reduced;
-  if (outputs <= kAxisDirectOrderFewOutputs) return true;
-  if (outputs > kAxisDirectOrderMaxOutputs || reorder.reduces_densest()) return false;
-  return reduced >= 32 || (reduced >= 8 && size_of(stage1_spec.types.out) >= 4);
+  return reorder.stage1_shape.outputs <= kAxisDirectOrderFewOutputs;
 }
 
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,

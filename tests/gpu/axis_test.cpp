@@ -962,9 +962,8 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
   });
   // Past kAxisDirectOrderFewOutputs with R = 4: staged, then copied. Base [4,513,512]
   // seen as [4,512,513] along the 4: 262656 outputs. Transposed rows ([a, b, R] strides
-  // [R, a*R, 1] along 2): from 2^20 outputs staged where a row is 16 bytes or less, else
-  // as they are; between 2^18 and 2^20 outputs as they are.
-  static_assert(kAxisDirectOrderFewOutputs < 512 * 513 && kAxisReorderStagedRowsMinOutputs == 1024 * 1024);
+  // [R, a*R, 1] along 2): staged where a row is 32 bytes or less, else as they are.
+  static_assert(kAxisDirectOrderFewOutputs < 512 * 513 && kAxisReorderShortRowBytes == 32);
   const Case big{TensorDesc::strided({4, 512, 513}, {512 * 513, 1, 512}), {0}, 0, copied};
   const auto rows_of = [](std::int64_t a, std::int64_t b, std::int64_t r) {
     return TensorDesc::strided({a, b, r}, {r, a * r, 1});
@@ -972,10 +971,11 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
   for (const auto& [op, dtype] : {std::pair{Op::sum, DType::f32}, std::pair{Op::max, DType::f16}}) {
     const TypeRule t = rule(op, dtype);
     const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 8 * 1024 * 1024 + 8, 37));
-    const bool short_rows = 8 * size_of(dtype) <= 16;
+    const bool short_rows = 16 * size_of(dtype) <= 32;
     for (const Case& c : {big, Case{rows_of(1024, 1024, 4), {2}, 0, copied},
-                          Case{rows_of(1024, 1024, 8), {2}, 0, short_rows ? copied : as_is},
-                          Case{rows_of(513, 512, 4), {2}, 0, as_is}}) {
+                          Case{rows_of(1024, 1024, 8), {2}, 0, copied},
+                          Case{rows_of(513, 512, 16), {2}, 0, short_rows ? copied : as_is},
+                          Case{rows_of(513, 512, 4), {2}, 0, copied}}) {
       const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
       EXPECT_EQ(form_of(e), c.form) << e.to_string();
       for (std::int64_t shift : {0, 1}) {

@@ -136,17 +136,15 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes&
 // and at most kAxisReorderSmallElements elements), which one launch of the general kernel
 // reads faster than two; the second kind where it is written directly (up to
 // kAxisDirectOrderFewOutputs outputs), and else for rows of at most
-// kAxisReorderShortRowBytes bytes from kAxisReorderStagedRowsMinOutputs outputs only.
+// kAxisReorderShortRowBytes bytes only.
 inline constexpr std::uint64_t kAxisReorderMinReduced = 4;
 inline constexpr std::uint64_t kAxisReorderSmallReduced = 256;
 inline constexpr std::uint64_t kAxisReorderSmallElements = std::uint64_t{1} << 18;
-inline constexpr std::uint64_t kAxisReorderShortRowBytes = 16;
-inline constexpr std::uint64_t kAxisReorderStagedRowsMinOutputs = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t kAxisReorderShortRowBytes = 32;
 // Where the outputs are few enough (axis_reorder_writes_directly), the stage-1 kernel's
 // ordered form writes each result straight to its place in the caller's order instead
 // (`order`), in one launch and without the staged copy.
 inline constexpr std::uint64_t kAxisDirectOrderFewOutputs = std::uint64_t{1} << 18;
-inline constexpr std::uint64_t kAxisDirectOrderMaxOutputs = std::uint64_t{1} << 22;
 // Where output j of a canonical reduction goes in the caller's C-contiguous output: j
 // decomposed over `extents` (the last the fastest), each digit times its stride there.
 // Extents and strides are 32-bit (outputs below 2^32); rank 0 is j itself. The kernels
@@ -175,12 +173,11 @@ bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, s
 // runtime asks it first on every call, since axis_reorder costs about a microsecond of
 // host time (two canonicalizations and a sort).
 bool axis_reorder_may_pay(const CanonicalAxes& shape);
-// Whether `stage1_spec`, the kernel chosen for reorder.stage1_shape, writes the caller's
-// order itself (one launch: its ordered form, which every family has) rather than
-// staging its result to be copied: up to kAxisDirectOrderFewOutputs outputs; for the
-// first kind also up to kAxisDirectOrderMaxOutputs where R >= 32, or R >= 8 and outputs
-// of 4 bytes or more (engine/src/axis.cpp says what was measured).
-bool axis_reorder_writes_directly(const AxisReorder& reorder, const AxisKernelSpec& stage1_spec);
+// Whether the kernel of reorder.stage1_shape writes the caller's order itself (one
+// launch: its ordered form, which every family has) rather than staging its result to
+// be copied (the copy: the transpose family): up to kAxisDirectOrderFewOutputs outputs
+// (engine/src/axis.cpp says what was measured).
+bool axis_reorder_writes_directly(const AxisReorder& reorder);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
