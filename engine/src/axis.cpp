@@ -14,6 +14,11 @@ namespace reduce_tune {
 
 namespace {
 
+// |stride| as unsigned (well defined for the most negative stride too).
+std::uint64_t magnitude(std::int64_t stride) {
+  return stride < 0 ? 0 - static_cast<std::uint64_t>(stride) : static_cast<std::uint64_t>(stride);
+}
+
 std::uint32_t pow2_ceil(std::uint64_t v) {
   std::uint32_t p = 1;
   while (p < v && p < (1u << 30)) p <<= 1;
@@ -85,8 +90,7 @@ bool general_kept_densest(const CanonicalAxes& shape) {
   if (shape.reduced_rank == 0 || shape.kept_rank == 0) return false;
   const std::int64_t reduced = shape.reduced_strides[shape.reduced_rank - 1];  // sorted, positive
   for (int d = 0; d < shape.kept_rank; ++d) {
-    const std::int64_t kept = shape.kept_strides[d] < 0 ? -shape.kept_strides[d] : shape.kept_strides[d];
-    if (kept < reduced) return true;
+    if (magnitude(shape.kept_strides[d]) < static_cast<std::uint64_t>(reduced)) return true;
   }
   return false;
 }
@@ -238,9 +242,6 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
 int axis_transpose_dim(const CanonicalAxes& shape) {
   if (shape.layout != AxisLayout::general || shape.reduced != 1 || shape.outputs == 0 || shape.kept_rank < 2)
     return -1;
-  const auto magnitude = [](std::int64_t v) {
-    return v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-  };
   // As rt::transpose_dim finds it: the least stride of extent > 1, the innermost on a tie.
   int a = -1;
   for (int d = 0; d < shape.kept_rank; ++d)
@@ -985,8 +986,7 @@ bool axis_reorder_may_pay(const CanonicalAxes& shape) {
   const auto least = [](const std::int64_t* extents, const std::int64_t* strides, int rank) {
     std::uint64_t m = ~std::uint64_t{0};
     for (int i = 0; i < rank; ++i)
-      if (extents[i] > 1) m = std::min<std::uint64_t>(m, strides[i] < 0 ? 0 - static_cast<std::uint64_t>(strides[i])
-                                                                         : static_cast<std::uint64_t>(strides[i]));
+      if (extents[i] > 1) m = std::min(m, magnitude(strides[i]));
     return m;
   };
   return least(shape.reduced_extents, shape.reduced_strides, shape.reduced_rank) <
@@ -1005,7 +1005,6 @@ std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList
     return std::nullopt;
   bool reduced_dim[kMaxRank] = {};
   for (int i = 0; i < axes.count; ++i) reduced_dim[(axes.axes[i] + tensor.rank) % tensor.rank] = true;
-  const auto magnitude = [&](int d) { return tensor.strides[d] < 0 ? -tensor.strides[d] : tensor.strides[d]; };
   // The densest dimension (of extent > 1) kept but not the last kept one, or reduced
   // (then only where the stride order makes rows, below).
   int densest = -1, last_kept = -1;
@@ -1015,13 +1014,14 @@ std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList
       if (tensor.strides[d] <= 0) return std::nullopt;  // broadcast or reversed outputs: not here
       last_kept = d;
     }
-    if (densest < 0 || magnitude(d) < magnitude(densest)) densest = d;
+    if (densest < 0 || magnitude(tensor.strides[d]) < magnitude(tensor.strides[densest])) densest = d;
   }
   if (densest < 0 || densest == last_kept) return std::nullopt;
   // Dimensions by stride, largest first (extent-1 dimensions go with their strides).
   int order[kMaxRank];
   for (int d = 0; d < tensor.rank; ++d) order[d] = d;
-  std::stable_sort(order, order + tensor.rank, [&](int a, int b) { return magnitude(a) > magnitude(b); });
+  std::stable_sort(order, order + tensor.rank,
+                   [&](int a, int b) { return magnitude(tensor.strides[a]) > magnitude(tensor.strides[b]); });
   AxisReorder r;
   r.stage1.rank = tensor.rank;
   for (int i = 0; i < tensor.rank; ++i) {
