@@ -1112,9 +1112,21 @@ std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
 // 53.16); R = 16 over 2^22 143.54 -> 121.92 (bf16 95.48 -> 74.22); R = 4 over 2^24 376.64
 // -> 180.77. At 2^18 (R = 256) the two were even: 91.91 against 93.26 (f32), 50.39
 // against 50.05 (bf16). The second kind likewise (2^22 rows of 8 f32 112.85 -> 77.95).
-bool axis_reorder_writes_directly(const AxisReorder& reorder) {
+// Between 2^16 and 2^18 outputs (held, both kinds, R = 4 to 64, f32 sum and bf16 max;
+// docs/BENCHMARKS.md, set AN), on an H200: written directly was faster up to 2^17 outputs
+// in f32 (staged 0.06 to 1.64 us slower), and in bf16 98304 and 2^17 were within -0.57 ..
+// +0.63; from 196608 staging was faster where an output reads up to 64 bytes (2^18
+// outputs, R = 4: f32 5.93 -> 4.27, bf16 6.64 -> 4.41; f32 rows of 16 at 196608 even,
+// 5.66 -> 5.68), mixed at 128 (f32 R = 32: rows 14.26 -> 13.76, columns 12.01 -> 12.40)
+// and slower past it (f32 R = 64: rows 18.26 -> 20.63). On an H100, a rule that staged up
+// to 128 bytes against 49d4d5f's (written directly up to 2^18): 1.04 to 1.69 times as
+// fast up to 64 bytes, but 0.92 to 0.97 at 128 (f32 R = 32 columns of 2^18 14.69 ->
+// 15.95, bf16 rows of 64 12.04 -> 12.75 at 196608).
+bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_size) {
   if (reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank) return false;
-  return reorder.stage1_shape.outputs <= kAxisDirectOrderFewOutputs;
+  const CanonicalAxes& stage1 = reorder.stage1_shape;
+  if (stage1.outputs <= kAxisDirectOrderAnyRows) return true;
+  return stage1.outputs <= kAxisDirectOrderFewOutputs && stage1.reduced * in_size > kAxisDirectOrderLongRowBytes;
 }
 
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,

@@ -719,7 +719,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
         static_cast<const unsigned char*>(in) + first_shape.base_offset * static_cast<std::int64_t>(in_size);
     AxisLaunchPlan plan;
     AxisKernelSpec spec = impl_->axis_spec(d, op, types, first_shape, first_base, &plan);
-    if (axis_reorder_writes_directly(*reorder)) {
+    if (axis_reorder_writes_directly(*reorder, in_size)) {
       // Few outputs: the same kernel's ordered form writes each one at its place in the
       // caller's order.
       spec.ordered = 1;
@@ -790,7 +790,7 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   };
   if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, e.shape, in_type, out_type)) {
     const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
-    const bool direct = axis_reorder_writes_directly(*reorder);
+    const bool direct = axis_reorder_writes_directly(*reorder, size_of(in_type));
     if (direct) e.kernel += ",ordered=1";  // the same spec's ordered form
     e.kernel += " over " + reorder->stage1_shape.to_string();
     if (direct) {

@@ -910,7 +910,8 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
 }
 
 // The one-launch form of a reordered view: the stage-1 result's dimensions with their
-// strides in the caller's output, for up to kAxisDirectOrderFewOutputs outputs.
+// strides in the caller's output, for up to kAxisDirectOrderAnyRows outputs whatever R,
+// up to kAxisDirectOrderFewOutputs where an output reads more than 64 bytes.
 TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
   // [3, 300, 501] strides [1, 3, 900] along 1: stage 1 keeps the 501 (stride 900), then
   // the 3 (stride 1); the caller's output is [3, 501].
@@ -928,7 +929,7 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
   EXPECT_EQ(reorder->order.offset(1), 501u);    // stage-1 output 1: the 3's second
   EXPECT_EQ(reorder->order.offset(3), 1u);      // the 501's second
   EXPECT_EQ(reorder->order.offset(1502), 1502u);  // the last
-  EXPECT_TRUE(axis_reorder_writes_directly(*reorder));
+  EXPECT_TRUE(axis_reorder_writes_directly(*reorder, 4));
   // Five kept dimensions that stay five in stage-1 order (base [2,3,5,7,11,13] reversed,
   // the 7 reduced): more than the kernels take.
   {
@@ -938,31 +939,39 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
     const std::optional<AxisReorder> o = axis_reorder(q, AxisList{2}, cq.axes);
     ASSERT_TRUE(o.has_value()) << cq.axes.to_string();
     EXPECT_EQ(o->order.rank, 5);
-    EXPECT_FALSE(axis_reorder_writes_directly(*o));
+    EXPECT_FALSE(axis_reorder_writes_directly(*o, 4));
   }
-  // [R, a, b] strides [a*b, 1, a] along 0: direct up to 2^18 outputs, whatever R (the
-  // copy in tiles read faster past that).
+  static_assert(kAxisDirectOrderAnyRows == 131072 && kAxisDirectOrderFewOutputs == 262144 &&
+                kAxisDirectOrderLongRowBytes == 64);
+  // [R, a, b] strides [a*b, 1, a] along 0: direct up to 2^17 outputs whatever R, up to
+  // 2^18 where an output reads more than 64 bytes (the copy in tiles read faster past
+  // that).
   struct Case {
     std::int64_t r, a, b;
     bool direct;
+    std::size_t in_size = 4;
   };
-  for (const Case& c : {Case{1024, 229, 3, true}, Case{4, 512, 512, true}, Case{256, 512, 512, true},
-                        Case{4, 512, 513, false}, Case{8, 1024, 1024, false}, Case{32, 2048, 2048, false},
+  for (const Case& c : {Case{1024, 229, 3, true}, Case{4, 512, 256, true}, Case{64, 512, 256, true, 2},
+                        Case{4, 512, 257, false}, Case{4, 512, 512, false}, Case{16, 512, 512, false},
+                        Case{17, 512, 512, true}, Case{64, 512, 384, true}, Case{32, 512, 512, false, 2},
+                        Case{33, 512, 512, true, 2}, Case{256, 512, 512, true}, Case{4, 512, 513, false},
+                        Case{256, 512, 513, false}, Case{8, 1024, 1024, false}, Case{32, 2048, 2048, false},
                         Case{1024, 1024, 1024, false}}) {
     const TensorDesc v = TensorDesc::strided({c.r, c.a, c.b}, {c.a * c.b, 1, c.a});
     const CanonicalResult cr = canonicalize(v, AxisList{0});
     ASSERT_TRUE(cr.ok) << cr.error;
     const std::optional<AxisReorder> o = axis_reorder(v, AxisList{0}, cr.axes);
     ASSERT_TRUE(o.has_value()) << cr.axes.to_string();
-    EXPECT_EQ(axis_reorder_writes_directly(*o), c.direct) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, c.in_size), c.direct) << cr.axes.to_string() << " " << c.in_size;
     // [b, a]: the stage-1 output j = (b index) * a + (a index) lands at (a index) * b + (b index).
     ASSERT_EQ(o->order.rank, 2);
     EXPECT_EQ(o->order.offset(1), static_cast<std::uint64_t>(c.b));
     EXPECT_EQ(o->order.offset(static_cast<std::uint64_t>(c.a)), 1u);
   }
   // Transposed rows, [a, b, R] strides [R, a*R, 1] along 2 (stage 1: rows over [b, a]):
-  // direct up to 2^18 outputs only, whatever R and the outputs' size.
-  for (const Case& c : {Case{64, 512, 512, true}, Case{64, 513, 512, false}, Case{8, 2048, 2048, false},
+  // the same limits.
+  for (const Case& c : {Case{64, 512, 512, true}, Case{8, 512, 512, false}, Case{8, 512, 256, true},
+                        Case{16, 512, 384, false, 2}, Case{64, 513, 512, false}, Case{8, 2048, 2048, false},
                         Case{300, 1024, 1024, false}, Case{4, 100, 30, true}}) {
     const TensorDesc v = TensorDesc::strided({c.a, c.b, c.r}, {c.r, c.a * c.r, 1});
     const CanonicalResult cr = canonicalize(v, AxisList{2});
@@ -970,7 +979,7 @@ TEST(AxisSpec, ReorderedViewsWriteTheCallersOrderWhereTheOutputsAreFew) {
     const std::optional<AxisReorder> o = axis_reorder(v, AxisList{2}, cr.axes);
     ASSERT_TRUE(o.has_value()) << cr.axes.to_string();
     ASSERT_TRUE(o->reduces_densest());
-    EXPECT_EQ(axis_reorder_writes_directly(*o), c.direct) << cr.axes.to_string();
+    EXPECT_EQ(axis_reorder_writes_directly(*o, c.in_size), c.direct) << cr.axes.to_string() << " " << c.in_size;
     // Stage-1 output j = (b index) * a + (a index) lands at (a index) * b + (b index).
     ASSERT_EQ(o->order.rank, 2);
     EXPECT_EQ(o->order.offset(1), static_cast<std::uint64_t>(c.b));

@@ -919,7 +919,7 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
   };
   const std::vector<Case> cases = {
       {TensorDesc::strided({3, 300, 501}, {1, 3, 900}), {1}, 0, ordered},   // base [501,300,3] reversed in order
-      {TensorDesc::strided({17, 8467, 7}, {1, 119, 17}), {2}, 0, ordered},  // base [8467,7,17] permuted (2,0,1)
+      {TensorDesc::strided({17, 7001, 7}, {1, 119, 17}), {2}, 0, ordered},  // base [7001,7,17] permuted (2,0,1)
       // general first step: base [6,35,50,20] permuted (3,0,1,2), the 6 and the 50 reduced
       {TensorDesc::strided({20, 6, 35, 50}, {1, 35000, 1000, 20}), {1, 3}, 0, ordered},
       // the same with a reversed reduced dimension and an extent-1 dimension
@@ -963,7 +963,11 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
   // Past kAxisDirectOrderFewOutputs with R = 4: staged, then copied. Base [4,513,512]
   // seen as [4,512,513] along the 4: 262656 outputs. Transposed rows ([a, b, R] strides
   // [R, a*R, 1] along 2): staged where a row is 32 bytes or less, else as they are.
+  // Between kAxisDirectOrderAnyRows and kAxisDirectOrderFewOutputs (140000 outputs):
+  // written directly where an output reads more than 64 bytes, else staged.
   static_assert(kAxisDirectOrderFewOutputs < 512 * 513 && kAxisReorderShortRowBytes == 32);
+  static_assert(kAxisDirectOrderAnyRows < 140000 && kAxisDirectOrderFewOutputs > 140000 &&
+                kAxisDirectOrderLongRowBytes == 64);
   const Case big{TensorDesc::strided({4, 512, 513}, {512 * 513, 1, 512}), {0}, 0, copied};
   const auto rows_of = [](std::int64_t a, std::int64_t b, std::int64_t r) {
     return TensorDesc::strided({a, b, r}, {r, a * r, 1});
@@ -975,7 +979,11 @@ TEST(Axes, PermutedViewsAreReducedInStrideOrder) {
     for (const Case& c : {big, Case{rows_of(1024, 1024, 4), {2}, 0, copied},
                           Case{rows_of(1024, 1024, 8), {2}, 0, copied},
                           Case{rows_of(513, 512, 16), {2}, 0, short_rows ? copied : as_is},
-                          Case{rows_of(513, 512, 4), {2}, 0, copied}}) {
+                          Case{rows_of(513, 512, 4), {2}, 0, copied},
+                          Case{TensorDesc::strided({17, 400, 350}, {140000, 1, 400}), {0}, 0,
+                               17 * size_of(dtype) > 64 ? ordered : copied},
+                          Case{rows_of(400, 350, 8), {2}, 0, copied},
+                          Case{rows_of(400, 350, 20), {2}, 0, 20 * size_of(dtype) > 64 ? ordered : copied}}) {
       const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
       EXPECT_EQ(form_of(e), c.form) << e.to_string();
       for (std::int64_t shift : {0, 1}) {

@@ -143,8 +143,12 @@ inline constexpr std::uint64_t kAxisReorderSmallElements = std::uint64_t{1} << 1
 inline constexpr std::uint64_t kAxisReorderShortRowBytes = 32;
 // Where the outputs are few enough (axis_reorder_writes_directly), the stage-1 kernel's
 // ordered form writes each result straight to its place in the caller's order instead
-// (`order`), in one launch and without the staged copy.
+// (`order`), in one launch and without the staged copy: up to kAxisDirectOrderAnyRows
+// outputs whatever R, up to kAxisDirectOrderFewOutputs where an output reads more than
+// kAxisDirectOrderLongRowBytes.
 inline constexpr std::uint64_t kAxisDirectOrderFewOutputs = std::uint64_t{1} << 18;
+inline constexpr std::uint64_t kAxisDirectOrderAnyRows = std::uint64_t{1} << 17;
+inline constexpr std::uint64_t kAxisDirectOrderLongRowBytes = 64;
 // Where output j of a canonical reduction goes in the caller's C-contiguous output: j
 // decomposed over `extents` (the last the fastest), each digit times its stride there.
 // Extents and strides are 32-bit (outputs below 2^32); rank 0 is j itself. The kernels
@@ -175,9 +179,10 @@ bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, s
 bool axis_reorder_may_pay(const CanonicalAxes& shape);
 // Whether the kernel of reorder.stage1_shape writes the caller's order itself (one
 // launch: its ordered form, which every family has) rather than staging its result to
-// be copied (the copy: the transpose family): up to kAxisDirectOrderFewOutputs outputs
-// (engine/src/axis.cpp says what was measured).
-bool axis_reorder_writes_directly(const AxisReorder& reorder);
+// be copied (the copy: the transpose family): the limits of kAxisDirectOrderFewOutputs
+// above (engine/src/axis.cpp says what was measured). `in_size`: the input's element
+// size in bytes.
+bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_size);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
