@@ -7,26 +7,15 @@ outside the clock, the median of 16 chunks; `rounds` such medians, the pieces in
 and their median. Set AN, docs/BENCHMARKS.md.
     PYTHONPATH=<the staged package> python3 bench/probes/python_host_costs.py [rounds, default 5]
 """
+import os
 import statistics
 import sys
-import time
 
 import torch
 import reduce_tune as rt
 
-
-def host_us(call, calls=20000, chunk=250):
-    for _ in range(chunk):
-        call()
-    torch.cuda.synchronize()
-    per = []
-    for _ in range(calls // chunk):
-        t = time.perf_counter()
-        for _ in range(chunk):
-            call()
-        per.append((time.perf_counter() - t) / chunk * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(per)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from python_frameworks import host_us  # noqa: E402  (the package benchmark's loop)
 
 
 x = (torch.arange(4 * 1024, device="cuda") % 7 - 3).float().view(4, 1024)
@@ -72,7 +61,7 @@ rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 res = {k: [] for k in cases}
 for r in range(rounds):
     for k, f in cases.items():
-        res[k].append(host_us(f, calls=4000))
+        res[k].append(host_us(f, torch.cuda.synchronize, calls=4000))
 print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, python {sys.version.split()[0]}")
 for k, v in res.items():
     print(f"  {k:36s} {statistics.median(v):7.3f}   rounds {' '.join(f'{u:.2f}' for u in v)}")
