@@ -1120,7 +1120,7 @@ std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
 // 5.66 -> 5.68), mixed at 128 (f32 R = 32: rows 14.26 -> 13.76, columns 12.01 -> 12.40)
 // and slower past it (f32 R = 64: rows 18.26 -> 20.63). On an H100, a rule that staged up
 // to 128 bytes against 49d4d5f's (written directly up to 2^18): 1.04 to 1.69 times as
-// fast up to 64 bytes, but 0.92 to 0.97 at 128 (f32 R = 32 columns of 2^18 14.69 ->
+// fast up to 64 bytes, but 0.92 to 1.07 at 128 (f32 R = 32 columns of 2^18 14.69 ->
 // 15.95, bf16 rows of 64 12.04 -> 12.75 at 196608).
 bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_size) {
   if (reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank) return false;

@@ -134,9 +134,9 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& spec, const CanonicalAxes&
 // Where R >= kAxisReorderMinReduced and every kept stride is positive. The runtime takes
 // the first kind where axis_reorder_pays: not for a small view (R <= kAxisReorderSmallReduced
 // and at most kAxisReorderSmallElements elements), which one launch of the general kernel
-// reads faster than two; the second kind where it is written directly (up to
-// kAxisDirectOrderFewOutputs outputs), and else for rows of at most
-// kAxisReorderShortRowBytes bytes only.
+// reads faster than two; the second kind up to kAxisDirectOrderFewOutputs outputs
+// (written directly or staged: axis_reorder_writes_directly), and past that for rows of
+// at most kAxisReorderShortRowBytes bytes only.
 inline constexpr std::uint64_t kAxisReorderMinReduced = 4;
 inline constexpr std::uint64_t kAxisReorderSmallReduced = 256;
 inline constexpr std::uint64_t kAxisReorderSmallElements = std::uint64_t{1} << 18;
