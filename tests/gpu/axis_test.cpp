@@ -513,6 +513,11 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
       {TensorDesc::strided({129, 64}, {67, 1}), {0}},          // rows on the grid, their stride not
       {TensorDesc::contiguous({3, 129, 77}), {1}},             // slices of odd rows
       {TensorDesc::contiguous({9, 3}), {0}},                   // fewer outputs than a vector
+      // Rows of 997 (5 mod 8): every shift of a row against the vectors, in R long
+      // enough for whole passes of loads in flight, a batched tail and single steps.
+      {TensorDesc::contiguous({300, 997}), {0}},
+      {TensorDesc::strided({4, 50, 333}, {-50 * 333, 333, 1}), {1}},  // slices reversed
+      {TensorDesc::strided({40, 1001}, {0, 1}), {0}},                  // R broadcast (stride 0)
   };
   std::atomic<int> checked{0}, twins{0};
   const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
@@ -549,9 +554,12 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
             const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
             LaunchWorkspace workspace(partial_bytes);
             WorkspaceView& ws = workspace.view;
-            for (std::int64_t base : {0, 1, 3, 5, 7}) {
-              if (base >= static_cast<std::int64_t>(vec) && base != 0) continue;
-              // An allocation of exactly the elements up to the view's last one.
+            for (std::int64_t shift : {0, 1, 3, 5, 7}) {
+              if (shift >= static_cast<std::int64_t>(vec) && shift != 0) continue;
+              // The view's lowest element `shift` elements into the allocation, which
+              // holds exactly the elements up to its highest one (memcheck sees a load
+              // past either end).
+              const std::int64_t base = shift - shape.lowest_offset;
               const std::size_t count = static_cast<std::size_t>(base + shape.highest_offset + 1);
               const testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, count, 17);
               Buffer buffer{host, DeviceBuffer(host.bytes.size())};
@@ -1195,6 +1203,161 @@ TEST(Axes, RefusedArgumentsLeaveTheContextWorking) {
   const AxisExplanation e = ctx.explain_axes(Op::sum, DType::f32, DType::f32, TensorDesc::contiguous({64, 64}), {0});
   EXPECT_EQ(e.shape.layout, AxisLayout::columns);
   EXPECT_NE(e.to_string().find("columns"), std::string::npos) << e.to_string();
+}
+
+// Views of more than 2^31 elements (and outputs past 2^31), one of each kind of kernel the
+// built-in choice takes: long and short rows, columns wide and narrow, a general view, a
+// permuted one, converting copies in order and transposed, and everything reduced. int32
+// sums wrap, so every element counts and any order gives the same bits; each element is
+// a hash of its offset, so the host reference needs no copy of the 8.6 GB input.
+std::uint32_t hashed(std::uint64_t i) {
+  std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return static_cast<std::uint32_t>(z ^ (z >> 31));
+}
+
+// fn(begin, end) over [0, n) in parallel chunks.
+void parallel_for(std::uint64_t n, const std::function<void(std::uint64_t, std::uint64_t)>& fn) {
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  const std::uint64_t chunk = (n + workers - 1) / workers;
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w) {
+    const std::uint64_t begin = std::min<std::uint64_t>(n, w * chunk), end = std::min<std::uint64_t>(n, begin + chunk);
+    if (begin < end) threads.emplace_back([&fn, begin, end] { fn(begin, end); });
+  }
+  for (auto& t : threads) t.join();
+}
+
+// The wrapped int32 sum of each output of `view` along `axes`, the view's offset 0 at
+// element `base`: kept index j over the kept dimensions (C order), the reduced ones walked
+// by an odometer. Work is split over outputs, and over the reduced run where the outputs
+// are few.
+std::vector<std::uint32_t> reference_sums(const TensorDesc& view, const AxisList& axes, std::int64_t base) {
+  bool reduced[kMaxRank] = {};
+  for (int i = 0; i < axes.count; ++i) reduced[axes.axes[i]] = true;
+  std::vector<std::int64_t> kext, kstr, rext, rstr;
+  for (int d = 0; d < view.rank; ++d) {
+    (reduced[d] ? rext : kext).push_back(view.extents[d]);
+    (reduced[d] ? rstr : kstr).push_back(view.strides[d]);
+  }
+  std::uint64_t outputs = 1, r = 1;
+  for (auto e : kext) outputs *= static_cast<std::uint64_t>(e);
+  for (auto e : rext) r *= static_cast<std::uint64_t>(e);
+  const std::uint64_t pieces = std::max<std::uint64_t>(1, 256 / outputs);
+  std::vector<std::uint32_t> partial(outputs * pieces);
+  parallel_for(outputs * pieces, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t unit = begin; unit < end; ++unit) {
+      const std::uint64_t j = unit / pieces, piece = unit % pieces;
+      std::int64_t at = base;
+      std::uint64_t rest = j;
+      for (std::size_t d = kext.size(); d-- > 0;) {
+        at += static_cast<std::int64_t>(rest % static_cast<std::uint64_t>(kext[d])) * kstr[d];
+        rest /= static_cast<std::uint64_t>(kext[d]);
+      }
+      const std::uint64_t lo = r * piece / pieces, hi = r * (piece + 1) / pieces;
+      std::int64_t digit[kMaxRank] = {};
+      rest = lo;
+      for (std::size_t d = rext.size(); d-- > 0;) {
+        digit[d] = static_cast<std::int64_t>(rest % static_cast<std::uint64_t>(rext[d]));
+        rest /= static_cast<std::uint64_t>(rext[d]);
+        at += digit[d] * rstr[d];
+      }
+      std::uint32_t sum = 0;
+      for (std::uint64_t k = lo; k < hi; ++k) {
+        sum += hashed(static_cast<std::uint64_t>(at));
+        for (std::size_t d = rext.size(); d-- > 0;) {
+          at += rstr[d];
+          if (++digit[d] < rext[d]) break;
+          at -= rext[d] * rstr[d];
+          digit[d] = 0;
+        }
+      }
+      partial[unit] = sum;
+    }
+  });
+  if (pieces == 1) return partial;
+  std::vector<std::uint32_t> sums(outputs, 0);
+  for (std::uint64_t u = 0; u < partial.size(); ++u) sums[u / pieces] += partial[u];
+  return sums;
+}
+
+TEST(Axes, ViewsPastTwoToThe31Elements) {
+  RT_REQUIRE_GPU();
+  if (testing::quick_mode()) GTEST_SKIP() << "not in quick mode (sanitizer run)";
+  const std::uint64_t n = (1ull << 31) + (1ull << 20);
+  const std::uint64_t most_outputs = n;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  RT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::uint64_t needed = (n + most_outputs + 4) * 4 + (1ull << 30);
+  if (free_bytes < needed)
+    GTEST_SKIP() << "needs " << (needed >> 20) << " MiB of device memory, " << (free_bytes >> 20) << " MiB free";
+
+  DeviceBuffer input(n * 4);
+  {
+    const std::uint64_t chunk = 1ull << 26;
+    std::vector<std::uint32_t> host(chunk);
+    for (std::uint64_t at = 0; at < n; at += chunk) {
+      const std::uint64_t count = std::min(chunk, n - at);
+      parallel_for(count, [&](std::uint64_t b, std::uint64_t e) {
+        for (std::uint64_t i = b; i < e; ++i) host[i] = hashed(at + i);
+      });
+      RT_CUDA_CHECK(cudaMemcpy(static_cast<std::uint32_t*>(input.get()) + at, host.data(), count * 4,
+                               cudaMemcpyHostToDevice));
+    }
+  }
+  DeviceBuffer output((most_outputs + 4) * 4);
+  Context ctx(no_database());
+  struct View {
+    const char* what;
+    TensorDesc view;
+    AxisList axes;
+    std::int64_t base;
+  };
+  const std::vector<View> views = {
+      {"everything reduced", TensorDesc::contiguous({static_cast<std::int64_t>(n) - 1}), {0}, 1},
+      {"three long rows", TensorDesc::contiguous({3, 715827883}), {1}, 0},
+      {"short rows", TensorDesc::contiguous({126322568, 17}), {1}, 3},
+      {"wide columns", TensorDesc::contiguous({5, 429496730}), {0}, 0},
+      {"narrow columns", TensorDesc::contiguous({65075263, 33}), {0}, 1},
+      {"columns a row apart", TensorDesc::strided({46341, 46341}, {1, 46341}), {1}, 0},
+      {"general", TensorDesc::contiguous({3, 5, 143165577}), {0, 2}, 0},
+      {"permuted", TensorDesc::strided({1000, 2148, 1000}, {1, 1000000, 1000}), {1}, 0},
+      {"converting copy", TensorDesc::contiguous({(1ll << 31) + 1, 1}), {1}, 5},
+      {"transposed copy", TensorDesc::strided({46341, 46341, 1}, {1, 46341, 1}), {2}, 0},
+  };
+  for (const View& v : views) {
+    const CanonicalResult c = canonicalize(v.view, v.axes);
+    ASSERT_TRUE(c.ok) << v.what << ": " << c.error;
+    ASSERT_LE(static_cast<std::uint64_t>(v.base + c.axes.highest_offset), n - 1) << v.what;
+    ASSERT_LE(c.axes.outputs, most_outputs) << v.what;
+    const std::uint64_t elements = c.axes.outputs * c.axes.reduced;
+    EXPECT_GT(std::max<std::uint64_t>(elements, c.axes.outputs), 1ull << 31) << v.what;
+    const AxisExplanation e = ctx.explain_axes(Op::sum, DType::i32, DType::i32, v.view, v.axes);
+    RT_CUDA_CHECK(cudaMemset(output.get(), 0xa5, (c.axes.outputs + 4) * 4));
+    ctx.reduce_axes(Op::sum, DType::i32, DType::i32, static_cast<const std::int32_t*>(input.get()) + v.base, v.view,
+                    v.axes, output.get(), nullptr);
+    RT_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<std::uint32_t> got(c.axes.outputs + 4);
+    RT_CUDA_CHECK(cudaMemcpy(got.data(), output.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+    const std::vector<std::uint32_t> want = reference_sums(v.view, v.axes, v.base);
+    std::atomic<std::uint64_t> first_wrong{~0ull}, wrong{0};
+    parallel_for(want.size(), [&](std::uint64_t b, std::uint64_t end) {
+      for (std::uint64_t j = b; j < end; ++j)
+        if (got[j] != want[j]) {
+          ++wrong;
+          std::uint64_t seen = first_wrong.load();
+          while (j < seen && !first_wrong.compare_exchange_weak(seen, j)) {
+          }
+        }
+    });
+    EXPECT_EQ(wrong.load(), 0u) << v.what << " (" << e.to_string() << "): first at output " << first_wrong.load()
+                                << " of " << want.size();
+    for (std::size_t k = want.size(); k < got.size(); ++k)
+      EXPECT_EQ(got[k], 0xa5a5a5a5u) << v.what << ": wrote past its last output";
+    std::printf("[ views    ] %s: %llu outputs of %llu elements, %s\n", v.what,
+                static_cast<unsigned long long>(c.axes.outputs), static_cast<unsigned long long>(c.axes.reduced),
+                e.to_string().c_str());
+  }
 }
 
 
