@@ -211,6 +211,33 @@ class Semantics(unittest.TestCase):
         self.assertEqual(float(rt.sum(x, dim=1)[0]), float("inf"))
         self.assertEqual(float(rt.sum(x, dim=1, dtype=torch.float32)[0]), 80000.0)
 
+    def test_past_2_to_31_elements(self):
+        # Extents, offsets and outputs past 2^31 from Python: a flat int32 sum (wrapping,
+        # every element counts), its int64 widening, a long 16-bit axis and an int32 copy
+        # of 2^31 + 3 outputs, each called twice (the Python layer, then the fast path).
+        free, _ = torch.cuda.mem_get_info()
+        n = 2**31 + 3
+        if free < 4 * n * 2 + (1 << 30):
+            self.skipTest(f"needs {(4 * n * 2) >> 20} MiB of device memory, {free >> 20} MiB free")
+        g = torch.Generator(device="cuda").manual_seed(31)
+        x = torch.randint(-100, 100, (n,), dtype=torch.int32, device="cuda", generator=g)
+        want64 = int(x.sum(dtype=torch.int64))
+        want32 = (want64 + 2**31) % 2**32 - 2**31
+        for call in ("first", "repeated"):
+            self.assertEqual(int(rt.sum(x)), want32, f"int32 sum, {call} call")
+            self.assertEqual(int(rt.sum(x, dtype=torch.int64)), want64, f"int64 widening, {call} call")
+        copy = rt.sum(x.view(n, 1), dim=1)
+        self.assertTrue(bool(torch.equal(copy, x)), "a copy of 2^31 + 3 outputs")
+        del x, copy
+        h = torch.randn(3, 2**30 + 5, device="cuda", generator=g).half()
+        want = h.float().sum(dim=1)
+        for call in ("first", "repeated"):
+            got = rt.sum(h, dim=1, dtype=torch.float32)
+            self.assertTrue(bool(torch.allclose(got, want, rtol=1e-4, atol=0.5)), f"f16 rows: {got} vs {want}")
+            self.assertTrue(bool(torch.equal(rt.max(h[:, 1:], dim=1), h[:, 1:].amax(dim=1))), f"f16 max, {call}")
+        del h
+        torch.cuda.empty_cache()
+
     def test_scalar_and_0d(self):
         x = data((1000,), "float64", "sum")
         got = rt.sum(x)
