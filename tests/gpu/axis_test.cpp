@@ -1205,6 +1205,124 @@ TEST(Axes, RefusedArgumentsLeaveTheContextWorking) {
   EXPECT_NE(e.to_string().find("columns"), std::string::npos) << e.to_string();
 }
 
+// Axis reductions from eight threads at once through one fresh context, each thread on
+// a stream of its own and nothing synchronised until its last call (explain compiles
+// nothing, so the threads' first calls compile every kernel): columns split with a
+// second kernel and with the last block's fold, long rows split in tiles, a permuted view
+// staged and copied and one written in place, a general view and a flat one, each four
+// times over, the threads starting at different cases so that first uses race. Every
+// kernel is deterministic, so each result must be the bits of one call made afterwards
+// and checked against the host: a workspace, ticket or staged result shared between streams, or a
+// kernel handed out before it was loaded, shows as a difference.
+TEST(Axes, ThreadsOnTheirOwnStreamsShareOneContext) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Kind {
+    Op op;
+    DType dtype;
+  };
+  const Kind kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::bf16}};
+  struct Case {
+    const char* what;
+    TensorDesc view;
+    AxisList axes;
+    const char* form;  // in the built-in choice's explanation, for both kinds
+    std::uint64_t outputs;
+  };
+  std::vector<Case> cases = {
+      {"columns, a second kernel", TensorDesc::contiguous({2000, 197}), {0}, "split=two_pass", 0},
+      {"columns, the last block's fold", TensorDesc::contiguous({1285, 100}), {0}, "split=ticket", 0},
+      {"long rows in tiles", TensorDesc::contiguous({3, 1048577}), {1}, "split=ticket_tiles", 0},
+      {"permuted, staged and copied", TensorDesc::strided({1024, 1024, 4}, {4, 4096, 1}), {2},
+       ", then a copy into the output's order: ", 0},
+      {"permuted, written in place", TensorDesc::strided({17, 7001, 7}, {1, 119, 17}), {2},
+       ", each output written at its place in the output's order", 0},
+      {"general", TensorDesc::contiguous({64, 1000, 3}), {0, 2}, " general:", 0},
+      {"everything", TensorDesc::contiguous({1000003}), {0}, "flat ", 0},
+  };
+  const std::size_t count = 4 * 1024 * 1024 + 8;
+  std::uint64_t outputs_per_round = 0;
+  for (Case& c : cases) {
+    const CanonicalResult r = canonicalize(c.view, c.axes);
+    ASSERT_TRUE(r.ok) << c.what;
+    ASSERT_LT(static_cast<std::size_t>(r.axes.highest_offset), count) << c.what;
+    c.outputs = r.axes.outputs;
+    outputs_per_round += c.outputs;
+    for (const Kind& k : kinds) {
+      const TypeRule t = rule(k.op, k.dtype);
+      const std::string e = ctx.explain_axes(k.op, t.in, t.out, c.view, c.axes).to_string();
+      EXPECT_NE(e.find(c.form), std::string::npos) << c.what << ": " << e;
+    }
+  }
+  std::vector<Buffer> inputs;
+  for (const Kind& k : kinds) inputs.push_back(upload(testing::make_input(k.op, k.dtype, testing::Pattern::exact, count, 43)));
+  constexpr int kThreads = 8, kRounds = 4;
+  // results[thread][kind]: every round's outputs of every case, back to back.
+  std::vector<std::vector<std::vector<unsigned char>>> results(kThreads, std::vector<std::vector<unsigned char>>(2));
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th)
+    threads.emplace_back([&, th] {
+      try {
+        cudaStream_t stream = nullptr;
+        RT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        std::vector<DeviceBuffer> outs;
+        for (int k = 0; k < 2; ++k) outs.emplace_back(kRounds * outputs_per_round * size_of(kinds[k].dtype) + 16);
+        for (int round = 0; round < kRounds; ++round)
+          for (std::size_t ci = 0; ci < cases.size(); ++ci)
+            for (int k = 0; k < 2; ++k) {
+              // Each thread starts at another case, so that first uses collide.
+              const Case& c = cases[(ci + static_cast<std::size_t>(th)) % cases.size()];
+              std::uint64_t at = round * outputs_per_round;
+              for (const Case& before : cases) {
+                if (&before == &c) break;
+                at += before.outputs;
+              }
+              const TypeRule t = rule(kinds[k].op, kinds[k].dtype);
+              ctx.reduce_axes(kinds[k].op, t.in, t.out, inputs[static_cast<std::size_t>(k)].device.get(), c.view, c.axes,
+                              static_cast<unsigned char*>(outs[static_cast<std::size_t>(k)].get()) + at * size_of(t.out),
+                              stream);
+            }
+        RT_CUDA_CHECK(cudaStreamSynchronize(stream));
+        for (int k = 0; k < 2; ++k) {
+          results[th][k].resize(kRounds * outputs_per_round * size_of(kinds[k].dtype));
+          RT_CUDA_CHECK(cudaMemcpy(results[th][k].data(), outs[static_cast<std::size_t>(k)].get(), results[th][k].size(),
+                                   cudaMemcpyDeviceToHost));
+        }
+        RT_CUDA_CHECK(cudaStreamDestroy(stream));
+      } catch (const std::exception& e) {
+        errors[th] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int th = 0; th < kThreads; ++th) ASSERT_EQ(errors[th], "") << "thread " << th;
+  // The reference bits: one call of each, checked against the host, then compared.
+  int compared = 0;
+  for (int k = 0; k < 2; ++k) {
+    const TypeRule t = rule(kinds[k].op, kinds[k].dtype);
+    const std::size_t size = size_of(t.out);
+    std::uint64_t at = 0;
+    for (const Case& c : cases) {
+      const Buffer& in = inputs[static_cast<std::size_t>(k)];
+      ASSERT_EQ(check(ctx, kinds[k].op, t, in, 0, c.view, c.axes), "") << c.what;
+      DeviceBuffer once(c.outputs * size + 16);
+      ctx.reduce_axes(kinds[k].op, t.in, t.out, in.device.get(), c.view, c.axes, once.get(), nullptr);
+      std::vector<unsigned char> want(c.outputs * size);
+      RT_CUDA_CHECK(cudaMemcpy(want.data(), once.get(), want.size(), cudaMemcpyDeviceToHost));
+      for (int th = 0; th < kThreads; ++th)
+        for (int round = 0; round < kRounds; ++round) {
+          const unsigned char* got = results[th][k].data() + (round * outputs_per_round + at) * size;
+          EXPECT_EQ(std::memcmp(got, want.data(), want.size()), 0)
+              << to_string(kinds[k].op) << "<" << to_string(kinds[k].dtype) << "> " << c.what << ": thread " << th
+              << ", round " << round;
+          ++compared;
+        }
+      at += c.outputs;
+    }
+  }
+  std::printf("[ counts   ] threads on their own streams: %d results compared\n", compared);
+}
+
 // Views of more than 2^31 elements (and outputs past 2^31), one of each kind of kernel the
 // built-in choice takes: long and short rows, columns wide and narrow, a general view, a
 // permuted one, converting copies in order and transposed, and everything reduced. int32
