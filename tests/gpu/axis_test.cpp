@@ -1323,6 +1323,81 @@ TEST(Axes, ThreadsOnTheirOwnStreamsShareOneContext) {
   std::printf("[ counts   ] threads on their own streams: %d results compared\n", compared);
 }
 
+// Axis reductions captured into a CUDA graph as a fresh context's first calls on a stream
+// (compiling, and making the stream's workspace, inside the capture): a split with a
+// second kernel, the last block's fold (its ticket) and a permuted view staged in the
+// workspace and copied. A larger staged view then outgrows that workspace; each replay
+// after it must still give the bits of the same calls made directly.
+TEST(Axes, AGraphOfAxisCallsReplaysAfterTheWorkspaceGrew) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const TypeRule t = rule(Op::sum, DType::f32);
+  const std::size_t count = 4 * 1024 * 1024 + 8;
+  const Buffer in = upload(testing::make_input(Op::sum, DType::f32, testing::Pattern::exact, count, 47));
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    const char* form;
+  };
+  const std::vector<Case> captured = {
+      {TensorDesc::contiguous({2000, 197}), {0}, "split=two_pass"},
+      {TensorDesc::contiguous({1285, 100}), {0}, "split=ticket"},
+      {TensorDesc::strided({400, 350, 8}, {8, 3200, 1}), {2}, ", then a copy into the output's order: "},
+  };
+  const Case larger{TensorDesc::strided({1024, 1024, 4}, {4, 4096, 1}), {2}, ", then a copy into the output's order: "};
+  std::vector<DeviceBuffer> outs;
+  std::vector<std::vector<unsigned char>> want;
+  for (const Case& c : captured) {
+    const CanonicalAxes shape = canonicalize(c.view, c.axes).axes;
+    const std::string e = ctx.explain_axes(Op::sum, t.in, t.out, c.view, c.axes).to_string();
+    EXPECT_NE(e.find(c.form), std::string::npos) << e;
+    outs.emplace_back(shape.outputs * 4);
+    want.emplace_back(shape.outputs * 4);
+  }
+  EXPECT_NE(ctx.explain_axes(Op::sum, t.in, t.out, larger.view, larger.axes).to_string().find(larger.form),
+            std::string::npos);
+  cudaStream_t stream = nullptr;
+  RT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  RT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  try {
+    for (std::size_t i = 0; i < captured.size(); ++i)
+      ctx.reduce_axes(Op::sum, t.in, t.out, in.device.get(), captured[i].view, captured[i].axes, outs[i].get(), stream);
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+    throw;
+  }
+  RT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  RT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  // The bits each call gives made directly (checked against the host), on another stream.
+  for (std::size_t i = 0; i < captured.size(); ++i) {
+    ASSERT_EQ(check(ctx, Op::sum, t, in, 0, captured[i].view, captured[i].axes), "");
+    DeviceBuffer once(want[i].size());
+    ctx.reduce_axes(Op::sum, t.in, t.out, in.device.get(), captured[i].view, captured[i].axes, once.get(), nullptr);
+    RT_CUDA_CHECK(cudaMemcpy(want[i].data(), once.get(), want[i].size(), cudaMemcpyDeviceToHost));
+  }
+  DeviceBuffer large_out(1024 * 1024 * 4);
+  for (int replay = 0; replay < 3; ++replay) {
+    // Outgrows the captured workspace (the first time), then runs between replays.
+    ctx.reduce_axes(Op::sum, t.in, t.out, in.device.get(), larger.view, larger.axes, large_out.get(), stream);
+    for (auto& o : outs) RT_CUDA_CHECK(cudaMemsetAsync(o.get(), 0xff, o.size(), stream));
+    RT_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (std::size_t i = 0; i < captured.size(); ++i) {
+      std::vector<unsigned char> got(want[i].size());
+      RT_CUDA_CHECK(cudaMemcpy(got.data(), outs[i].get(), got.size(), cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, want[i]) << "case " << i << ", replay " << replay;
+    }
+  }
+  EXPECT_EQ(check(ctx, Op::sum, t, in, 0, larger.view, larger.axes), "");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  RT_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
 // Views of more than 2^31 elements (and outputs past 2^31), one of each kind of kernel the
 // built-in choice takes: long and short rows, columns wide and narrow, a general view, a
 // permuted one, converting copies in order and transposed, and everything reduced. int32
