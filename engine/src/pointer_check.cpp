@@ -28,6 +28,53 @@ GetAttributesFn driver_get_attributes() {
   return fn;
 }
 
+// Whether `device` has peer access to `peer`'s memory enabled now (cudaMalloc memory of
+// another device is reachable only so). No query tells; asking to enable it does, and an
+// enable that succeeds (it was not there) is undone. The caller's current device is left
+// as it was.
+bool peer_access_enabled(int device, int peer) {
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || can == 0) {
+    cudaGetLastError();
+    return false;
+  }
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  const bool switch_device = current != device;
+  if (switch_device && cudaSetDevice(device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  bool enabled = false;
+  const cudaError_t r = cudaDeviceEnablePeerAccess(peer, 0);
+  if (r == cudaErrorPeerAccessAlreadyEnabled) {
+    enabled = true;
+  } else if (r == cudaSuccess) {
+    cudaDeviceDisablePeerAccess(peer);
+  }
+  cudaGetLastError();  // the answer, not an error to report later
+  if (switch_device) cudaSetDevice(current);
+  return enabled;
+}
+
+// The CU_POINTER_ATTRIBUTE_ACCESS_FLAG_* a memory pool grants `device`.
+unsigned pool_access(cudaMemPool_t pool, int device) {
+  cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+  cudaMemLocation location{};
+  location.type = cudaMemLocationTypeDevice;
+  location.id = device;
+  if (cudaMemPoolGetAccess(&flags, pool, &location) != cudaSuccess) {
+    cudaGetLastError();
+    return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+  }
+  return flags == cudaMemAccessFlagsProtReadWrite ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+         : flags == cudaMemAccessFlagsProtRead    ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
+                                                  : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+}
+
 }  // namespace
 
 PointerInfo query_pointer(const void* pointer) { return query_pointer(pointer, -1); }
@@ -81,13 +128,31 @@ PointerInfo query_pointer(const void* pointer, int current_device) {
   if (info.memory_type == CU_MEMORYTYPE_DEVICE) info.device_pointer = reinterpret_cast<std::uintptr_t>(pointer);
   if ((info.memory_type != 0 && info.memory_type != CU_MEMORYTYPE_DEVICE) ||
       (info.memory_type == CU_MEMORYTYPE_DEVICE && info.device_ordinal != current_device)) {
-    unsigned long long more[2];
-    ask({CU_POINTER_ATTRIBUTE_DEVICE_POINTER, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS}, more);
+    unsigned long long more[4];
+    ask({CU_POINTER_ATTRIBUTE_DEVICE_POINTER, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+         CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE},
+        more);
     info.device_pointer = static_cast<std::uintptr_t>(more[0]);
     info.access_flags = static_cast<unsigned>(more[1] & 0xffffffffu);
+    // Another device's memory: the driver reported cudaMalloc memory readable and
+    // writable whether or not the current device could reach it (an H200 pair without
+    // peer access: a kernel reading it faulted, and the context with it). The current
+    // device reaches such memory only through peer access, which the caller enables or
+    // not, and memory of a pool (cudaMallocAsync) only where the pool grants it access.
+    if (info.memory_type == CU_MEMORYTYPE_DEVICE && !info.managed && current_device >= 0) {
+      if (more[3] != 0)
+        info.access_flags = pool_access(reinterpret_cast<cudaMemPool_t>(static_cast<std::uintptr_t>(more[3])),
+                                        current_device);
+      else if ((more[2] & 0xffu) != 0)
+        info.access_flags = peer_access_enabled(current_device, info.device_ordinal)
+                                ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+                                : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+    }
   }
   return info;
 }
+
+
 
 const char* pointer_problem(const PointerInfo& info, const void* pointer, std::size_t bytes, int device_ordinal,
                             bool pageable_access) {

@@ -455,6 +455,71 @@ def reduce_tune_command():
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 
+class MultiDevice(unittest.TestCase):
+    """An array on a device other than the current one: reduced there, on that device's
+    current stream, the result on it, and the caller's current device left as it was."""
+
+    def setUp(self):
+        if torch.cuda.device_count() < 2:
+            self.skipTest(f"needs two CUDA devices ({torch.cuda.device_count()} here)")
+        torch.cuda.set_device(0)
+
+    def test_torch_on_the_second_device(self):
+        x = data((300, 1001), "float32", "sum").to("cuda:1")
+        for call in ("first", "repeated"):
+            got = rt.sum(x, dim=1)
+            self.assertEqual(got.device, x.device)
+            assert_same(self, got, reference("sum", x, 1), f"sum on cuda:1, {call} call")
+            self.assertEqual(torch.cuda.current_device(), 0)
+        for name, v, dim in (("transposed", x.t(), 1), ("permuted", x.view(300, 7, 143).permute(2, 0, 1), (0, 2)),
+                             ("everything", x, None)):
+            assert_same(self, rt.max(v, dim=dim), reference("max", v, dim), f"max of a {name} view on cuda:1")
+        s = torch.cuda.Stream(device=1)
+        with torch.cuda.stream(s):
+            y = x * 2
+            got = rt.sum(y, dim=0)
+        s.synchronize()
+        assert_same(self, got, reference("sum", y, 0), "on cuda:1's current stream")
+        out = torch.empty(300, device="cuda:1")
+        self.assertIs(rt.sum(x, dim=1, out=out), out)
+        assert_same(self, out, reference("sum", x, 1), "out= on cuda:1")
+        with self.assertRaises((TypeError, ValueError)):
+            rt.sum(x, dim=1, out=torch.empty(300, device="cuda:0"))
+        self.assertEqual(torch.cuda.current_device(), 0)
+        # Both devices from threads at once.
+        errors = []
+
+        def work(device):
+            try:
+                z = data((257, 129), "float32", "sum", seed=device).to(f"cuda:{device}")
+                for _ in range(20):
+                    r = rt.sum(z, dim=0)
+                if not bool((r == reference("sum", z, 0)).all()):
+                    errors.append(f"cuda:{device}")
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=work, args=(d,)) for d in (0, 1, 0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+    def test_cupy_on_the_second_device(self):
+        try:
+            import cupy
+        except ImportError:
+            self.skipTest("CuPy is not installed")
+        with cupy.cuda.Device(1):
+            a = cupy.arange(64 * 333, dtype=cupy.float32).reshape(64, 333) % 7 - 3
+        got = rt.sum(a[::-1], dim=0)
+        self.assertEqual(got.device.id, 1)
+        with cupy.cuda.Device(1):
+            self.assertTrue(bool(cupy.all(got == a[::-1].sum(axis=0))))
+        self.assertEqual(cupy.cuda.runtime.getDevice(), 0)
+
+
 class Database(unittest.TestCase):
     EXPLAIN = ("import torch, reduce_tune as rt; "
                "print(rt.explain(torch.ones((4096, 1000), device='cuda'), dim=1))")

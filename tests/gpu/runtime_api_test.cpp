@@ -526,5 +526,136 @@ TEST(RuntimeApi, ReportsWhereTheWarmCallTimeGoes) {
   EXPECT_EQ(dev, 0);
 }
 
+const void* address(const DeviceBuffer& b) { return b.get(); }
+const void* address(const void* p) { return p; }
+
+// Memory of a second device, reduced while the first is current: refused, naming the
+// reason, input or output, flat or along axes, and the context then works on both
+// devices (each call on the current one); read over peer access once the caller enables
+// it, and refused again once it is disabled (other devices' memory is checked on every
+// call, never cached as verified); memory of the second device's pool likewise, as the
+// pool grants access.
+TEST(Devices, AnotherDevicesMemoryIsRefusedUnlessPeerAccessLetsTheCurrentOneReadIt) {
+  RT_REQUIRE_GPU();
+  int count = 0;
+  RT_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (count < 2) GTEST_SKIP() << "needs two CUDA devices (" << count << " here)";
+  const std::int64_t rows = 1001, row = 1047;
+  const std::uint64_t n = static_cast<std::uint64_t>(rows * row);
+  std::vector<float> host(n);
+  for (std::uint64_t i = 0; i < n; ++i) host[i] = static_cast<float>(static_cast<int>(i % 9) - 4);
+  double total = 0;
+  std::vector<float> row_sums(static_cast<std::size_t>(rows), 0.0f);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    total += host[i];
+    row_sums[i / static_cast<std::uint64_t>(row)] += host[i];  // exact: small integers
+  }
+  const auto upload_to = [&](int device) {
+    RT_CUDA_CHECK(cudaSetDevice(device));
+    DeviceBuffer b(n * 4);
+    RT_CUDA_CHECK(cudaMemcpy(b.get(), host.data(), n * 4, cudaMemcpyHostToDevice));
+    return b;
+  };
+  DeviceBuffer in1 = upload_to(1), out1(static_cast<std::size_t>(rows) * 4);
+  DeviceBuffer in0 = upload_to(0), out0(static_cast<std::size_t>(rows) * 4);
+  Context ctx(no_database());
+  const auto refused = [&](auto&& call) {
+    try {
+      call();
+      RT_CUDA_CHECK(cudaDeviceSynchronize());
+      return std::string("accepted");
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what()).find("another device") == std::string::npos ? std::string("message: ") + e.what()
+                                                                                : std::string();
+    }
+  };
+  const auto flat = [&](const auto& in, const DeviceBuffer& out) {
+    ctx.reduce(Op::sum, DType::f32, DType::f32, address(in), n, out.get(), nullptr);
+  };
+  const auto rows_of = [&](const auto& in, const DeviceBuffer& out) {
+    ctx.reduce_axes(Op::sum, DType::f32, DType::f32, address(in), TensorDesc::contiguous({rows, row}), {1}, out.get(),
+                    nullptr);
+  };
+  const auto flat_result = [&](const DeviceBuffer& out) {
+    RT_CUDA_CHECK(cudaDeviceSynchronize());
+    float got = 0;
+    RT_CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+    return got;
+  };
+  const auto rows_result = [&](const DeviceBuffer& out) {
+    RT_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> got(static_cast<std::size_t>(rows));
+    RT_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+    return got;
+  };
+  RT_CUDA_CHECK(cudaSetDevice(0));
+  EXPECT_EQ(refused([&] { flat(in1, out0); }), "");
+  EXPECT_EQ(refused([&] { flat(in0, out1); }), "");
+  EXPECT_EQ(refused([&] { rows_of(in1, out0); }), "");
+  EXPECT_EQ(refused([&] { rows_of(in0, out1); }), "");
+  RT_CUDA_CHECK(cudaGetLastError());
+  flat(in0, out0);
+  EXPECT_EQ(flat_result(out0), static_cast<float>(total));
+  rows_of(in0, out0);
+  EXPECT_EQ(rows_result(out0), row_sums);
+  RT_CUDA_CHECK(cudaSetDevice(1));
+  flat(in1, out1);
+  EXPECT_EQ(flat_result(out1), static_cast<float>(total));
+  rows_of(in1, out1);
+  EXPECT_EQ(rows_result(out1), row_sums);
+  EXPECT_EQ(refused([&] { flat(in0, out1); }), "");
+  RT_CUDA_CHECK(cudaSetDevice(0));
+  int can = 0;
+  RT_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, 0, 1));
+  if (can) {
+    RT_CUDA_CHECK(cudaDeviceEnablePeerAccess(1, 0));
+    RT_CUDA_CHECK(cudaMemset(out0.get(), 0, out0.size()));
+    flat(in1, out0);
+    EXPECT_EQ(flat_result(out0), static_cast<float>(total));
+    rows_of(in1, out0);
+    EXPECT_EQ(rows_result(out0), row_sums);
+    RT_CUDA_CHECK(cudaDeviceDisablePeerAccess(1));
+    EXPECT_EQ(refused([&] { flat(in1, out0); }), "");
+    EXPECT_EQ(refused([&] { rows_of(in1, out0); }), "");
+  }
+  // Memory of device 1's default pool (cudaMallocAsync): reachable from device 0 only
+  // where the pool grants it access.
+  RT_CUDA_CHECK(cudaSetDevice(1));
+  cudaStream_t stream1 = nullptr;
+  RT_CUDA_CHECK(cudaStreamCreate(&stream1));
+  void* pooled = nullptr;
+  RT_CUDA_CHECK(cudaMallocAsync(&pooled, n * 4, stream1));
+  RT_CUDA_CHECK(cudaMemcpyAsync(pooled, host.data(), n * 4, cudaMemcpyHostToDevice, stream1));
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream1));
+  cudaMemPool_t pool = nullptr;
+  RT_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 1));
+  RT_CUDA_CHECK(cudaSetDevice(0));
+  EXPECT_EQ(refused([&] { flat(pooled, out0); }), "");
+  EXPECT_EQ(refused([&] { rows_of(pooled, out0); }), "");
+  if (can) {
+    cudaMemAccessDesc access{};
+    access.location.type = cudaMemLocationTypeDevice;
+    access.location.id = 0;
+    access.flags = cudaMemAccessFlagsProtReadWrite;
+    RT_CUDA_CHECK(cudaMemPoolSetAccess(pool, &access, 1));
+    flat(pooled, out0);
+    EXPECT_EQ(flat_result(out0), static_cast<float>(total));
+    rows_of(pooled, out0);
+    EXPECT_EQ(rows_result(out0), row_sums);
+    access.flags = cudaMemAccessFlagsProtNone;
+    RT_CUDA_CHECK(cudaMemPoolSetAccess(pool, &access, 1));
+    EXPECT_EQ(refused([&] { flat(pooled, out0); }), "");
+  }
+  RT_CUDA_CHECK(cudaSetDevice(1));
+  RT_CUDA_CHECK(cudaFreeAsync(pooled, stream1));
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream1));
+  RT_CUDA_CHECK(cudaStreamDestroy(stream1));
+  RT_CUDA_CHECK(cudaSetDevice(0));
+  flat(in0, out0);
+  EXPECT_EQ(flat_result(out0), static_cast<float>(total));
+  std::printf("[ devices  ] %d devices; peer access and pool access from 0 to 1 %s\n", count,
+              can ? "granted, read and taken back" : "not possible here");
+}
+
 }  // namespace
 }  // namespace reduce_tune
