@@ -34,10 +34,11 @@ GetAttributesFn driver_get_attributes() {
 // as it was.
 bool peer_access_enabled(int device, int peer) {
   int can = 0;
-  if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || can == 0) {
+  if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
+  if (can == 0) return false;
   int current = -1;
   if (cudaGetDevice(&current) != cudaSuccess) {
     cudaGetLastError();
@@ -53,9 +54,9 @@ bool peer_access_enabled(int device, int peer) {
   if (r == cudaErrorPeerAccessAlreadyEnabled) {
     enabled = true;
   } else if (r == cudaSuccess) {
-    cudaDeviceDisablePeerAccess(peer);
+    if (cudaDeviceDisablePeerAccess(peer) != cudaSuccess) cudaGetLastError();
   }
-  cudaGetLastError();  // the answer, not an error to report later
+  if (r != cudaSuccess) cudaGetLastError();  // the answer, not an error to report later
   if (switch_device) cudaSetDevice(current);
   return enabled;
 }
@@ -151,8 +152,6 @@ PointerInfo query_pointer(const void* pointer, int current_device) {
   }
   return info;
 }
-
-
 
 const char* pointer_problem(const PointerInfo& info, const void* pointer, std::size_t bytes, int device_ordinal,
                             bool pageable_access) {
