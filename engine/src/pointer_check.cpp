@@ -34,11 +34,10 @@ GetAttributesFn driver_get_attributes() {
 // as it was.
 bool peer_access_enabled(int device, int peer) {
   int can = 0;
-  if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess) {
+  if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || can == 0) {
     cudaGetLastError();
     return false;
   }
-  if (can == 0) return false;
   int current = -1;
   if (cudaGetDevice(&current) != cudaSuccess) {
     cudaGetLastError();
@@ -54,9 +53,9 @@ bool peer_access_enabled(int device, int peer) {
   if (r == cudaErrorPeerAccessAlreadyEnabled) {
     enabled = true;
   } else if (r == cudaSuccess) {
-    if (cudaDeviceDisablePeerAccess(peer) != cudaSuccess) cudaGetLastError();
+    cudaDeviceDisablePeerAccess(peer);
   }
-  if (r != cudaSuccess) cudaGetLastError();  // the answer, not an error to report later
+  cudaGetLastError();  // the answer, not an error to report later
   if (switch_device) cudaSetDevice(current);
   return enabled;
 }
@@ -152,6 +151,8 @@ PointerInfo query_pointer(const void* pointer, int current_device) {
   }
   return info;
 }
+
+
 
 const char* pointer_problem(const PointerInfo& info, const void* pointer, std::size_t bytes, int device_ordinal,
                             bool pageable_access) {
