@@ -28,23 +28,14 @@ GetAttributesFn driver_get_attributes() {
   return fn;
 }
 
-// Whether `device` has peer access to `peer`'s memory enabled now (cudaMalloc memory of
-// another device is reachable only so). No query tells; asking to enable it does, and an
-// enable that succeeds (it was not there) is undone. The caller's current device is left
-// as it was.
-bool peer_access_enabled(int device, int peer) {
+// Whether the current device has peer access to `peer`'s memory enabled now (cudaMalloc
+// memory of another device is reachable only so). No query tells; asking to enable it
+// does, and an enable that succeeds (it was not there) is undone. The errors these calls
+// leave (the answer "already enabled" among them) are cleared: they are answers, not
+// errors for the caller to find later.
+bool peer_access_enabled(int current_device, int peer) {
   int can = 0;
-  if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || can == 0) {
-    cudaGetLastError();
-    return false;
-  }
-  int current = -1;
-  if (cudaGetDevice(&current) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  const bool switch_device = current != device;
-  if (switch_device && cudaSetDevice(device) != cudaSuccess) {
+  if (cudaDeviceCanAccessPeer(&can, current_device, peer) != cudaSuccess || can == 0) {
     cudaGetLastError();
     return false;
   }
@@ -55,8 +46,7 @@ bool peer_access_enabled(int device, int peer) {
   } else if (r == cudaSuccess) {
     cudaDeviceDisablePeerAccess(peer);
   }
-  cudaGetLastError();  // the answer, not an error to report later
-  if (switch_device) cudaSetDevice(current);
+  cudaGetLastError();
   return enabled;
 }
 
