@@ -38,6 +38,7 @@ import collections as _collections
 import operator as _operator
 import sys as _sys
 import threading as _threading
+import warnings as _warnings
 
 from . import _core
 from ._core import CudaError, DbError, Error, InvalidArgument, NoDeviceError, NvrtcError
@@ -166,6 +167,15 @@ def _view_cupy(fname, x, cupy, what):
 
 
 def _view_jax(fname, x, what):
+    if isinstance(x, _sys.modules["jax"].core.Tracer):
+        # Inside jax.jit the reduction is an XLA FFI custom call, which this build lacks
+        # or which JAX refused.
+        why = (f"JAX refused this build's XLA FFI custom call ({_jax_ffi_refused[0]}); rebuild the package with the "
+               "JAX you run" if _jax_ffi_refused else
+               "this build of reduce_tune has no XLA FFI custom call (the Python that built it could not import "
+               "jax); build the package where jax is installed")
+        raise TypeError(f"reduce_tune.{fname}: {what} is a JAX tracer (inside jax.jit or another transform), and "
+                        f"{why}, or call it outside the transform")
     if len(x.devices()) != 1:
         raise TypeError(f"reduce_tune.{fname}: {what} is sharded over {len(x.devices())} devices; pass a "
                         "single-device array")
@@ -457,8 +467,10 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
             _core.reduce(op, in_code, out_code, x.data.ptr, x.shape, strides, axes, result.data.ptr, stream, device)
             return result
     jax = _sys.modules.get("jax")
-    if jax is not None and _core.HAS_JAX_FFI and (type(x) in _jax_types or _is_jax(x, jax)):
-        return _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax)
+    if jax is not None and _core.HAS_JAX_FFI and not _jax_ffi_refused and (type(x) in _jax_types or _is_jax(x, jax)):
+        result = _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax)
+        if result is not NotImplemented:
+            return result
     view = _view(fname, x, "the input")
     if out is not None:
         if view.kind == "jax":
@@ -487,6 +499,7 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
 
 _JAX_TARGET = "reduce_tune_reduce"
 _jax_registered = []
+_jax_ffi_refused = []  # why JAX refused the custom call, once it has (then JAX goes through DLPack)
 _jax_types = set()  # the types seen to be JAX arrays or tracers (isinstance on jax.Array is slow)
 
 
@@ -531,7 +544,16 @@ def _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax):
             raise TypeError(f"reduce_tune.{fname}: the result is {_NAME_OF[out_name]}, which JAX holds only with "
                             "jax_enable_x64 set")
         if not _jax_registered:
-            jax.ffi.register_ffi_target(_JAX_TARGET, _core.jax_handler(), platform="CUDA")
+            try:
+                jax.ffi.register_ffi_target(_JAX_TARGET, _core.jax_handler(), platform="CUDA")
+            except Exception as e:  # noqa: BLE001 (JAX raises its own runtime error types)
+                # Typically XLA FFI headers of another JAX version than the one running:
+                # JAX arrays then go through DLPack, and tracers are refused.
+                _jax_ffi_refused.append(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+                _warnings.warn(f"reduce_tune: JAX refused the package's XLA FFI custom call ({_jax_ffi_refused[0]}); "
+                               "JAX arrays go through DLPack, and calls inside jax.jit are refused. Rebuild the "
+                               "package with the JAX you run.", RuntimeWarning, stacklevel=3)
+                return NotImplemented
             _jax_registered.append(True)
         numpy = _sys.modules.get("numpy") or __import__("numpy")
         result = jax.ShapeDtypeStruct(out_shape, jax.numpy.bfloat16 if out_name == "bf16" else _NAME_OF[out_name])

@@ -420,9 +420,14 @@ class OtherProducers(unittest.TestCase):
         want = jnp.sum(a.astype(jnp.float32), axis=1)
         self.assertTrue(bool(jnp.all(got == want)))
         self.assertTrue(bool(jnp.all(rt.max(a, dim=0) == jnp.max(a, axis=0))))
-        # Inside jax.jit, composed with JAX's own ops (the XLA FFI custom call, where built).
+        # Inside jax.jit, composed with JAX's own ops: the XLA FFI custom call where the
+        # module was built with it, else a TypeError that says why not.
         f = jax.jit(lambda v: rt.sum(v * 2, dim=(0, 1), dtype=jnp.float32) + 1)
-        self.assertEqual(float(f(a)), float(jnp.sum(a.astype(jnp.float32)) * 2 + 1))
+        if _core.HAS_JAX_FFI:
+            self.assertEqual(float(f(a)), float(jnp.sum(a.astype(jnp.float32)) * 2 + 1))
+        else:
+            with self.assertRaisesRegex(TypeError, "tracer.*no XLA FFI"):
+                f(a)
         # explain needs a concrete array: a tracer gets a TypeError that says so.
         self.assertIn("rows", rt.explain(a, dim=1))
         with self.assertRaisesRegex(TypeError, "tracer"):
@@ -434,15 +439,45 @@ class OtherProducers(unittest.TestCase):
         if not jax.config.jax_enable_x64:
             with self.assertRaises(TypeError):
                 rt.mean(i, dim=1)  # float64, which JAX holds only with x64
-        # A module built without XLA's FFI headers takes JAX arrays through DLPack.
+        # A module built without XLA's FFI headers takes JAX arrays through DLPack, and
+        # refuses tracers with a TypeError.
         built_with_ffi = _core.HAS_JAX_FFI
         try:
             _core.HAS_JAX_FFI = False
             got = rt.sum(a[:, 7:], dim=1, dtype=jnp.float32)
             self.assertIsInstance(got, jax.Array)
             self.assertTrue(bool(jnp.all(got == jnp.sum(a[:, 7:].astype(jnp.float32), axis=1))))
+            with self.assertRaisesRegex(TypeError, "tracer.*no XLA FFI"):
+                jax.jit(lambda v: rt.max(v, dim=0))(a)
         finally:
             _core.HAS_JAX_FFI = built_with_ffi
+        # JAX refusing the custom call (headers of another JAX version than the one
+        # running): one warning, then DLPack for arrays and a TypeError for tracers.
+        register, registered, plans = jax.ffi.register_ffi_target, list(rt._jax_registered), dict(rt._plans)
+
+        def refuse(*args, **kwargs):
+            raise RuntimeError("the handler's API version (9.9) is incompatible with the framework's")
+
+        try:
+            _core.HAS_JAX_FFI = True
+            jax.ffi.register_ffi_target = refuse
+            rt._jax_registered.clear()
+            rt._plans.clear()
+            b = a[:, 5:]
+            with self.assertWarnsRegex(RuntimeWarning, "refused.*API version"):
+                got = rt.sum(b, dim=1, dtype=jnp.float32)
+            self.assertIsInstance(got, jax.Array)
+            self.assertTrue(bool(jnp.all(got == jnp.sum(b.astype(jnp.float32), axis=1))))
+            self.assertTrue(bool(jnp.all(rt.min(b, dim=0) == jnp.min(b, axis=0))))
+            with self.assertRaisesRegex(TypeError, "tracer.*refused.*API version"):
+                jax.jit(lambda v: rt.sum(v, dim=1))(b)
+        finally:
+            jax.ffi.register_ffi_target = register
+            _core.HAS_JAX_FFI = built_with_ffi
+            rt._jax_ffi_refused.clear()
+            rt._jax_registered[:] = registered
+            rt._plans.clear()
+            rt._plans.update(plans)
 
 
 def reduce_tune_command():
