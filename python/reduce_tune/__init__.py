@@ -395,6 +395,8 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         keepdim = keepdims
     torch = _sys.modules.get("torch")
     if torch is not None and type(x) is torch.Tensor and x.is_cuda and (out is None or type(out) is torch.Tensor):
+        if type(dim) in (tuple, list) and not dim:
+            dim = None  # dim=(): every dimension, as torch.sum(x, dim=()) (NumPy's axis=() reduces none)
         # PyTorch's tensor, on its current stream, into a new tensor or out=. The call's
         # checks run here once per kind of call; then _core.torch_call serves the kind
         # without coming back here (the public functions try it first).
@@ -472,6 +474,8 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         if result is not NotImplemented:
             return result
     view = _view(fname, x, "the input")
+    if view.kind == "torch" and type(dim) in (tuple, list) and not dim:
+        dim = None  # a subclass of torch.Tensor: dim=() as in PyTorch
     if out is not None:
         if view.kind == "jax":
             raise TypeError(f"reduce_tune.{fname}: out= is not supported for JAX arrays, which are immutable")
@@ -620,6 +624,8 @@ def explain(x, dim=None, op="sum", *, dtype=None):
         raise TypeError("reduce_tune.explain: the input is a JAX tracer (inside jax.jit or another transform); "
                         "explain a concrete array of the same shape and dtype outside it")
     view = _view("explain", x, "the input")
+    if view.kind == "torch" and type(dim) in (tuple, list) and not dim:
+        dim = None  # as the torch call does
     axes = _axes("explain", dim, len(view.shape))
     in_code = _DT[view.dtype]
     if dtype is None:

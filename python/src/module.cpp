@@ -407,6 +407,7 @@ bool torch_key(const TorchState& st, int op, nb::handle x, nb::handle dim, nb::h
       return false;
     }
     const Py_ssize_t n = PyTuple_Size(items.ptr());
+    if (n == 0) k->axes = (1u << k->rank) - 1;  // dim=(): every dimension, as in PyTorch
     for (Py_ssize_t i = 0; i < n; ++i)
       if (!add_axis(PyTuple_GetItem(items.ptr(), i))) return false;
   } else if (!add_axis(dim.ptr())) {

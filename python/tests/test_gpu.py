@@ -174,6 +174,28 @@ class Semantics(unittest.TestCase):
         with self.assertRaises(TypeError):
             rt.sum(x, dim=0, out=torch.empty(70, device="cuda", dtype=torch.float32))
 
+    def test_an_empty_tuple_of_dims_follows_the_framework(self):
+        # PyTorch reduces every dimension for dim=() (and []), NumPy-style producers none.
+        x = data((5, 7, 3), "float32", "sum")
+        for dim in ((), []):
+            for keepdim in (False, True):
+                for call in ("first", "repeated"):
+                    assert_same(self, rt.sum(x, dim=dim, keepdim=keepdim),
+                                x.sum(dim=dim, keepdim=keepdim), f"dim={dim!r} keepdim={keepdim}, {call} call")
+            assert_same(self, rt.max(x, dim=dim), x.amax(dim=dim), f"max dim={dim!r}")
+            assert_same(self, rt.mean(x.double(), dim=dim), x.double().mean(dim=dim), f"mean dim={dim!r}", ulps=1)
+        p = torch.nn.Parameter(x.float(), requires_grad=False)  # a subclass: the Python layer alone
+        assert_same(self, rt.sum(p, dim=()), x.float().sum(), "a Parameter, dim=()")
+        self.assertIn("flat", rt.explain(x, dim=()))
+        try:
+            import cupy
+        except ImportError:
+            return
+        c = cupy.asarray(x.cpu().numpy())
+        got = rt.sum(c, dim=())
+        self.assertEqual(got.shape, c.shape)
+        self.assertTrue(bool(cupy.all(got == c.sum(axis=()))))
+
     def test_mean_of_16bit_rounds_once(self):
         x = torch.full((3, 1000), 1.0009765625, device="cuda", dtype=torch.float16) + \
             torch.arange(1000, device="cuda", dtype=torch.float16)[None, :] * 0
