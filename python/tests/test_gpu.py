@@ -270,6 +270,103 @@ class Semantics(unittest.TestCase):
         self.assertEqual(float(rt.sum(s, dim=0)), 3.5)
 
 
+# The widenings dtype= may ask for, by input dtype (sum and prod; mean takes float64 of
+# float32 and of the integers, whose default it is).
+WIDER = {"int32": "int64", "uint32": "int64", "float32": "float64", "float16": "float32", "bfloat16": "float32"}
+
+
+def random_view(rng, dtype, op):
+    """A view of rank 1 to 5 over a fresh base: sliced with steps and offsets, permuted,
+    broadcast along new or size-1 dimensions; its extents odd more often than round."""
+    rank = rng.randint(1, 5)
+    budget = rng.choice((2**8, 2**12, 2**16, 2**19))
+    extents = []
+    for _ in range(rank):
+        left = budget // max(1, _prod(extents))
+        e = rng.choice((1, 2, 3, 5, 7, 16, 31, 64, 97, 128, 255, 257, 1000, 1023, 4099))
+        extents.append(max(1, min(e, left)))
+    base = data(tuple(extents), dtype, op, seed=rng.randrange(1 << 30))
+    x = base
+    for d in range(rank):
+        if x.shape[d] > 2 and rng.random() < 0.3:
+            start = rng.randint(0, 2)
+            step = rng.choice((1, 2, 3))
+            x = x.narrow(d, start, x.shape[d] - start)[(slice(None),) * d + (slice(None, None, step),)]
+    if rng.random() < 0.4:
+        order = list(range(rank))
+        rng.shuffle(order)
+        x = x.permute(*order)
+    if rng.random() < 0.15 and x.dim() < 8:
+        # a broadcast dimension (stride 0) somewhere
+        d = rng.randint(0, x.dim())
+        shape = list(x.shape)
+        shape.insert(d, rng.choice((2, 3, 9)))
+        x = x.unsqueeze(d).expand(*shape)
+    return x
+
+
+def _prod(values):
+    r = 1
+    for v in values:
+        r *= v
+    return r
+
+
+class RandomViews(unittest.TestCase):
+    """Seeded random views, dims, keepdim, dtype= and out= for every op and dtype, each
+    call made twice (the Python layer, then the fast path), against the float64/int64
+    reference. REDUCE_TUNE_RANDOM_VIEWS sets the number of cases (default 300: with no
+    database most new kinds of call compile a kernel first)."""
+
+    def test_random_views_against_the_reference(self):
+        import random
+        rng = random.Random(20261128)
+        cases = int(os.environ.get("REDUCE_TUNE_RANDOM_VIEWS", "300"))
+        kinds = {}
+        for i in range(cases):
+            dtype = DTYPES[i % len(DTYPES)]
+            op = OPS[(i // len(DTYPES)) % len(OPS)]
+            x = random_view(rng, dtype, op)
+            r = x.dim()
+            form = rng.random()
+            if form < 0.15:
+                dim = None
+            elif form < 0.55:
+                dim = rng.randrange(-r, r)
+            else:
+                dim = tuple(sorted(rng.sample(range(r), rng.randint(1, r))))
+                if rng.random() < 0.3:
+                    dim = tuple(d - r for d in dim)
+            keepdim = rng.random() < 0.3
+            out_dtype = None
+            if rng.random() < 0.3:
+                if op in ("sum", "prod") and dtype in WIDER:
+                    out_dtype = WIDER[dtype]
+                elif op == "mean" and dtype in ("float32",):
+                    out_dtype = "float64"
+            dims = dim if dim is None or isinstance(dim, tuple) else (dim,)
+            dims = None if dims is None else tuple(d % r for d in dims)
+            want = reference(op, x, dims, keepdim=keepdim,
+                             out_dtype=None if out_dtype is None else tdtype(out_dtype))
+            what = (f"case {i}: {op}<{dtype}> shape {tuple(x.shape)} strides {x.stride()} offset "
+                    f"{x.storage_offset()} dim {dim} keepdim {keepdim} dtype {out_dtype}")
+            kwargs = {} if out_dtype is None else {"dtype": tdtype(out_dtype)}
+            use_out = rng.random() < 0.2
+            for call in ("first", "repeated"):
+                if use_out:
+                    out = torch.empty(tuple(want.shape), device="cuda", dtype=want.dtype)
+                    got = getattr(rt, op)(x, dim=dim, keepdim=keepdim, out=out, **kwargs)
+                    self.assertIs(got, out, what)
+                else:
+                    got = getattr(rt, op)(x, dim=dim, keepdim=keepdim, **kwargs)
+                assert_same(self, got, want, f"{what}, {call} call", ulps=1 if op == "mean" else 0)
+            layout = rt.explain(x, dim=dim, op=op, **kwargs).split()[0]
+            kinds[layout] = kinds.get(layout, 0) + 1
+            if (i + 1) % 50 == 0:
+                print(f"[ random views ] {i + 1} cases", file=sys.stderr, flush=True)
+        print(f"\n[ counts ] random views: {cases} cases, by the explanation's first word: {kinds}")
+
+
 class RepeatedCalls(unittest.TestCase):
     def test_a_kind_of_call_checked_once_stays_right(self):
         # The second and later calls of a kind take the cached plan: results, dims given
