@@ -297,10 +297,12 @@ def _current_device():
     return 0
 
 
-def _axes(fname, dim, rank):
+def _axes(fname, dim, rank, torch_dims=False):
+    """The reduced axes, sorted. torch_dims: an empty tuple or list of dims is every
+    dimension, as in PyTorch (torch.sum(x, dim=())); otherwise none, as NumPy's axis=()."""
     if rank > _MAX_RANK:
         raise ValueError(f"reduce_tune.{fname}: the tensor has {rank} dimensions; at most {_MAX_RANK} are supported")
-    if dim is None:
+    if dim is None or (torch_dims and type(dim) in (tuple, list) and not dim):
         return tuple(range(rank))
     if isinstance(dim, bool):
         raise TypeError(f"reduce_tune.{fname}: dim must be an int, a tuple of ints or None, not bool")
@@ -357,7 +359,7 @@ _fast = _core.torch_call
 
 def _plan(fname, op_name, view, dim, keepdim, dtype):
     """(op, in, out codes, axes, output shape), every argument checked."""
-    axes = _axes(fname, dim, len(view.shape))
+    axes = _axes(fname, dim, len(view.shape), view.kind == "torch")
     op = _OP[op_name]
     in_code = _DT[view.dtype]
     if dtype is not None:
@@ -395,8 +397,6 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         keepdim = keepdims
     torch = _sys.modules.get("torch")
     if torch is not None and type(x) is torch.Tensor and x.is_cuda and (out is None or type(out) is torch.Tensor):
-        if type(dim) in (tuple, list) and not dim:
-            dim = None  # dim=(): every dimension, as torch.sum(x, dim=()) (NumPy's axis=() reduces none)
         # PyTorch's tensor, on its current stream, into a new tensor or out=. The call's
         # checks run here once per kind of call; then _core.torch_call serves the kind
         # without coming back here (the public functions try it first).
@@ -474,8 +474,6 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         if result is not NotImplemented:
             return result
     view = _view(fname, x, "the input")
-    if view.kind == "torch" and type(dim) in (tuple, list) and not dim:
-        dim = None  # a subclass of torch.Tensor: dim=() as in PyTorch
     if out is not None:
         if view.kind == "jax":
             raise TypeError(f"reduce_tune.{fname}: out= is not supported for JAX arrays, which are immutable")
@@ -624,9 +622,7 @@ def explain(x, dim=None, op="sum", *, dtype=None):
         raise TypeError("reduce_tune.explain: the input is a JAX tracer (inside jax.jit or another transform); "
                         "explain a concrete array of the same shape and dtype outside it")
     view = _view("explain", x, "the input")
-    if view.kind == "torch" and type(dim) in (tuple, list) and not dim:
-        dim = None  # as the torch call does
-    axes = _axes("explain", dim, len(view.shape))
+    axes = _axes("explain", dim, len(view.shape), view.kind == "torch")
     in_code = _DT[view.dtype]
     if dtype is None:
         out_code = _core.default_out_dtype(_OP[op], in_code)

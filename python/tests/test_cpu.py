@@ -74,6 +74,14 @@ class ArgumentErrorTest(unittest.TestCase):
     def test_dim_repeated(self):
         self.assertRaisesMessage(ValueError, "dim -1 is named more than once", rt.sum, FakeCuda((3, 4)), dim=(1, -1))
 
+    def test_an_empty_tuple_of_dims(self):
+        # Every dimension for a PyTorch tensor (torch.sum(x, dim=())), none for the rest.
+        for dim in ((), []):
+            self.assertEqual(rt._axes("sum", dim, 3, torch_dims=True), (0, 1, 2))
+            self.assertEqual(rt._axes("sum", dim, 3), ())
+            self.assertEqual(rt._axes("sum", dim, 0, torch_dims=True), ())
+        self.assertEqual(rt._axes("sum", (-1,), 3, torch_dims=True), (2,))
+
     def test_dim_of_the_wrong_type(self):
         x = FakeCuda((3, 4))
         self.assertRaisesMessage(TypeError, "dim must be an int", rt.sum, x, dim=1.0)
