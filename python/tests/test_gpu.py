@@ -4,7 +4,9 @@ out= and dtype=, empty extents, NaN, non-default streams and threads.
 
 Skips, saying why, where there is no CUDA device or no PyTorch. Runs under pytest or
 `python3 -m unittest test_gpu`."""
+import math
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -282,7 +284,7 @@ def random_view(rng, dtype, op):
     budget = rng.choice((2**8, 2**12, 2**16, 2**19))
     extents = []
     for _ in range(rank):
-        left = budget // max(1, _prod(extents))
+        left = budget // max(1, math.prod(extents))
         e = rng.choice((1, 2, 3, 5, 7, 16, 31, 64, 97, 128, 255, 257, 1000, 1023, 4099))
         extents.append(max(1, min(e, left)))
     base = data(tuple(extents), dtype, op, seed=rng.randrange(1 << 30))
@@ -305,13 +307,6 @@ def random_view(rng, dtype, op):
     return x
 
 
-def _prod(values):
-    r = 1
-    for v in values:
-        r *= v
-    return r
-
-
 class RandomViews(unittest.TestCase):
     """Seeded random views, dims, keepdim, dtype= and out= for every op and dtype, each
     call made twice (the Python layer, then the fast path), against the float64/int64
@@ -319,7 +314,6 @@ class RandomViews(unittest.TestCase):
     database most new kinds of call compile a kernel first)."""
 
     def test_random_views_against_the_reference(self):
-        import random
         rng = random.Random(20261128)
         cases = int(os.environ.get("REDUCE_TUNE_RANDOM_VIEWS", "300"))
         kinds = {}
