@@ -6,6 +6,7 @@
 // same shapes the same way; bench/join_axes.py puts the two side by side.
 //
 // usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--db PATH]
+//        [--dtype f32|f16|bf16|f64|i32|i64|u32] (any op and element type; CUB's rows, f32 only)
 // With --db, the tuned call (the database's axis winners) and the built-in choice (no
 // database) are both timed, in the same run. Prints one line per (layout, op, R,
 // outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel".
@@ -70,6 +71,14 @@ __global__ void narrow_to_16(const float* in, unsigned short* out, std::uint64_t
     const __nv_bfloat16 b = __float2bfloat16(in[i]);
     out[i] = brain ? __bfloat16_as_ushort(b) : __half_as_ushort(h);
   }
+}
+
+// The fill's small integers as another element type (exact in each).
+template <class T>
+__global__ void convert_from_float(const float* in, T* out, std::uint64_t n, float offset) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    out[i] = static_cast<T>(in[i] + offset);
 }
 
 struct Max {
@@ -297,8 +306,8 @@ int main(int argc, char** argv) {
       device = std::atoi(argv[++i]);
     } else if (a == "--dtype" && i + 1 < argc) {
       const auto d = rt::parse_dtype(argv[++i]);
-      if (!d || (*d != rt::DType::f32 && !rt::is_16bit_float(*d))) {
-        std::fprintf(stderr, "reduce_tune_axis_bench: --dtype takes f32, f16 or bf16\n");
+      if (!d) {
+        std::fprintf(stderr, "reduce_tune_axis_bench: --dtype takes i32, i64, u32, f32, f64, f16 or bf16\n");
         return 2;
       }
       dtype = *d;
@@ -354,17 +363,18 @@ int main(int argc, char** argv) {
       std::string list = argv[++i];
       for (std::size_t p = 0; p <= list.size();) {
         const std::size_t q = std::min(list.find(',', p), list.size());
-        if (auto op = rt::parse_op(list.substr(p, q - p)); op && (*op == rt::Op::sum || *op == rt::Op::max)) {
+        if (auto op = rt::parse_op(list.substr(p, q - p))) {
           ops.push_back(*op);
         } else {
-          std::fprintf(stderr, "reduce_tune_axis_bench: --ops takes sum and max\n");
+          std::fprintf(stderr, "reduce_tune_axis_bench: --ops takes sum, prod, min, max and mean\n");
           return 2;
         }
         p = q + 1;
       }
     } else {
       std::fprintf(stderr,
-                   "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16] "
+                   "usage: reduce_tune_axis_bench [--device N] [--max-elements N] [--ops sum,prod,min,max,mean] "
+                   "[--dtype i32|i64|u32|f32|f64|f16|bf16] "
                    "[--db PATH] [--shapes RxOUTPUTS,...] [--layouts rows,columns] [--views EXTENTS[@STRIDES]/AXES;...] "
                    "[--configs TEXT;...]\n");
       return 2;
@@ -390,17 +400,32 @@ int main(int argc, char** argv) {
     const std::uint64_t l2_elements = static_cast<std::uint64_t>(key.l2_bytes) / 4;
     const std::uint64_t buffer_elements = std::max(max_elements, 8 * l2_elements) + 1024;
     const std::size_t es = rt::size_of(dtype);
-    rt::DeviceBuffer buffer(buffer_elements * 4);
+    rt::DeviceBuffer buffer(buffer_elements * std::max<std::size_t>(es, 4));
     fill<<<key.sm_count * 8, 256>>>(buffer.as<float>(), buffer_elements);
-    if (es == 2) {  // the same values as 16-bit floats, at the front of the buffer
-      rt::DeviceBuffer narrow(buffer_elements * 2);
-      narrow_to_16<<<key.sm_count * 8, 256>>>(buffer.as<float>(), narrow.as<unsigned short>(), buffer_elements,
-                                              dtype == rt::DType::bf16);
-      RT_CUDA_CHECK(cudaMemcpy(buffer.get(), narrow.get(), buffer_elements * 2, cudaMemcpyDeviceToDevice));
+    if (dtype != rt::DType::f32) {  // the same values in the element type, at the front of the buffer
+      rt::DeviceBuffer converted(buffer_elements * es);
+      const unsigned grid = static_cast<unsigned>(key.sm_count) * 8;
+      switch (dtype) {
+        case rt::DType::f16:
+        case rt::DType::bf16:
+          narrow_to_16<<<grid, 256>>>(buffer.as<float>(), converted.as<unsigned short>(), buffer_elements,
+                                      dtype == rt::DType::bf16);
+          break;
+        case rt::DType::f64: convert_from_float<<<grid, 256>>>(buffer.as<float>(), converted.as<double>(), buffer_elements, 0.0f); break;
+        case rt::DType::i32: convert_from_float<<<grid, 256>>>(buffer.as<float>(), converted.as<int>(), buffer_elements, 0.0f); break;
+        case rt::DType::i64:
+          convert_from_float<<<grid, 256>>>(buffer.as<float>(), converted.as<long long>(), buffer_elements, 0.0f);
+          break;
+        case rt::DType::u32:  // the small integers plus 3: not negative
+        default:
+          convert_from_float<<<grid, 256>>>(buffer.as<float>(), converted.as<unsigned>(), buffer_elements, 3.0f);
+          break;
+      }
+      RT_CUDA_CHECK(cudaMemcpy(buffer.get(), converted.get(), buffer_elements * es, cudaMemcpyDeviceToDevice));
     }
     RT_CUDA_CHECK(cudaDeviceSynchronize());
     std::printf("dtype: %s\n", std::string(rt::to_string(dtype)).c_str());
-    rt::DeviceBuffer out((1ull << 24) * 4 + 64);
+    rt::DeviceBuffer out((1ull << 24) * 8 + 64);
     rt::Stream stream;
     rt::ContextOptions builtin_options;
     builtin_options.database = "/nonexistent/reduce-tune-axis-bench.db";  // built-in axis kernels

@@ -13,8 +13,10 @@ the lists. About 30% of the inputs are views of a contiguous base tensor:
   offset+1    base of numel+1 elements, x = base[1:].view(shape) (a misaligned start)
 The data are random integers in [-3, 3], so that float32 accumulation is exact (partial
 sums stay far below 2^24): a float32 result is compared with rtol 1e-5, a 16-bit one
-(rounded once from float32 by both sides) with rtol 1e-2, mean likewise by its output
-type. A difference beyond that is a "MISMATCH" with its largest absolute error (the run
+(rounded once from float32 by both sides) with rtol 1e-2, float64 with rtol 1e-12 and
+integers exactly, mean likewise by its output type. Sums and products of int32 are asked
+for in int64 on both sides (dtype=torch.int64, torch's own default); a mean of integers
+(which torch has not) is skipped. A difference beyond that is a "MISMATCH" with its largest absolute error (the run
 goes on); a case torch cannot reduce, or that does not fit in memory, is skipped.
 
 Timing is python_frameworks.py's, from Python so that each call's host overhead counts:
@@ -39,7 +41,10 @@ import statistics
 import sys
 import time
 
-DTYPE_NAMES = ("f32", "f16", "bf16")
+# rt's dtype names and torch's; --dtypes draws from these.
+TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64", "i32": "int32",
+                "i64": "int64"}
+DTYPE_NAMES = tuple(TORCH_DTYPES)
 OP_NAMES = ("sum", "prod", "min", "max", "mean")
 VIEW_SHARE = 0.3  # the share of cases that are views rather than contiguous tensors
 
@@ -150,7 +155,9 @@ def generate(args):
 
 def tolerance(case):
     """(rtol, atol): exact integer sums in float32; one rounding of a 16-bit output."""
-    return (1e-5, 1e-6) if case.dtype == "f32" else (1e-2, 1e-3)
+    if case.dtype in ("i32", "i64"):
+        return (0.0, 0.0)
+    return {"f32": (1e-5, 1e-6), "f64": (1e-12, 1e-12)}.get(case.dtype, (1e-2, 1e-3))
 
 
 def check(torch, got, ref, case):
@@ -170,8 +177,10 @@ def check(torch, got, ref, case):
 def run_case(case, env, args):
     """The row of one case, or a string saying why it was skipped."""
     torch, rt, pf, rotation_count = env["torch"], env["rt"], env["pf"], env["rotation_count"]
-    dtype = getattr(torch, pf.DTYPES[case.dtype])
+    dtype = getattr(torch, TORCH_DTYPES[case.dtype])
     es = torch.tensor([], dtype=dtype).element_size()
+    # torch sums and multiplies int32 into int64; rt is asked for the same.
+    kwargs = {"dtype": torch.int64} if case.dtype == "i32" and case.op in ("sum", "prod") else {}
     base_shape = case.base_shape()
     base_bytes = math.prod(base_shape) * es
     free, _ = torch.cuda.mem_get_info()
@@ -186,14 +195,15 @@ def run_case(case, env, args):
         return f"out of memory building {rotations} x {base_bytes >> 20} MiB"
     rt_op, torch_op, dim = getattr(rt, case.op), pf.TORCH_FW_OPS[case.op], case.dim_arg()
     try:
-        ref = torch_op(views[0], dim=dim)
+        ref = torch_op(views[0], dim=dim, **kwargs)
     except (RuntimeError, TypeError, NotImplementedError) as error:
         return f"torch has no {case.op} of this: {str(error).splitlines()[0][:80]}"
     try:
-        problem = check(torch, rt_op(views[0], dim=dim), ref, case)
+        problem = check(torch, rt_op(views[0], dim=dim, **kwargs), ref, case)
     except (rt.Error, TypeError, ValueError) as error:
         return {"case": case, "problem": f"rt raised {type(error).__name__}: {str(error).splitlines()[0][:100]}"}
-    impls = {"rt": lambda s: rt_op(views[s], dim=dim), "torch": lambda s: torch_op(views[s], dim=dim)}
+    impls = {"rt": lambda s: rt_op(views[s], dim=dim, **kwargs),
+             "torch": lambda s: torch_op(views[s], dim=dim, **kwargs)}
     try:
         ms = pf.compare(impls, rotations, env["clock"], args.rounds)
     except torch.cuda.OutOfMemoryError:
@@ -206,7 +216,7 @@ def run_case(case, env, args):
 def explain(env, case):
     """rt.explain() for the case's view (of an uninitialized base: only the layout counts)."""
     torch, rt = env["torch"], env["rt"]
-    base = torch.empty(case.base_shape(), device="cuda", dtype=getattr(torch, env["pf"].DTYPES[case.dtype]))
+    base = torch.empty(case.base_shape(), device="cuda", dtype=getattr(torch, TORCH_DTYPES[case.dtype]))
     try:
         return " ".join(str(rt.explain(case.make_view(base), dim=case.dim_arg(), op=case.op)).split())
     except Exception as error:  # noqa: BLE001  (a report, not a check)
