@@ -73,11 +73,24 @@ struct MeanOp : SumOp {
 };
 
 // What the last step writes: the accumulator converted to the output type, or for mean
-// the accumulated sum divided by n in double precision.
+// the accumulated sum divided by n, rounded once to the output type.
+//
+// A float sum over n <= 2^24 (exact in float) divides without a division (common.cuh):
+// to f32 rounded to nearest, to 16 bits through the quotient rounded to odd. A float
+// quotient rounded to nearest and then to 16 bits would round twice: f16 mean of 8875
+// elements summing to 8888 is 1 + 2^-10, but 8888 / 8875 rounds to 1 + 3 * 2^-11 in
+// float, a tie that f16 breaks upward. A zero, infinite or NaN total is its own quotient.
 template <class Op, class Out, class Acc>
 __device__ __forceinline__ Out epilogue(Acc total, u64 n) {
   if (RT_MUTATION == 4) return (Out)Op::template identity<Acc>();  // common.cuh
-  if (Op::kId == MeanOp::kId) return (Out)((double)total / (double)n);
+  if (Op::kId == MeanOp::kId) {
+    if (IsSame<Acc, float>::value && n >= 1 && n <= (1ull << 24)) {
+      const float t = (float)total, nf = (float)n;
+      if (t == 0.0f || !(fabsf(t) <= 3.402823466e38f)) return (Out)t;
+      return (Out)(IsSame<Out, float>::value ? quotient_to_nearest(t, nf) : quotient_to_odd(t, nf));
+    }
+    return (Out)((double)total / (double)n);
+  }
   return (Out)total;
 }
 

@@ -171,6 +171,54 @@ TEST(Float16, Bf16ResultRoundsToNearestEven) {
   }
 }
 
+// A mean whose quotient lies just below a midpoint of the 16-bit values, so close that
+// the quotient rounded to float is the midpoint itself: rounded again, that tie would go
+// to the even neighbour, above. The kernels round the quotient once (quotient_to_odd in
+// kernel_templates/rt/common.cuh): flat, along rows and along columns.
+TEST(Float16, MeanRoundsItsQuotientOnce) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    DType type;
+    std::int64_t n, twos;  // n elements: `twos` of them 2, the others 1
+    std::uint16_t want;    // the bits of (n + twos) / n rounded once
+  };
+  // f16: 8888 / 8875 = 1 + 3 * 2^-11 - 5.5e-8 -> 1 + 2^-10; bf16: 66477 / 65707 =
+  // 1 + 3 * 2^-8 - 5.9e-8 -> 1 + 2^-7.
+  const Case cases[] = {{DType::f16, 8875, 13, 0x3c01}, {DType::bf16, 65707, 770, 0x3f81}};
+  for (const Case& c : cases) {
+    const bool brain = c.type == DType::bf16;
+    const double q = static_cast<double>(c.n + c.twos) / static_cast<double>(c.n);
+    ASSERT_EQ(brain ? double_to_bf16_bits(q) : double_to_f16_bits(q), c.want);
+    const float twice = static_cast<float>(c.n + c.twos) / static_cast<float>(c.n);  // a float quotient
+    ASSERT_NE(brain ? float_to_bf16_bits(twice) : float_to_f16_bits(twice), c.want) << "the case must tell";
+    const std::uint16_t one = brain ? 0x3f80 : 0x3c00, two = 0x4000;  // 2 has these bits in both
+    // Rows [3, n] (each row the same, its twos spread out) and columns [n, 3] of them.
+    const std::int64_t ways = 3;
+    std::vector<unsigned char> rows(static_cast<std::size_t>(ways * c.n) * 2), cols(rows.size());
+    for (std::int64_t k = 0; k < c.n; ++k) {
+      const std::uint16_t bits = k % (c.n / c.twos) == 0 && k / (c.n / c.twos) < c.twos ? two : one;
+      for (std::int64_t w = 0; w < ways; ++w) {
+        std::memcpy(rows.data() + 2 * (w * c.n + k), &bits, 2);
+        std::memcpy(cols.data() + 2 * (k * ways + w), &bits, 2);
+      }
+    }
+    EXPECT_EQ(reduce_bytes(ctx, Op::mean, c.type, c.type, rows, 0, static_cast<std::uint64_t>(c.n)), c.want)
+        << to_string(c.type) << " flat";
+    DeviceBuffer d(rows.size()), o(16);
+    for (int layout = 0; layout < 2; ++layout) {
+      const auto& bytes = layout == 0 ? rows : cols;
+      RT_CUDA_CHECK(cudaMemcpy(d.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+      const TensorDesc desc = layout == 0 ? TensorDesc::contiguous({ways, c.n}) : TensorDesc::contiguous({c.n, ways});
+      ctx.reduce_axes(Op::mean, c.type, c.type, d.get(), desc, AxisList{layout == 0 ? 1 : 0}, o.get(), nullptr);
+      std::uint16_t got[ways] = {};
+      RT_CUDA_CHECK(cudaMemcpy(got, o.get(), sizeof got, cudaMemcpyDeviceToHost));
+      for (std::int64_t w = 0; w < ways; ++w)
+        EXPECT_EQ(got[w], c.want) << to_string(c.type) << (layout == 0 ? " rows" : " columns") << " output " << w;
+    }
+  }
+}
+
 TEST(Float16, AlongAxesWithOddExtentsAndAViewOfColumns) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
