@@ -57,6 +57,8 @@ std::uint64_t rows_dense_tile_elements(const AxisKernelSpec& s) {
   return static_cast<std::uint64_t>(s.block) * s.unroll * s.vec;
 }
 std::uint64_t rows_dense_max_reduced(const AxisKernelSpec& s) { return rows_dense_tile_elements(s) / 8; }
+// Dense columns read a slice of at least this many bytes (builtin_axis_spec).
+constexpr std::uint64_t kDenseSliceBytes = 16384;
 // Up to this many outputs, the last block folds every partial itself (one launch).
 constexpr std::uint64_t kTicketOutputs = 64;
 // Columns split so that this many partials or fewer fold in the last block (one launch).
@@ -324,7 +326,14 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       const bool wide_dense =
           shape.inner <= 256 &&
           (r >= (1u << 20) || (measured_elements && (r >= (1u << 17) || (r >= (1u << 16) && row_bytes >= 240))));
-      if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run &&
+      // A block reads one slice at a time, folding it through shared memory: slices of
+      // less than 16 KiB leave that fold, not the reads, to set the pace. On an H200
+      // (sums), the built-in choice before and after: bf16 [30000, 65, 3] along 1 115.0
+      // -> 7.5 us, bf16 [2049*13, 67, 7] along 1 117.6 -> 12.5, f32 84.6 -> 18.2; slices
+      // of 58 and 66 KiB read faster dense (bf16 [512, 1000, 33]: 12.2 us, the columns
+      // configs tried 18.2 and more).
+      const bool dense_slices = r * shape.inner * size_of(types.in) >= kDenseSliceBytes;
+      if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run && dense_slices &&
           ((shape.inner <= 64 && r >= 64) || wide_dense)) {
         // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors
         // (up to 256 of them over a million rows and more: on an H100, f32 and f16 with
@@ -451,8 +460,13 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 1.07 times faster in vectors (30001 x 2049: 67.8 against 72.6 us), 2641 and 3001
       // 1.31 to 1.39 times slower (30001 x 2641: 126.2 against 90.7). On the grid, vectors
       // of four up to 64 outputs per SM, as before (30001 x 4096: 117.3 against 127.4 us).
-      if (size_of(types.in) >= 4 && r >= 4096 && shape.outputs > 256 &&
-          shape.outputs < (size_of(types.in) == 4 && !on_grid ? 20 : 64) * sms) {
+      // Not for min and max off the grid, nor for 8-byte elements: on an H200 (held), max of
+      // 20249 x 2047 took 74.3 against 52.2 us with a thread per output split (i32), 66.7
+      // against 52.9 (f32); f64 max of [4, 16384, 359] along 1 93.4 against 57.9, i64
+      // 83.1 against 58.7 (two 8-byte outputs a thread).
+      const bool extremum_off_grid = !on_grid && (op == Op::min || op == Op::max);
+      if (size_of(types.in) == 4 && !extremum_off_grid && r >= 4096 && shape.outputs > 256 &&
+          shape.outputs < (!on_grid ? 20 : 64) * sms) {
         s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
         s.block = 128;
       }
@@ -701,9 +715,17 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // every few loads per lane behind a barrier).
       const std::uint64_t block_lanes = s.family == AxisFamily::general && s.vec == 1 ? 8192 : 1024;
       s.group = r >= 2048 && (lanes >= block_lanes || few_rows) ? s.block : group;
+      // Blocks of 128, or 256 over 2 to 4 rows per SM (unsplit: a block per row), where
+      // 128 leave too few loads in flight. On an H200 (held; max and sum, f32 and i64),
+      // 256 against 128: 300 x 70000 f32 max 21.9 against 30.9 us, i64 45.4 against 58.9;
+      // 359 x 70281 26.1 against 34.0 (f32), 53.5 against 65.0 (i64); 500 x 40000 0.85 to
+      // 0.95 times the time; general rows of 2851 x 15 over 307 outputs (sums) 26.8
+      // against 43.0 (f32) and 32.5 against 49.1 (i64). Over 700 and 1000 rows 128 were as
+      // fast or faster (700 x 30000 i64 max 42.5 against 49.4).
       if (s.group == s.block && few_rows) {
-        s.block = 128;
-        s.group = 128;
+        const bool middling = shape.outputs >= 2ull * sms && shape.outputs < 4ull * sms;
+        s.block = middling ? 256 : 128;
+        s.group = s.block;
       }
       // Rows of two loads per lane or less: four rows per pass.
       s.rows_per_pass = s.group <= 32 && r <= 2ull * s.group * s.vec ? 4 : 1;
@@ -728,7 +750,10 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // two) and 42.55 -> 21.01 (f32; torch 39.81), of [64,100000,4] 43.71 -> 21.71 (f16)
       // and 49.30 -> 37.94 (f32). Over 10000 outputs ([1000,10000,3]) groups of 1 to 4 were
       // 1.2 to 3.6 times slower than the 32 above (the probe): not taken.
-      if (s.family == AxisFamily::general && s.group <= 32 && general_interleaved_runs(shape)) {
+      // So too where R would give each output a block: on an H200 (held), max over (0,2)
+      // of [1024,65213,2] (a block per output before, two lanes per output now) 721.0 ->
+      // 277.2 us in i64 (torch 339.4 in a loop of calls), 515.8 -> 137.3 in f32.
+      if (s.family == AxisFamily::general && general_interleaved_runs(shape)) {
         std::uint32_t g = 1;
         while (g < 32 && shape.outputs * g < 768ull * sms) g *= 2;
         if (g <= 4) {

@@ -101,9 +101,17 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.group, 32u);
   s = builtin_axis_spec(Op::sum, kF32, shape_of({16385, 4096}, {1}), 132);
   EXPECT_EQ(s.group, s.block);
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({512, 2048}, {1}), 132);
+  // Few rows: blocks of 128, of 256 over 2 to 4 rows per SM (a block per row, unsplit).
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({1000, 2048}, {1}), 132);
   EXPECT_EQ(s.group, s.block);
   EXPECT_EQ(s.block, 128u);
+  s = builtin_axis_spec(Op::sum, kF32, shape_of({512, 2048}, {1}), 132);
+  EXPECT_EQ(s.group, s.block);
+  EXPECT_EQ(s.block, 256u);
+  s = builtin_axis_spec(Op::max, TypeRule{DType::i64, DType::i64, DType::i64}, shape_of({264, 70000}, {1}), 132);
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(s.split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({528, 70000}, {1}), 132).block, 128u);
   // Long rows, many of them: a block per row, 16-byte loads, no split.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 1 << 14}, {1}), 132);
   EXPECT_EQ(s.group, s.block);
@@ -327,8 +335,14 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.block, 128u);
   EXPECT_EQ(s.split, AxisSplit::two_pass);
   EXPECT_GE(plan_axis_launch(s, shape_of({65537, 1000}, {0}), 132).grid, 132u * 2);
+  // Not 8-byte elements, nor min and max off the 4-element grid: a thread per output.
   const TypeRule d{DType::f64, DType::f64, DType::f64};
-  EXPECT_EQ(builtin_axis_spec(Op::max, d, shape_of({4097, 1001}, {0}), 132).vec, 2u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, d, shape_of({4097, 1001}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, d, shape_of({4097, 1001}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({20249, 2047}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::min, kF32, shape_of({20249, 2047}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({20249, 2047}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({20249, 2048}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16385, 256}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4095, 1000}, {0}), 132).vec, 1u);
   // 4-byte columns with R > 512 over 64 outputs per SM and more, on the 4-element grid: a
@@ -514,8 +528,15 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({61681, 17}, {0}), 132).family, AxisFamily::columns_dense);
   // Several slices of few outputs: the 2^20 edge (two slices of 2^16 x 8).
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({2, 1 << 16, 8}, {1}), 132).family, AxisFamily::columns);
-  // Many slices of narrow columns are many elements in all: dense, as before.
-  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 12, 64, 8}, {1}), 132).family,
+  // Many slices of narrow columns: dense where a slice holds 16 KiB or more, a block
+  // folding each through shared memory; smaller slices read faster a thread per output.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 12, 64, 8}, {1}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 12, 512, 8}, {1}), 132).family,
+            AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 12, 511, 8}, {1}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, kBF16, shape_of({2049 * 13, 67, 7}, {1}), 132).family,
+            AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kBF16, shape_of({512, 1000, 33}, {1}), 132).family,
             AxisFamily::columns_dense);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4, 64, 8}, {1}), 132).family, AxisFamily::columns);
   // 16-bit columns of more than 16 outputs over R > 1024 stay dense.
@@ -572,7 +593,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     }
     s = builtin_axis_spec(Op::max, t, strided({500, 4096}, {8192, 2}, {1}), 132);  // 500 blocks: unsplit
     EXPECT_EQ(s.split, AxisSplit::none);
-    EXPECT_EQ(s.block, 128u);
+    EXPECT_EQ(s.block, 256u);  // 2 to 4 rows per SM
+    EXPECT_EQ(builtin_axis_spec(Op::max, t, strided({600, 4096}, {8192, 2}, {1}), 132).block, 128u);
     EXPECT_EQ(s.unroll, 8u);
     EXPECT_EQ(s.vec, 1u);
     const CanonicalAxes two_short = shape_of({64, 128, 513}, {0, 2});  // five splits of 6566
@@ -593,7 +615,9 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   for (const TypeRule& t : {kF32, kF16}) {
     for (const auto& [extents, group] : std::vector<std::pair<std::vector<std::int64_t>, std::uint32_t>>{
              {{146, 32768, 3}, 4u}, {{100, 65536, 2}, 2u}, {{64, 100000, 4}, 2u}, {{16, 262144, 3}, 1u},
-             {{50, 200000, 3}, 1u}, {{100, 25344, 3}, 4u}}) {
+             {{50, 200000, 3}, 1u}, {{100, 25344, 3}, 4u},
+             // R of 2048 and more, where a block would take each output otherwise
+             {{1024, 65213, 2}, 2u}, {{4096, 200000, 2}, 1u}}) {
       const CanonicalAxes shape = shape_of({extents[0], extents[1], extents[2]}, {0, 2});
       s = builtin_axis_spec(Op::max, t, shape, 132);
       EXPECT_EQ(s.family, AxisFamily::general) << shape.to_string();
