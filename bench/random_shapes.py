@@ -16,8 +16,9 @@ sums stay far below 2^24): a float32 result is compared with rtol 1e-5, a 16-bit
 (rounded once from float32 by both sides) with rtol 1e-2, float64 with rtol 1e-12 and
 integers exactly, mean likewise by its output type. Sums and products of int32 are asked
 for in int64 on both sides (dtype=torch.int64, torch's own default); a mean of integers
-(which torch has not) is skipped. A difference beyond that is a "MISMATCH" with its largest absolute error (the run
-goes on); a case torch cannot reduce, or that does not fit in memory, is skipped.
+(which torch has not) is skipped. A difference beyond that is a "MISMATCH" with its
+largest absolute error (the run goes on); a case torch cannot reduce, or that does not
+fit in memory, is skipped.
 
 Timing is python_frameworks.py's, from Python so that each call's host overhead counts:
 CUDA events around batches of back-to-back calls on the current stream (about 1 ms a
