@@ -333,7 +333,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // of 58 and 66 KiB read faster dense (bf16 [512, 1000, 33]: 12.2 us, the columns
       // configs tried 18.2 and more).
       const bool dense_slices = r * shape.inner * size_of(types.in) >= kDenseSliceBytes;
-      if (shape.reduced_stride == static_cast<std::int64_t>(shape.inner) && !short_run && dense_slices &&
+      if (shape.inner_step == 1 && shape.reduced_stride == static_cast<std::int64_t>(shape.inner) &&
+          !short_run && dense_slices &&
           ((shape.inner <= 64 && r >= 64) || wide_dense)) {
         // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors
         // (up to 256 of them over a million rows and more: on an H100, f32 and f16 with
@@ -365,10 +366,13 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 61.8, 1000 x 262145 161.8 against 149.7); at R = 33 the same (33 x 4194303, 89.0
       // against 89.6). The grid of the benchmarks held only 2^k + 1 outputs (1 mod 4),
       // where the rules below were first measured.
-      const bool on_grid = shape.inner % 4 == 0 && shape.reduced_stride % 4 == 0 && shape.outer_stride % 4 == 0;
+      // Stepped columns (inner_step > 1) are on no grid: each output is read by itself.
+      const bool unit = shape.inner_step == 1;
+      const bool on_grid =
+          unit && shape.inner % 4 == 0 && shape.reduced_stride % 4 == 0 && shape.outer_stride % 4 == 0;
       const bool wants_16bit_vectors =
           size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512));
-      if (wants_16bit_vectors && (on_grid || r < 32)) s.vec = 4;
+      if (wants_16bit_vectors && unit && (on_grid || r < 32)) s.vec = 4;
       off_grid_16bit = wants_16bit_vectors && s.vec == 1;
       // 4-byte elements over short columns (R <= 128) of many outputs on the 16-byte
       // grid: four adjacent outputs per thread, one 16-byte load per row and one vector
@@ -431,7 +435,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // and 37217 x 669 43.3 against 34.6. f32 on the 4-element grid keeps its vectors of
       // four (within 7% of the fastest config there), and 16-bit ones from R = 2^16 over
       // 512 outputs and more their four outputs a thread (above; not measured against these).
-      const bool on_grid2 = shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
+      const bool on_grid2 =
+          unit && shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
       //
       // Min and max off the 2-element grid (a thread per output): four loads in flight at
       // eight blocks per SM. On an H200 (held device times, `..-2026-11-27aj-probe*.log`):
@@ -465,7 +470,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // against 52.9 (f32); f64 max of [4, 16384, 359] along 1 93.4 against 57.9, i64
       // 83.1 against 58.7 (two 8-byte outputs a thread).
       const bool extremum_off_grid = !on_grid && (op == Op::min || op == Op::max);
-      if (size_of(types.in) == 4 && !extremum_off_grid && r >= 4096 && shape.outputs > 256 &&
+      if (size_of(types.in) == 4 && unit && !extremum_off_grid && r >= 4096 && shape.outputs > 256 &&
           shape.outputs < (!on_grid ? 20 : 64) * sms) {
         s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
         s.block = 128;
@@ -1256,7 +1261,7 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
       return {};
     case AxisFamily::columns_dense:
       if (shape.layout != AxisLayout::columns) return "the columns_dense family reduces columns only";
-      if (shape.reduced_stride != static_cast<std::int64_t>(shape.inner))
+      if (shape.reduced_stride != static_cast<std::int64_t>(shape.inner) || shape.inner_step != 1)
         return "columns_dense needs the reduced rows contiguous";
       if (shape.inner > s.block) return "columns_dense needs inner <= block";
       return {};
@@ -1525,7 +1530,9 @@ bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& sha
                             const void* in) {
   if (!axis_has_twin(spec)) return false;
   if (spec.family == AxisFamily::columns) {
-    // As the kernel decides that its rows are on the grid (rows_on_grid).
+    // As the kernel decides that its rows are on the grid (rows_on_grid). Stepped
+    // columns read each output by itself in either program.
+    if (shape.inner_step != 1) return false;
     const std::uint64_t vec = spec.vec;
     return !(reinterpret_cast<std::uintptr_t>(in) % (vec * size_of(spec.types.in)) == 0 &&
              static_cast<std::uint64_t>(shape.reduced_stride) % vec == 0 &&
@@ -1599,7 +1606,14 @@ AxisKernelParams make_axis_params(const AxisKernelSpec& spec, const CanonicalAxe
   p.outer_stride = shape.outer_stride;
   p.reduced_stride = shape.reduced_stride;
   p.inner = shape.inner;
+  p.inner_step = shape.inner_step;
   p.splits = plan.splits;
+  // A mean's divisor as the kernels' epilogue takes it (rt::MeanDivisor): R as a float
+  // and its correctly rounded reciprocal where R is exact in a float, else 0.
+  if (shape.reduced >= 1 && shape.reduced <= (std::uint64_t{1} << 24)) {
+    p.mean_n = static_cast<float>(shape.reduced);
+    p.mean_inv = 1.0f / p.mean_n;
+  }
   p.kept_rank = shape.kept_rank;
   p.reduced_rank = shape.reduced_rank;
   for (int i = 0; i < kMaxRank; ++i) {

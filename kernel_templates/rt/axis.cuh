@@ -243,7 +243,8 @@ template <class C> __device__ __forceinline__ void write_output(const AxisParams
     at = ordered_slot((unsigned)j, p.out_rank,
                       make_uint4(p.out_extents[0], p.out_extents[1], p.out_extents[2], p.out_extents[3]),
                       make_uint4(p.out_strides[0], p.out_strides[1], p.out_strides[2], p.out_strides[3]));
-  static_cast<typename C::Out*>(p.out)[at] = epilogue<typename C::Op, typename C::Out>(v, p.reduced);
+  static_cast<typename C::Out*>(p.out)[at] =
+      epilogue<typename C::Op, typename C::Out>(v, p.reduced, MeanDivisor{p.mean_n, p.mean_inv});
 }
 
 // Columns: output j is column j % inner of slice j / inner. The 64-bit division is a
@@ -261,9 +262,11 @@ __device__ __forceinline__ ColumnIndex column_index(const AxisParams& p, u64 j) 
   }
   return {j / p.inner, j % p.inner};
 }
+// Output j's first element: a column of a stepped view (inner_step > 1) lies
+// inner_step elements from its neighbour.
 __device__ __forceinline__ long long column_offset(const AxisParams& p, u64 j) {
   const ColumnIndex c = column_index(p, j);
-  return (long long)c.slice * p.outer_stride + (long long)c.column;
+  return (long long)c.slice * p.outer_stride + (long long)c.column * p.inner_step;
 }
 
 // Reduces a group's values into lane 0 of the group (GROUP <= 32: shuffles within the
@@ -1092,7 +1095,9 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
   // one slice on the vector grid, else one scalar load each).
   constexpr int V = C::kVec;
   const u64 vectors = (p.outputs + V - 1) / V;
-  const bool rows_on_grid = (u64)p.reduced_stride % V == 0 && (u64)p.outer_stride % V == 0 &&
+  // Vectors of outputs need them adjacent (stepped columns read each output by itself).
+  const bool adjacent = p.inner_step == 1;
+  const bool rows_on_grid = adjacent && (u64)p.reduced_stride % V == 0 && (u64)p.outer_stride % V == 0 &&
                             (u64)in % (sizeof(T) * V) == 0;
   for (u64 base = first_block * kBx; base < vectors; base += block_stride * kBx) {
     const u64 j = (base + tx) * V;
@@ -1135,7 +1140,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
 #pragma unroll
           for (int e = 0; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)a.v[e]);
         }
-      } else if (PEELED && V > 1 && i + V <= p.inner) {
+      } else if (PEELED && V > 1 && adjacent && i + V <= p.inner) {
         // Off the vector grid, the outputs in one slice: one address a row, kVec scalar
         // loads from it.
         for (; k + (U - 1) * kBy < hi; k += U * kBy) {
@@ -1237,7 +1242,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
         // C-contiguous, so they are adjacent there too).
         AxisVec<O, V> r;
 #pragma unroll
-        for (int e = 0; e < V; ++e) r.v[e] = epilogue<Op, O>(v[e], p.reduced);
+        for (int e = 0; e < V; ++e) r.v[e] = epilogue<Op, O>(v[e], p.reduced, MeanDivisor{p.mean_n, p.mean_inv});
         *reinterpret_cast<AxisVec<O, V>*>(out) = r;
       } else {
 #pragma unroll
@@ -1681,7 +1686,8 @@ __global__ void __launch_bounds__(C::kBlock) axis_transpose_kernel(AxisParams p)
     for (unsigned i = 0; i < kT / kPass; ++i) {
       const unsigned r = ty + i * kPass;  // along a
       const u64 ia = ja + r, ib = jb + tx;
-      if (ia < ea && ib < eb) out[out_off + ia * oa + ib] = epilogue<Op, O>(tile[tx][r], p.reduced);
+      if (ia < ea && ib < eb)
+        out[out_off + ia * oa + ib] = epilogue<Op, O>(tile[tx][r], p.reduced, MeanDivisor{p.mean_n, p.mean_inv});
     }
     __syncthreads();
   }

@@ -105,18 +105,35 @@ __device__ __forceinline__ float round_to_odd_float(double d) {
   return (double)f == d || d != d ? f : __uint_as_float(__float_as_uint(f) | 1u);
 }
 
-// A mean's quotient total / n for a finite, non-zero float total and an integer n in
-// [1, 2^24] (exact in float), without a division: IEEE division's slow path (taken for a
-// zero total, among others) is a call, and a bf16 mean of 2 x 2622080 along 0 took 18.5
-// us with it (double division) against the sum's 8.7 on an H200. A reciprocal estimate
-// and one Newton step give a faithful quotient q (one of the two floats around the exact
-// one); q's residual total - q * n, exact in an FMA, tells which. The float toward zero
-// from the exact quotient; `inexact` says whether that dropped anything.
-__device__ __forceinline__ float quotient_toward_zero(float total, float n, bool& inexact) {
-  const float inv = __fdividef(1.0f, n);
-  float q = total * inv;
-  q = fmaf(fmaf(-q, n, total), inv, q);
-  const float rest = fmaf(-q, n, total);
+// A mean's divisor n as a float and its reciprocal, taken once for a launch: n in [1,
+// 2^24] (exact in float), else n = 0 (the quotient is then taken in double). The axis
+// kernels take it from their parameters (the host's correctly rounded reciprocal); per
+// output, the conversion of a 64-bit n and the reciprocal cost a bf16 mean of 2 x 2622080
+// along 0 about 1.2 us of its 14.0 on an H200.
+struct MeanDivisor {
+  float n, inv;
+};
+__device__ __forceinline__ MeanDivisor mean_divisor(u64 n) {
+  if (n < 1 || n > (1ull << 24)) return {0.0f, 0.0f};
+  const float nf = (float)n;
+  return {nf, __fdividef(1.0f, nf)};
+}
+
+// A mean's quotient total / n for a finite, non-zero float total, without a division:
+// IEEE division's slow path (taken for a zero total, among others) is a call, and a bf16
+// mean of 2 x 2622080 along 0 took 18.5 us with it (double division) against the sum's
+// 8.7 on an H200. A reciprocal within 2 ulp of 1 / n and one Newton step give a faithful
+// quotient q: one of the two floats around the exact one, the exact one strictly within
+// an ulp of q.
+__device__ __forceinline__ float faithful_quotient(float total, MeanDivisor d) {
+  const float q = total * d.inv;
+  return fmaf(fmaf(-q, d.n, total), d.inv, q);
+}
+// q's residual total - q * n, exact in an FMA, tells which of the two floats it is. The
+// float toward zero from the exact quotient; `inexact` says whether that dropped anything.
+__device__ __forceinline__ float quotient_toward_zero(float total, MeanDivisor d, bool& inexact) {
+  const float q = faithful_quotient(total, d);
+  const float rest = fmaf(-q, d.n, total);
   unsigned bits = __float_as_uint(q);
   inexact = rest != 0.0f;
   // Past the exact quotient (q's sign is total's, or q is 0 with total's sign): one step
@@ -127,20 +144,32 @@ __device__ __forceinline__ float quotient_toward_zero(float total, float n, bool
 // The quotient rounded to odd at float precision (toward zero, the last bit set when that
 // dropped anything): rounding this to 16 bits rounds the exact quotient once, as
 // round_to_odd_float does for a double.
-__device__ __forceinline__ float quotient_to_odd(float total, float n) {
+__device__ __forceinline__ float quotient_to_odd(float total, MeanDivisor d) {
   bool inexact;
-  const float t = quotient_toward_zero(total, n, inexact);
+  const float t = quotient_toward_zero(total, d, inexact);
   return inexact ? __uint_as_float(__float_as_uint(t) | 1u) : t;
 }
 // The quotient rounded to the nearest float (ties to even), as IEEE division gives it:
 // of the two floats around it, the one with the smaller residual.
-__device__ __forceinline__ float quotient_to_nearest(float total, float n) {
+__device__ __forceinline__ float quotient_to_nearest(float total, MeanDivisor d) {
   bool inexact;
-  const float t = quotient_toward_zero(total, n, inexact);
+  const float t = quotient_toward_zero(total, d, inexact);
   if (!inexact) return t;
   const float u = __uint_as_float(__float_as_uint(t) + 1u);  // the next float away from zero
-  const float rt = fabsf(fmaf(-t, n, total)), ru = fabsf(fmaf(-u, n, total));
+  const float rt = fabsf(fmaf(-t, d.n, total)), ru = fabsf(fmaf(-u, d.n, total));
   return ru < rt || (ru == rt && (__float_as_uint(u) & 1u) == 0) ? u : t;
+}
+// The quotient for a 16-bit result (BRAIN: bfloat16, else half), to be rounded to it
+// once: the faithful quotient q where no 16-bit rounding boundary (a midpoint between two
+// 16-bit values: bf16 the low 16 bits of a float 0x8000, f16 the low 13 bits 0x1000)
+// lies within an ulp of q, for then q and the exact quotient round alike; else (and below
+// f16's normal range, whose boundaries lie elsewhere) the quotient rounded to odd.
+template <bool BRAIN> __device__ __forceinline__ float quotient_for_16bit(float total, MeanDivisor d) {
+  const float q = faithful_quotient(total, d);
+  const unsigned low = __float_as_uint(q) & (BRAIN ? 0xffffu : 0x1fffu);
+  const unsigned boundary = BRAIN ? 0x8000u : 0x1000u;
+  const bool clear = low - (boundary - 1u) > 2u && (BRAIN || fabsf(q) >= 6.103515625e-05f);
+  return clear ? q : quotient_to_odd(total, d);
 }
 
 // The storage type of one 16-bit format: BRAIN selects bfloat16 over IEEE half.

@@ -73,25 +73,32 @@ struct MeanOp : SumOp {
 };
 
 // What the last step writes: the accumulator converted to the output type, or for mean
-// the accumulated sum divided by n, rounded once to the output type.
+// the accumulated sum divided by n, rounded once to the output type. `d`: n's divisor
+// (mean_divisor), passed by callers that take it once for many outputs.
 //
 // A float sum over n <= 2^24 (exact in float) divides without a division (common.cuh):
-// to f32 rounded to nearest, to 16 bits through the quotient rounded to odd. A float
-// quotient rounded to nearest and then to 16 bits would round twice: f16 mean of 8875
-// elements summing to 8888 is 1 + 2^-10, but 8888 / 8875 rounds to 1 + 3 * 2^-11 in
-// float, a tie that f16 breaks upward. A zero, infinite or NaN total is its own quotient.
+// to f32 rounded to nearest, to 16 bits through a quotient that rounds to them once. A
+// float quotient rounded to nearest and then to 16 bits would round twice: f16 mean of
+// 8875 elements summing to 8888 is 1 + 2^-10, but 8888 / 8875 rounds to 1 + 3 * 2^-11
+// in float, a tie that f16 breaks upward. A zero, infinite or NaN total is its own
+// quotient.
 template <class Op, class Out, class Acc>
-__device__ __forceinline__ Out epilogue(Acc total, u64 n) {
+__device__ __forceinline__ Out epilogue(Acc total, u64 n, MeanDivisor d) {
   if (RT_MUTATION == 4) return (Out)Op::template identity<Acc>();  // common.cuh
   if (Op::kId == MeanOp::kId) {
-    if (IsSame<Acc, float>::value && n >= 1 && n <= (1ull << 24)) {
-      const float t = (float)total, nf = (float)n;
+    if (IsSame<Acc, float>::value && d.n != 0.0f) {
+      const float t = (float)total;
       if (t == 0.0f || !(fabsf(t) <= 3.402823466e38f)) return (Out)t;
-      return (Out)(IsSame<Out, float>::value ? quotient_to_nearest(t, nf) : quotient_to_odd(t, nf));
+      if (IsSame<Out, float>::value) return (Out)quotient_to_nearest(t, d);
+      if (IsSame<Out, bfloat16_t>::value) return (Out)quotient_for_16bit<true>(t, d);
+      if (IsSame<Out, half_t>::value) return (Out)quotient_for_16bit<false>(t, d);
     }
     return (Out)((double)total / (double)n);
   }
   return (Out)total;
+}
+template <class Op, class Out, class Acc> __device__ __forceinline__ Out epilogue(Acc total, u64 n) {
+  return epilogue<Op, Out, Acc>(total, n, Op::kId == MeanOp::kId ? mean_divisor(n) : MeanDivisor{0.0f, 0.0f});
 }
 
 }  // namespace rt

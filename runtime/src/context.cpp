@@ -458,7 +458,7 @@ struct Context::Impl {
   // sees the view's base (`base`: offset 0 of the canonical form).
   AxisKernelSpec axis_spec(DeviceRuntime& d, Op op, const TypeRule& types, const CanonicalAxes& shape,
                            const void* base, AxisLaunchPlan* plan) {
-    if (d.axis_selector->empty() || (shape.layout != AxisLayout::rows && shape.layout != AxisLayout::columns))
+    if (d.axis_selector->empty() || !axis_tuning_problem(op, types, shape))
       return builtin_axis_spec(op, types, shape, d.key.sm_count, plan, base);
     const std::uint64_t key = axis_class_key(op, types, shape);
     const std::uint64_t h = mix(mix(id, static_cast<std::uint64_t>(d.ordinal)), key);
@@ -485,17 +485,10 @@ struct Context::Impl {
       }
       entry = {id, d.ordinal, key, selection};
     }
-    if (!axis_spec_mismatch(selection->spec, shape).empty())
-      return builtin_axis_spec(op, types, shape, d.key.sm_count, plan, base);
-    *plan = plan_axis_launch(selection->spec, shape, d.key.sm_count);
-    if (!selection->winner) {
-      // The built-in choice, made for the first shape of this class that came: how a
-      // run's last tile is read turns on this very shape's R (batched_tail_pays).
-      AxisKernelSpec spec = selection->spec;
-      spec.tail = batched_tail_pays(spec, shape) ? 1 : 0;
-      return spec;
-    }
-    return selection->spec;
+    // A class with no winner takes the built-in choice for this very shape, as a call
+    // without a database does: the choice for the class's first shape can be a slow one
+    // for the next (columns on the vector grid and off it, narrow slices and wide).
+    return axis_spec_for(*selection, op, types, shape, d.key.sm_count, plan, base);
   }
 
   ResultSlot take_slot(DeviceRuntime& d) {
@@ -778,8 +771,7 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   const auto choose = [&](Op kernel_op, const TypeRule& kernel_types, const CanonicalAxes& shape, const void* base) {
     const AxisSelection s = d.axis_selector->select(kernel_op, kernel_types, shape);
     const bool fits = axis_spec_mismatch(s.spec, shape).empty();
-    // The built-in choice can turn on the base's alignment (builtin_axis_spec).
-    chosen = fits && s.winner ? s.spec : builtin_axis_spec(kernel_op, kernel_types, shape, d.key.sm_count, nullptr, base);
+    chosen = axis_spec_for(s, kernel_op, kernel_types, shape, d.key.sm_count, nullptr, base);
     e.kernel += reduce_tune::to_string(chosen);
     return std::make_pair(fits ? s.match : MatchKind::default_config, s.reason);
   };

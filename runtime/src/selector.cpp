@@ -97,8 +97,19 @@ Selection Selector::select(Op op, const TypeRule& types, std::uint64_t n, bool a
   return s;
 }
 
+AxisKernelSpec axis_spec_for(const AxisSelection& selection, Op op, const TypeRule& types, const CanonicalAxes& shape,
+                             int sm_count, AxisLaunchPlan* plan, const void* base) {
+  if (!selection.winner || !axis_spec_mismatch(selection.spec, shape).empty())
+    return builtin_axis_spec(op, types, shape, sm_count, plan, base);
+  if (plan) *plan = plan_axis_launch(selection.spec, shape, sm_count);
+  return selection.spec;
+}
+
 std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& types, const CanonicalAxes& shape) {
+  // Stepped columns (a view's outputs a few elements apart) read each output by itself,
+  // which a winner tuned on contiguous columns was not chosen for.
   if (shape.layout != AxisLayout::rows && shape.layout != AxisLayout::columns) return std::nullopt;
+  if (shape.inner_step != 1) return std::nullopt;
   const db::ProblemClass p = tuning_problem(op, types);
   return db::AxisProblemClass{p.op, p.dtype, p.out_dtype, shape.layout, size_bucket(shape.reduced),
                               size_bucket(shape.outputs)};
@@ -162,7 +173,10 @@ AxisSelection AxisSelector::select(Op op, const TypeRule& types, const Canonical
   AxisKernelSpec spec;
   const db::AxisWinner* w = nullptr;
   if (!problem) {
-    why << "built-in choice: the " << to_string(shape.layout) << " layout is not tuned";
+    if (shape.layout == AxisLayout::columns)
+      why << "built-in choice: columns whose outputs are not contiguous are not tuned";
+    else
+      why << "built-in choice: the " << to_string(shape.layout) << " layout is not tuned";
   } else if ((w = pick_axis(own_, *problem, 0, op, types, shape, &spec))) {
     s.match = MatchKind::exact;
     s.source_device = device_.name;

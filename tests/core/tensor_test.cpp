@@ -131,6 +131,32 @@ TEST(Canonicalize, ViewsKeepTheirClassWhereTheirMemoryAllowsIt) {
   EXPECT_EQ(c.base_offset, -7);
   EXPECT_EQ(c.lowest_offset, -7);
   EXPECT_EQ(c.highest_offset, 40);
+  // Every other column of a [1024, 4096] tensor, columns reduced: outputs 2 elements
+  // apart, rows 4096: stepped columns.
+  c = ok(TensorDesc::strided({1024, 2048}, {4096, 2}), {0});
+  EXPECT_EQ(c.layout, AxisLayout::columns);
+  EXPECT_EQ(c.inner, 2048u);
+  EXPECT_EQ(c.inner_step, 2);
+  EXPECT_EQ(c.reduced_stride, 4096);
+  EXPECT_EQ(c.outer_stride, 0);
+  // With an outer kept dimension: [4, R = 10, 6 outputs 3 apart] of a [4, 10, 18].
+  c = ok(TensorDesc::strided({4, 10, 6}, {180, 18, 3}), {1});
+  EXPECT_EQ(c.layout, AxisLayout::columns);
+  EXPECT_EQ(c.outer_stride, 180);
+  EXPECT_EQ(c.inner, 6u);
+  EXPECT_EQ(c.inner_step, 3);
+  EXPECT_EQ(c.to_string(), "columns outputs=24 R=10 outer=4 outer_stride=180 R_stride=18 inner=6 inner_step=3");
+  // Stepped by kMaxInnerStep still; by more, general.
+  c = ok(TensorDesc::strided({100, 16}, {kMaxInnerStep * 16, kMaxInnerStep}), {0});
+  EXPECT_EQ(c.layout, AxisLayout::columns);
+  EXPECT_EQ(c.inner_step, kMaxInnerStep);
+  c = ok(TensorDesc::strided({100, 16}, {(kMaxInnerStep + 1) * 16, kMaxInnerStep + 1}), {0});
+  EXPECT_EQ(c.layout, AxisLayout::general);
+  // General where the rows are denser than the outputs (R stride 2, outputs 3 apart),
+  // the outputs run backwards, or the outer kept dimension is the denser one.
+  EXPECT_EQ(ok(TensorDesc::strided({5, 4}, {2, 3}), {0}).layout, AxisLayout::general);
+  EXPECT_EQ(ok(TensorDesc::strided({100, 16}, {64, -2}), {0}).layout, AxisLayout::general);
+  EXPECT_EQ(ok(TensorDesc::strided({3, 100, 16}, {1, 64, 4}), {1}).layout, AxisLayout::general);
   // Reduced extent 0: every output is the identity, nothing is read.
   c = ok(TensorDesc::contiguous({6, 0}), {1});
   EXPECT_EQ(c.outputs, 6u);
@@ -155,7 +181,8 @@ std::vector<std::int64_t> canonical_offsets(const CanonicalAxes& c, std::uint64_
     case AxisLayout::columns: {
       const auto o = static_cast<std::int64_t>(j / c.inner), i = static_cast<std::int64_t>(j % c.inner);
       for (std::uint64_t k = 0; k < c.reduced; ++k)
-        out.push_back(c.base_offset + o * c.outer_stride + i + static_cast<std::int64_t>(k) * c.reduced_stride);
+        out.push_back(c.base_offset + o * c.outer_stride + i * c.inner_step +
+                      static_cast<std::int64_t>(k) * c.reduced_stride);
       break;
     }
     case AxisLayout::general: {
@@ -186,6 +213,7 @@ std::vector<std::int64_t> canonical_offsets(const CanonicalAxes& c, std::uint64_
 TEST(Canonicalize, ReadsExactlyTheElementsOfEachOutputForRandomViews) {
   std::mt19937 rng(12);
   std::map<AxisLayout, int> seen;
+  int stepped_columns = 0;
   for (int trial = 0; trial < 4000; ++trial) {
     const int rank = static_cast<int>(rng() % 6);
     TensorDesc t;
@@ -211,6 +239,7 @@ TEST(Canonicalize, ReadsExactlyTheElementsOfEachOutputForRandomViews) {
     ASSERT_TRUE(r.ok) << r.error;
     const CanonicalAxes& c = r.axes;
     ++seen[c.layout];
+    if (c.layout == AxisLayout::columns && c.inner_step != 1) ++stepped_columns;
     // Naive: walk every index of the tensor.
     bool reduced_dim[kMaxRank] = {};
     for (int i = 0; i < axes.count; ++i) reduced_dim[(axes.axes[i] + rank) % std::max(rank, 1)] = true;
@@ -246,9 +275,10 @@ TEST(Canonicalize, ReadsExactlyTheElementsOfEachOutputForRandomViews) {
     EXPECT_LE(c.lowest_offset, std::min<std::int64_t>(lo, 0)) << c.to_string();
     EXPECT_GE(c.highest_offset, hi) << c.to_string();
   }
-  // Every class came up.
+  // Every class came up, stepped columns among them.
   for (auto l : {AxisLayout::flat, AxisLayout::rows, AxisLayout::columns, AxisLayout::general})
     EXPECT_GT(seen[l], 50) << to_string(l);
+  EXPECT_GT(stepped_columns, 20);
 }
 
 }  // namespace

@@ -1721,6 +1721,65 @@ TEST(AxisConfig, AFamilyOfAnotherLayoutOrPastItsLimitsDoesNotFit) {
   EXPECT_NE(axis_spec_mismatch(cdense, shape_of({1 << 16, 257}, {0})), "");
 }
 
+// 16-bit columns of R <= 4 over 2^21 outputs and more, on the 4-element grid: vectors
+// of four outputs in blocks of 128; longer R, fewer outputs or off the grid, not.
+TEST(AxisSpec, ShortSixteenBitColumnsOfManyOutputsTakeBlocksOf128) {
+  for (const std::int64_t r : {2, 3, 4}) {
+    const AxisKernelSpec s = builtin_axis_spec(Op::sum, kBF16, shape_of({r, 1 << 22}, {0}), 132);
+    EXPECT_EQ(s.vec, 4u) << r;
+    EXPECT_EQ(s.block, 128u) << r;
+  }
+  EXPECT_EQ(builtin_axis_spec(Op::mean, kF16, shape_of({2, 2622080}, {0}), 132).block, 128u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kBF16, shape_of({8, 1 << 22}, {0}), 132).block, 256u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kBF16, shape_of({2, 1 << 20}, {0}), 132).block, 256u);
+  EXPECT_NE(builtin_axis_spec(Op::sum, kBF16, shape_of({2, (1 << 22) + 1}, {0}), 132).block, 128u);
+  EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({2, 1 << 22}, {0}), 132).block, 128u);
+}
+
+// Stepped columns (a view's outputs 2 .. kMaxInnerStep elements apart): the built-in
+// choice reads them a thread per output with threads across R, never dense and never
+// vectors of outputs (which need them adjacent); a dense config does not fit them, and
+// no twin is launched for them. make_axis_params hands the kernels the step.
+TEST(AxisSpec, SteppedColumnsAreReadAnOutputAThread) {
+  const TypeRule i64{DType::i64, DType::i64, DType::i64};
+  int shapes = 0;
+  for (const std::int64_t step : {std::int64_t{2}, std::int64_t{3}, std::int64_t{4}, kMaxInnerStep})
+    for (const std::int64_t r : {2, 64, 1024, 4097, 70000})
+      for (const std::int64_t inner : {16, 64, 2048, 100000}) {
+        const CanonicalAxes shape = view_of({r, inner}, {inner * step + 1, step}, {0});
+        ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
+        ASSERT_EQ(shape.inner_step, step) << shape.to_string();
+        for (const TypeRule& types : {kF32, kF16, kBF16, i64})
+          for (const Op op : {Op::sum, Op::max, Op::mean}) {
+            AxisLaunchPlan plan;
+            alignas(16) static std::uint16_t buffer[8];
+            const AxisKernelSpec s = builtin_axis_spec(op, types, shape, 132, &plan, buffer);
+            EXPECT_EQ(s.family, AxisFamily::columns) << shape.to_string() << " " << to_string(s);
+            EXPECT_EQ(s.vec, 1u) << shape.to_string() << " " << to_string(s);
+            EXPECT_EQ(axis_spec_mismatch(s, shape), "") << shape.to_string() << " " << to_string(s);
+            ++shapes;
+          }
+      }
+  EXPECT_EQ(shapes, 4 * 5 * 4 * 4 * 3);
+  // A dense program does not fit, even where the rows' stride equals the outputs' count.
+  AxisKernelSpec dense{.family = AxisFamily::columns_dense, .block = 256, .group = 1};
+  EXPECT_EQ(axis_spec_mismatch(dense, shape_of({1 << 16, 64}, {0})), "");
+  const CanonicalAxes overlapping = view_of({1 << 16, 64}, {64, 2}, {0});
+  ASSERT_EQ(overlapping.layout, AxisLayout::columns);
+  EXPECT_NE(axis_spec_mismatch(dense, overlapping), "");
+  EXPECT_NE(builtin_axis_spec(Op::sum, kF32, overlapping, 132).family, AxisFamily::columns_dense);
+  // Vectors of outputs run their plain program, reading each output by itself.
+  AxisKernelSpec vectors{.types = kF16, .family = AxisFamily::columns, .group = 1, .vec = 4};
+  alignas(16) static std::uint16_t buffer[8];
+  const CanonicalAxes stepped = view_of({100, 4096}, {4096 * 2, 2}, {0});
+  EXPECT_FALSE(axis_launch_takes_twin(vectors, stepped, AxisLaunchPlan{}, buffer + 1));
+  EXPECT_TRUE(axis_launch_takes_twin(vectors, shape_of({100, 4096}, {0}), AxisLaunchPlan{}, buffer + 1));
+  const AxisKernelSpec chosen = builtin_axis_spec(Op::sum, kF32, stepped, 132);
+  const AxisLaunchPlan plan = plan_axis_launch(chosen, stepped, 132);
+  EXPECT_EQ(make_axis_params(chosen, stepped, plan, nullptr, nullptr, nullptr).inner_step, 2);
+  EXPECT_EQ(make_axis_params(chosen, shape_of({100, 4096}, {0}), plan, nullptr, nullptr, nullptr).inner_step, 1);
+}
+
 TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
   NvrtcCompiler compiler;
   struct Case {

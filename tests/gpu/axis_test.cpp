@@ -588,6 +588,97 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
               checked.load(), twins.load());
 }
 
+// Columns stepped over their outputs (x[:, ::k] reduced along 0; core's inner_step):
+// the call's built-in choice for every op and dtype, and columns programs of each kind
+// launched directly (a thread per output or vectors of outputs, threads across R, split
+// in two passes or by a ticket, four outputs a pass), each against the host. The view's
+// allocation ends at its last element, so that memcheck sees a load past it.
+TEST(Axes, SteppedColumnsReadEachOutputsOwnElements) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  const std::vector<Shape> views = {
+      {TensorDesc::strided({1024, 2048}, {4096, 2}), {0}},           // every other column
+      {TensorDesc::strided({3557, 65}, {129, 2}), {0}},              // odd rows
+      {TensorDesc::strided({4, 10, 6}, {180, 18, 3}), {1}},          // an outer dimension
+      {TensorDesc::strided({300, 33}, {8 * 33 + 5, 8}), {0}},        // the widest step
+      {TensorDesc::strided({2, 70001}, {140003, 2}), {0}},           // R = 2 over many outputs
+      {TensorDesc::strided({3, 4, 50001}, {-800016, 200004, 4}), {0, 1}},  // R reversed, then merged
+      {TensorDesc::strided({70001, 9}, {28, 3}), {0}},               // few outputs, long R: split
+  };
+  for (const Shape& v : views) {
+    const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+    ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
+    ASSERT_GT(shape.inner_step, 1) << shape.to_string();
+  }
+  std::atomic<int> calls{0}, launches{0};
+  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32, DType::i64}
+                                          : std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
+    Context ctx(no_database());
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    for (Op op : {Op::sum, Op::max, Op::mean, Op::prod}) {
+      if (!resolve_types(op, dtype, default_out_dtype(op, dtype)).rule) continue;
+      const TypeRule t = rule(op, dtype);
+      std::vector<AxisKernelSpec> specs;
+      if (op == Op::sum || op == Op::max)
+        for (std::uint32_t vec : {1u, 4u})
+          for (std::uint32_t by : {1u, 8u})
+            for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket}) {
+              if (vec * size_of(dtype) > 16 || (quick && split == AxisSplit::ticket && vec == 4)) continue;
+              AxisKernelSpec spec;
+              spec.op = op;
+              spec.types = t;
+              spec.family = AxisFamily::columns;
+              spec.block = 256;
+              spec.group = by;
+              spec.vec = vec;
+              spec.split = split;
+              spec.rows_per_pass = by == 1 && vec == 1 && split == AxisSplit::ticket ? 4 : 1;
+              ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
+              specs.push_back(spec);
+            }
+      for (const AxisKernelSpec& spec : specs) {
+        KernelSet set(
+            std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))),
+            1, device.arch());
+        for (const Shape& v : views) {
+          const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+          const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+          LaunchWorkspace workspace(plan.partial_count * size_of(t.acc));
+          const std::int64_t base = -shape.lowest_offset;
+          const Buffer buffer = upload(testing::make_input(
+              op, dtype, testing::Pattern::exact, static_cast<std::size_t>(base + shape.highest_offset + 1), 23));
+          const std::string why = check_with(
+              [&](const void* in, void* out) {
+                // The kernels take canonical offset 0 (a reversed R starts at its far end).
+                const void* origin = static_cast<const unsigned char*>(in) +
+                                     shape.base_offset * static_cast<std::int64_t>(size_of(dtype));
+                enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, origin, out,
+                                       plan.partial_count > 0 ? &workspace.view : nullptr, nullptr);
+              },
+              op, t, buffer, base, v.view, v.axes);
+          EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string();
+          ++launches;
+        }
+      }
+      for (const Shape& v : views) {
+        const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+        for (std::int64_t shift : {0, 1}) {
+          const std::int64_t base = shift - shape.lowest_offset;
+          const Buffer buffer = upload(testing::make_input(
+              op, dtype, testing::Pattern::exact, static_cast<std::size_t>(base + shape.highest_offset + 1), 29));
+          EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "")
+              << ctx.explain_axes(op, t.in, t.out, v.view, v.axes).to_string();
+          ++calls;
+        }
+      }
+    }
+  });
+  std::printf("[ counts   ] stepped columns: %d calls, %d direct launches\n", calls.load(), launches.load());
+}
+
 TEST(Axes, PermutedSlicedAndReversedViews) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());

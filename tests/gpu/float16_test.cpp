@@ -9,8 +9,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "gpu_env.h"
@@ -216,6 +218,99 @@ TEST(Float16, MeanRoundsItsQuotientOnce) {
       for (std::int64_t w = 0; w < ways; ++w)
         EXPECT_EQ(got[w], c.want) << to_string(c.type) << (layout == 0 ? " rows" : " columns") << " output " << w;
     }
+  }
+}
+
+// Means of many rows and columns rounded once to 16 bits, each against the exact
+// quotient. First sums of small integers scaled by a power of two a row (exact in float,
+// over f16's subnormal results up to its largest), R from 1 to 1000: most quotients lie
+// clear of a 16-bit rounding boundary (the epilogue's fast path), some exactly on one
+// (ties, its exact path). Then rows whose quotient lies within half a float ulp of a
+// boundary but not on it, found by search (R = 2^14 + 1 .. for f16, 2^16 + 1 .. for
+// bf16): a float division rounded to 16 bits gets each of them wrong.
+void expect_means(Context& ctx, DType type, std::int64_t rows, std::int64_t r, const std::vector<std::uint16_t>& by_rows,
+                  const std::vector<std::uint16_t>& want, const char* what) {
+  std::vector<std::uint16_t> by_cols(by_rows.size());
+  for (std::int64_t j = 0; j < rows; ++j)
+    for (std::int64_t k = 0; k < r; ++k)
+      by_cols[static_cast<std::size_t>(k * rows + j)] = by_rows[static_cast<std::size_t>(j * r + k)];
+  DeviceBuffer d(by_rows.size() * 2), o(want.size() * 2);
+  for (int layout = 0; layout < 2; ++layout) {
+    const auto& data = layout == 0 ? by_rows : by_cols;
+    RT_CUDA_CHECK(cudaMemcpy(d.get(), data.data(), data.size() * 2, cudaMemcpyHostToDevice));
+    const TensorDesc desc = layout == 0 ? TensorDesc::contiguous({rows, r}) : TensorDesc::contiguous({r, rows});
+    ctx.reduce_axes(Op::mean, type, type, d.get(), desc, AxisList{layout == 0 ? 1 : 0}, o.get(), nullptr);
+    std::vector<std::uint16_t> got(want.size());
+    RT_CUDA_CHECK(cudaMemcpy(got.data(), o.get(), got.size() * 2, cudaMemcpyDeviceToHost));
+    int wrong = 0;
+    for (std::size_t j = 0; j < want.size(); ++j)
+      if (got[j] != want[j] && ++wrong <= 3)
+        ADD_FAILURE() << to_string(type) << " " << what << (layout == 0 ? " rows" : " columns") << " R = " << r
+                      << " output " << j << ": got 0x" << std::hex << got[j] << ", want 0x" << want[j] << std::dec;
+    EXPECT_EQ(wrong, 0) << to_string(type) << " " << what << (layout == 0 ? " rows" : " columns") << " R = " << r;
+  }
+}
+
+TEST(Float16, MeansOfManyRowsRoundOnce) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  std::mt19937 rng(71);
+  for (DType type : k16) {
+    const bool brain = type == DType::bf16;
+    const auto to16 = [&](double v) { return brain ? double_to_bf16_bits(v) : double_to_f16_bits(v); };
+    for (const std::int64_t r : {1, 2, 3, 4, 7, 100, 1000}) {
+      const std::int64_t rows = r <= 100 ? 4096 : 512;
+      std::vector<std::uint16_t> data(static_cast<std::size_t>(rows * r)), want(static_cast<std::size_t>(rows));
+      for (std::int64_t j = 0; j < rows; ++j) {
+        const int e = brain ? static_cast<int>(rng() % 81) - 40 : static_cast<int>(rng() % 28) - 20;
+        double sum = 0;
+        for (std::int64_t k = 0; k < r; ++k) {
+          const double v = std::ldexp(static_cast<double>(static_cast<int>(rng() % 513) - 256), e);
+          const std::uint16_t bits = to16(v);
+          ASSERT_EQ(brain ? bf16_bits_to_float(bits) : f16_bits_to_float(bits), v) << "inputs must be exact";
+          data[static_cast<std::size_t>(j * r + k)] = bits;
+          sum += v;
+        }
+        // Within 2^-53 of the exact quotient, which lies 2^-30 or more from a boundary
+        // unless on it: rounds to 16 bits as the exact one does.
+        want[static_cast<std::size_t>(j)] = to16(sum / static_cast<double>(r));
+      }
+      expect_means(ctx, type, rows, r, data, want, "scaled integers");
+    }
+    // Rows of ones and twos summing to s, where s / r lies within half a float ulp (2^-24
+    // in [1, 2)) of a boundary m / 2^(p + 1) (m odd, p the format's fraction bits), so
+    // that the float quotient is the boundary, and its tie breaks the wrong way.
+    const int p = brain ? 7 : 10;
+    int rows_found = 0;
+    for (std::int64_t r = (brain ? 65536 : 16384) + 1; rows_found < 6 && r < (brain ? 70000 : 20000); ++r) {
+      std::vector<std::int64_t> sums;
+      for (std::int64_t i = 0; i < (std::int64_t{1} << p); ++i) {
+        const std::int64_t m = (std::int64_t{2} << p) + 2 * i + 1;
+        const std::int64_t nearest = (m * r + (std::int64_t{1} << p)) >> (p + 1);
+        for (std::int64_t sum = nearest - 1; sum <= nearest + 1; ++sum) {
+          const std::int64_t off = std::abs((sum << (p + 1)) - m * r);
+          if (off == 0 || (off << 24) >= (r << (p + 1)) || sum < r || sum > 2 * r) continue;
+          // The float quotient is the boundary itself; keep the rows whose tie breaks the
+          // other way than the exact quotient rounds.
+          const float in_float = static_cast<float>(sum) / static_cast<float>(r);
+          const double q = static_cast<double>(sum) / static_cast<double>(r);
+          if ((brain ? float_to_bf16_bits(in_float) : float_to_f16_bits(in_float)) != to16(q)) sums.push_back(sum);
+        }
+      }
+      if (sums.empty()) continue;
+      const auto rows = static_cast<std::int64_t>(sums.size());
+      std::vector<std::uint16_t> data(static_cast<std::size_t>(rows * r)), want(sums.size());
+      const std::uint16_t one = brain ? 0x3f80 : 0x3c00, two = 0x4000;
+      for (std::int64_t j = 0; j < rows; ++j) {
+        const std::int64_t twos = sums[static_cast<std::size_t>(j)] - r;
+        for (std::int64_t k = 0; k < r; ++k) data[static_cast<std::size_t>(j * r + k)] = k < twos ? two : one;
+        want[static_cast<std::size_t>(j)] =
+            to16(static_cast<double>(sums[static_cast<std::size_t>(j)]) / static_cast<double>(r));
+      }
+      expect_means(ctx, type, rows, r, data, want, "near a boundary");
+      rows_found += static_cast<int>(rows);
+    }
+    EXPECT_GE(rows_found, 6) << to_string(type) << ": the search found too few rows near a boundary";
   }
 }
 

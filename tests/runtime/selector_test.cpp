@@ -314,6 +314,53 @@ TEST(AxisSelector, PassesOverConfigsThatDoNotParseOrDoNotFitTheShape) {
   EXPECT_EQ(fewer.spec.family, AxisFamily::rows_dense);
 }
 
+// The kernel a call runs (axis_spec_for): a class's winner wherever it fits; where the
+// class has none, the built-in choice of each shape, not the one made for the first
+// shape of the class that came (an f16 columns class takes vectors of four outputs on
+// the 4-element grid and a thread per output off it).
+TEST(AxisSelector, EachShapeOfAClassWithoutAWinnerTakesItsOwnBuiltInChoice) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::columns, 1024, 4096, kColumnsConfig, 0.01);
+  const auto sel = axis_selector_for(database, me);
+  const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f16).rule;
+  const CanonicalAxes on_grid = columns_shape(70000, 600), off_grid = columns_shape(70000, 601);
+  const auto first = sel.select(Op::sum, f16, on_grid);
+  ASSERT_FALSE(first.winner);
+  ASSERT_EQ(db::to_string(*axis_tuning_problem(Op::sum, f16, on_grid)),
+            db::to_string(*axis_tuning_problem(Op::sum, f16, off_grid)));  // one class
+  const AxisKernelSpec built_on = builtin_axis_spec(Op::sum, f16, on_grid, 132);
+  const AxisKernelSpec built_off = builtin_axis_spec(Op::sum, f16, off_grid, 132);
+  ASSERT_NE(built_on, built_off);
+  EXPECT_EQ(axis_spec_for(first, Op::sum, f16, on_grid, 132, nullptr, nullptr), built_on);
+  AxisLaunchPlan plan;
+  EXPECT_EQ(axis_spec_for(first, Op::sum, f16, off_grid, 132, &plan, nullptr), built_off);
+  EXPECT_EQ(plan.grid, plan_axis_launch(built_off, off_grid, 132).grid);
+  // A winner serves every shape of its class it fits.
+  const auto tuned = sel.select(Op::sum, kF32Sum, columns_shape(1500, 5000));
+  ASSERT_TRUE(tuned.winner);
+  EXPECT_EQ(axis_config_text(axis_spec_for(tuned, Op::sum, kF32Sum, columns_shape(1100, 4097), 132, nullptr, nullptr)),
+            kColumnsConfig);
+}
+
+// Columns stepped over their outputs (x[:, ::2] along 0) are not tuned: the built-in
+// choice, even where contiguous columns of their class have a winner.
+TEST(AxisSelector, SteppedColumnsTakeTheBuiltInChoice) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::columns, 1024, 2048, kColumnsConfig, 0.01);
+  const auto sel = axis_selector_for(database, me);
+  EXPECT_EQ(sel.select(Op::sum, kF32Sum, columns_shape(1024, 2048)).match, MatchKind::exact);
+  const CanonicalResult stepped = canonicalize(TensorDesc::strided({1024, 2048}, {4096, 2}), {0});
+  ASSERT_TRUE(stepped.ok);
+  ASSERT_EQ(stepped.axes.layout, AxisLayout::columns);
+  EXPECT_FALSE(axis_tuning_problem(Op::sum, kF32Sum, stepped.axes));
+  const auto s = sel.select(Op::sum, kF32Sum, stepped.axes);
+  EXPECT_EQ(s.match, MatchKind::default_config);
+  EXPECT_NE(s.reason.find("not contiguous"), std::string::npos) << s.reason;
+  EXPECT_EQ(s.spec, builtin_axis_spec(Op::sum, kF32Sum, stepped.axes, 132));
+}
+
 TEST(Context, RejectsBadArgumentsBeforeTouchingAnyDevice) {
   Context context;
   float x = 0;

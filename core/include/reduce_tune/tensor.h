@@ -49,9 +49,14 @@ struct AxisList {
 // Layout classes of a canonical reduction (issue 12):
 //   flat     everything reduced from one contiguous run: the flat kernels;
 //   rows     [outputs, R] with R contiguous (stride 1), rows `row_stride` apart;
-//   columns  [outer, R, inner] with inner contiguous (stride 1) and inner > 1;
+//   columns  [outer, R, inner] with inner > 1, contiguous (stride 1) or, for a view that
+//            steps over its innermost kept dimension (x[:, ::2] reduced along 0), of a
+//            small stride (inner_step 2 .. kMaxInnerStep) below R's;
 //   general  anything else (any strides, up to 8 kept and 8 reduced dimensions).
 enum class AxisLayout : std::uint8_t { flat, rows, columns, general };
+// The largest inner stride (in elements) of a columns shape: views that step over their
+// innermost kept dimension by up to this read as columns, wider steps as general views.
+constexpr std::int64_t kMaxInnerStep = 8;
 const char* to_string(AxisLayout layout);
 
 // A reduction after dimensions of extent 1 are dropped and adjacent dimensions that are
@@ -63,9 +68,10 @@ struct CanonicalAxes {
   std::uint64_t reduced = 1;  // R: product of the reduced extents
   // rows: distance between row starts. columns: distance between outer slices.
   std::int64_t outer_stride = 0;
-  // columns: the R dimension's stride; inner extent (inner stride is 1).
+  // columns: the R dimension's stride; inner extent and stride (1: contiguous).
   std::int64_t reduced_stride = 0;
   std::uint64_t inner = 1;
+  std::int64_t inner_step = 1;
   // general (and, for the record, every class): the kept and reduced dimensions, merged,
   // outermost first.
   int kept_rank = 0, reduced_rank = 0;

@@ -226,7 +226,10 @@ bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& sha
   FIELD(long long, outer_stride)           \
   FIELD(long long, reduced_stride)         \
   FIELD(unsigned long long, inner)         \
+  FIELD(long long, inner_step)             \
   FIELD(unsigned long long, splits)        \
+  FIELD(float, mean_n)                     \
+  FIELD(float, mean_inv)                   \
   FIELD(int, kept_rank)                    \
   FIELD(int, reduced_rank)                 \
   FIELD(long long, kept_extents[8])        \

@@ -71,8 +71,15 @@ struct AxisSelection {
   std::string reason;  // one line
 };
 
+// The kernel a selection made for a shape's class runs for this very shape: the winner
+// where it can reduce the shape, else the built-in choice for the shape (and its base's
+// alignment, `base` offset 0 of the canonical form), not the one made for the class's
+// first shape. `plan` (optional) receives the launch plan.
+AxisKernelSpec axis_spec_for(const AxisSelection& selection, Op op, const TypeRule& types, const CanonicalAxes& shape,
+                             int sm_count, AxisLaunchPlan* plan, const void* base);
+
 // The class whose winners serve `op` on `types` for `shape` (mean: the sum's), or empty
-// for layouts that are not tuned (flat, general).
+// for layouts that are not tuned (flat, general, and columns stepped over their outputs).
 std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& types, const CanonicalAxes& shape);
 
 // Serves a class its own winner (tuned, or filled in between tuned classes), else the
