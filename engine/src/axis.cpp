@@ -323,9 +323,14 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // slower (0.73 to 1.28).
       const bool measured_elements = size_of(types.in) <= 4;
       const std::uint64_t row_bytes = shape.inner * size_of(types.in);
+      // 8-byte elements over 65 .. 200 outputs from R = 2^18 too (H200, held, i64 max and
+      // min, f64 sum, in blocks of 512: 262144 x 100 82.2 -> 68.9 us, 524288 x 131 197.3
+      // -> 158.4, 327680 x 131 125.8 -> 107.6, f64 sum 262144 x 131 99.9 -> 89.3; 256
+      // outputs 156.3 -> 166.5, R = 2^17 over 100 39.7 -> 44.0, so not there).
       const bool wide_dense =
           shape.inner <= 256 &&
-          (r >= (1u << 20) || (measured_elements && (r >= (1u << 17) || (r >= (1u << 16) && row_bytes >= 240))));
+          (r >= (1u << 20) || (measured_elements && (r >= (1u << 17) || (r >= (1u << 16) && row_bytes >= 240))) ||
+           (size_of(types.in) == 8 && shape.inner <= 200 && r >= (1u << 18)));
       // A block reads one slice at a time, folding it through shared memory: slices of
       // less than 16 KiB leave that fold, not the reads, to set the pace. On an H200
       // (sums), the built-in choice before and after: bf16 [30000, 65, 3] along 1 115.0
@@ -342,6 +347,11 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         s.family = AxisFamily::columns_dense;
         s.group = 1;
         s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+        // 8-byte elements in blocks of 512 for min and max, and over more than 64 outputs
+        // (H200, held, against blocks of 256: i64 max 1048576 x 9 32.3 -> 27.6 us, 100000
+        // x 41 24.8 -> 21.8, 300000 x 17 22.8 -> 21.4, 131072 x 64 36.8 -> 29.0, i64 min
+        // alike). f64 sums of 9 and 41 outputs read 1.08 to 1.10 times slower so.
+        if (size_of(types.in) == 8 && (op == Op::min || op == Op::max || shape.inner > 64)) s.block = 512;
         break;
       }
       s.family = AxisFamily::columns;
@@ -519,6 +529,12 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 3057 GB/s in f32), R = 2 four; on an H100, R = 4 over 2^20 .. 2^24 outputs read
       // 1.1 to 1.3 times faster with one.
       if (by == 1 && s.vec == 1 && outputs >= 4 * threads_wanted && r < 4) s.rows_per_pass = 4;
+      // 16-bit vectors of four outputs over R <= 4 on the grid, 2^21 outputs and more:
+      // blocks of 128 (H200, held, bf16 sums against blocks of 256: R = 2, 3, 4 over 2^22
+      // outputs 14.97 -> 12.75, 15.96 -> 13.71, 13.84 -> 12.85 us, 2 x 2622080 8.83 ->
+      // 7.03, its mean 14.00 -> 11.59; over 2^20 outputs and R = 8, 16 no faster).
+      if (size_of(types.in) == 2 && s.vec == 4 && on_grid && by == 1 && r <= 4 && shape.outputs >= (1u << 21))
+        s.block = 128;
       // Where this plan would split R but R is short, one launch with more threads across
       // R instead: every thread reads at most 32 rows (64 over 1000 outputs and more), its
       // loads in flight together, and no block waits on another. Few outputs over a
@@ -546,7 +562,14 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         const bool wide_unsplit =
             size_of(types.in) <= 4 && r > 2048 && shape.outputs >= 31 * sms && shape.outputs < 64 * sms;
         if (wide_unsplit || plan_axis_launch(t, shape, sm_count).splits > 1) {
-          if (r <= 1024 || (r <= 2048 && shape.outputs >= 1000) || wide_unsplit) {
+          // Also R up to 2560 over 256 outputs and more, paced by the second launch: on an
+          // H200 (f32 min, f16 sum; single calls paced apart, then back to back), 2049 x
+          // 300 .. 1000 f32 8.2 .. 8.7 -> 5.6 .. 5.8 us paced (4.5 .. 5.3 -> 5.6 .. 5.8
+          // back to back), f16 6.7 .. 7.0 -> 4.6 .. 4.8 (4.2 .. 4.9 -> 4.6 .. 4.8), 1920 x
+          // 617 f32 min 7.1 -> 5.3 (4.5 -> 5.3); from R = 3000 the split as fast or faster.
+          const bool short_enough = r <= 1024 || (r <= 2048 && shape.outputs >= 1000) ||
+                                    (r <= 2560 && shape.outputs >= 256 && shape.outputs < 2000);
+          if (short_enough || wide_unsplit) {
             s.block = r <= 512 ? 512 : 1024;
             s.group = s.block / 32;
             s.split = AxisSplit::none;

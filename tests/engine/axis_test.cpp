@@ -306,11 +306,25 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({131071, 65}, {0}), 132).family, AxisFamily::columns);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({131073, 65}, {0}), 132).family, AxisFamily::columns_dense);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({262145, 100}, {0}), 132).family, AxisFamily::columns_dense);
-  // 8-byte elements (not measured there) keep the columns program below R = 2^20.
+  // 8-byte elements keep the columns program below R = 2^18, and from there over more
+  // than 200 outputs below R = 2^20; dense ones take blocks of 512 for min and max, and
+  // over more than 64 outputs.
   const TypeRule f64_rule{DType::f64, DType::f64, DType::f64};
-  EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 19, 65}, {0}), 132).family, AxisFamily::columns);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 20, 65}, {0}), 132).family,
+  const TypeRule i64_rule{DType::i64, DType::i64, DType::i64};
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({(1 << 18) - 1, 65}, {0}), 132).family,
+            AxisFamily::columns);
+  s = builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 18, 65}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns_dense);
+  EXPECT_EQ(s.block, 512u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, i64_rule, shape_of({1 << 18, 200}, {0}), 132).family,
             AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::max, i64_rule, shape_of({1 << 18, 201}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 20, 256}, {0}), 132).family,
+            AxisFamily::columns_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 20, 9}, {0}), 132).block, 256u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, i64_rule, shape_of({1 << 20, 9}, {0}), 132).block, 512u);
+  EXPECT_EQ(builtin_axis_spec(Op::min, i64_rule, shape_of({100000, 41}, {0}), 132).block, 512u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 9}, {0}), 132).block, 256u);
   // 4-byte columns: the same vectors (16 bytes) over R <= 128 and many outputs on the
   // grid; not off the grid, past R = 128, under 1024 outputs per SM, or for 8-byte types.
   const TypeRule i32{DType::i32, DType::i32, DType::i32};
@@ -498,7 +512,12 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(plan_axis_launch(s, shape_of({1000, outputs}, {0}), 132).splits, 1u);
   }
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 1000}, {0}), 132).block, 1024u);
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 512}, {0}), 132).split, AxisSplit::two_pass);
+  // Up to R = 2560 over 256 to 1999 outputs, unsplit too; below 256, or past 2560, split.
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 512}, {0}), 132).split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2049, 571}, {0}), 132).split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({2560, 256}, {0}), 132).split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 255}, {0}), 132).split, AxisSplit::two_pass);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2561, 571}, {0}), 132).split, AxisSplit::two_pass);
   s = builtin_axis_spec(Op::max, kF32, shape_of({2048, 33}, {0}), 132);
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.split, AxisSplit::ticket);
