@@ -246,6 +246,31 @@ def summarize(rows, skipped, env):
     return worst
 
 
+def recheck(rows, env, args):
+    """Times every case below 1.0x again, with args.recheck rounds: which losses hold.
+
+    The summary above stays the sweep's result; this says how many of its losses are the
+    noise of one timing (small cases move with the host by a microsecond or two)."""
+    losses = [row for row in rows if "speedup" in row and not row["problem"] and row["speedup"] < 1.0]
+    print(f"\n== recheck: the {len(losses)} cases below 1.0x, timed again with {args.recheck} rounds ==")
+    again_args = argparse.Namespace(**{**vars(args), "rounds": args.recheck})
+    out = []
+    for row in losses:
+        result = run_case(row["case"], env, again_args)
+        env["torch"].cuda.empty_cache()
+        if isinstance(result, str) or "speedup" not in result:
+            print(f"{row['case'].describe()} | not timed again: {result if isinstance(result, str) else 'mismatch'}")
+            continue
+        print(f"{row['case'].describe()} | {row['speedup']:6.2f}x then {result['rt_us']:10.2f} "
+              f"{result['torch_us']:10.2f} {result['speedup']:6.2f}x", flush=True)
+        out.append({"index": row["case"].index, "first": row["speedup"], "again": result["speedup"],
+                    "rt_us": result["rt_us"], "torch_us": result["torch_us"]})
+    held = [r for r in out if r["again"] < 1.0]
+    print(f"below 1.0x again: {len(held)} of {len(out)}; below 0.97x again: "
+          f"{sum(r['again'] < 0.97 for r in out)}")
+    return out
+
+
 def json_row(row):
     case = row["case"]
     out = {"index": case.index, "dtype": case.dtype, "op": case.op, "shape": list(case.shape),
@@ -266,6 +291,8 @@ def main():
     parser.add_argument("--only", default="", help="run only these case numbers (of the same seed), e.g. 17,42")
     parser.add_argument("--json", metavar="PATH", help="also write the rows and the summary as JSON")
     parser.add_argument("--dry-run", action="store_true", help="print the cases and exit (no torch needed)")
+    parser.add_argument("--recheck", type=int, default=0, metavar="ROUNDS",
+                        help="time the cases below 1.0x again with this many rounds (0: not), after the summary")
     parser.add_argument("--time-limit", type=float, default=0,
                         help="start no case after this many seconds (0: none), then summarize")
     args = parser.parse_args()
@@ -317,12 +344,13 @@ def main():
         print(f"{case.describe()} | {result['rt_us']:10.2f} {result['torch_us']:10.2f} {result['speedup']:6.2f}x "
               f"{result['rt_gbps']:8.1f}{mark}", flush=True)
     worst = summarize(rows, skipped, env)
+    rechecked = recheck(rows, env, args) if args.recheck > 0 else []
 
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": device, "torch": torch.__version__, "args": vars(args),
                        "rows": [json_row(row) for row in rows], "skipped": skipped,
-                       "worst": [row["case"].index for row in worst]}, f, indent=1)
+                       "worst": [row["case"].index for row in worst], "rechecked": rechecked}, f, indent=1)
 
 
 if __name__ == "__main__":
