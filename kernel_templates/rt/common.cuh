@@ -107,9 +107,9 @@ __device__ __forceinline__ float round_to_odd_float(double d) {
 
 // A mean's divisor n as a float and its reciprocal, taken once for a launch: n in [1,
 // 2^24] (exact in float), else n = 0 (the quotient is then taken in double). The axis
-// kernels take it from their parameters (the host's correctly rounded reciprocal); per
-// output, the conversion of a 64-bit n and the reciprocal cost a bf16 mean of 2 x 2622080
-// along 0 about 1.2 us of its 14.0 on an H200.
+// kernels take it from their parameters (the host's correctly rounded reciprocal): taken
+// per output, the conversion of a 64-bit n and the reciprocal left an f32 mean of 2 x
+// 2622080 along 0 at 13.9 us against 11.3 without them on an H200.
 struct MeanDivisor {
   float n, inv;
 };

@@ -89,9 +89,13 @@ __device__ __forceinline__ Out epilogue(Acc total, u64 n, MeanDivisor d) {
     if (IsSame<Acc, float>::value && d.n != 0.0f) {
       const float t = (float)total;
       if (t == 0.0f || !(fabsf(t) <= 3.402823466e38f)) return (Out)t;
-      if (IsSame<Out, float>::value) return (Out)quotient_to_nearest(t, d);
-      if (IsSame<Out, bfloat16_t>::value) return (Out)quotient_for_16bit<true>(t, d);
-      if (IsSame<Out, half_t>::value) return (Out)quotient_for_16bit<false>(t, d);
+      // Totals below 2^-100, whose quotients could fall below float's normal range (where
+      // the Newton step is not faithful), take the double division.
+      if (fabsf(t) >= 7.888609052e-31f) {
+        if (IsSame<Out, float>::value) return (Out)quotient_to_nearest(t, d);
+        if (IsSame<Out, bfloat16_t>::value) return (Out)quotient_for_16bit<true>(t, d);
+        if (IsSame<Out, half_t>::value) return (Out)quotient_for_16bit<false>(t, d);
+      }
     }
     return (Out)((double)total / (double)n);
   }
