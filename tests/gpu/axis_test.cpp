@@ -627,15 +627,10 @@ TEST(Axes, SteppedColumnsReadEachOutputsOwnElements) {
           for (std::uint32_t by : {1u, 8u})
             for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket}) {
               if (vec * size_of(dtype) > 16 || (quick && split == AxisSplit::ticket && vec == 4)) continue;
-              AxisKernelSpec spec;
-              spec.op = op;
-              spec.types = t;
-              spec.family = AxisFamily::columns;
-              spec.block = 256;
-              spec.group = by;
-              spec.vec = vec;
-              spec.split = split;
-              spec.rows_per_pass = by == 1 && vec == 1 && split == AxisSplit::ticket ? 4 : 1;
+              // Four outputs a pass where a thread walks R alone and one launch folds.
+              const AxisKernelSpec spec{.op = op, .types = t, .family = AxisFamily::columns, .block = 256,
+                                        .group = by, .vec = vec, .split = split,
+                                        .rows_per_pass = by == 1 && vec == 1 && split == AxisSplit::ticket ? 4u : 1u};
               ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
               specs.push_back(spec);
             }
