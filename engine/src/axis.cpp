@@ -61,8 +61,19 @@ std::uint64_t rows_dense_max_reduced(const AxisKernelSpec& s) { return rows_dens
 constexpr std::uint64_t kDenseSliceBytes = 16384;
 // Up to this many outputs, the last block folds every partial itself (one launch).
 constexpr std::uint64_t kTicketOutputs = 64;
-// Columns split so that this many partials or fewer fold in the last block (one launch).
+// Dense columns split so that this many partials or fewer fold in the last block (one launch).
 constexpr std::uint64_t kTicketPartials = 1536;
+// Split columns fold in one launch (a ticket per group) where a group's fold takes at most
+// this many round trips to L2 (axis_columns_fold_trips: a lane's loads of 4-byte partials
+// over up to 32 splits a lane each), over inputs of at most this many bytes
+// (builtin_axis_choice).
+constexpr std::uint64_t kColumnsFoldTrips = 8;
+constexpr std::uint64_t kColumnsFoldBytes = 1ull << 24;
+// Whether split columns `s` (a ticket) fold in one launch over `shape` with `splits`.
+bool columns_fold_in_one_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, std::uint64_t splits) {
+  const std::uint64_t bytes = shape.outputs * shape.reduced * size_of(s.types.in);
+  return bytes <= kColumnsFoldBytes && axis_columns_fold_trips(s, splits) <= kColumnsFoldTrips;
+}
 // Columns of up to this many elements are not read as one dense run (see builtin_axis_spec),
 constexpr std::uint64_t kShortColumnsElements = 1u << 20;
 // except one slice whose split interleaves steps, from this many elements.
@@ -860,16 +871,16 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
     p = plan_axis_launch(s, shape, sm_count);
     if (p.splits <= 1) s.split = AxisSplit::none;
   }
-  // Columns whose splits leave at most 1536 partials: the last block folds them (one
-  // launch) instead of a second kernel. On an H200 (`..-2026-11-27aj-probe*.log`; f16 and
+  // Dense columns whose splits leave at most 1536 partials: the last block folds them
+  // (one launch) instead of a second kernel (split columns: below). On an H200 (`..-2026-11-27aj-probe*.log`; f16 and
   // f32 sums, f32 and bf16 max, R = 1100 .. 4096 over 33 .. 150 outputs, 264 .. 1500
   // partials), held device times within -0.6 .. +0.9 us of the second kernel's (2011 x
   // 33 f16 sum 4.37 against 4.41, 1285 x 150 f32 max 5.05 against 4.18), and at the
   // host's pace 4.2 to 5.1 us against 5.4 to 8.5: the second launch costs the host more
   // than the fold costs the last block. From about 2000 partials the fold is slower
   // either way (4096 x 65 f32 sum, 2080 partials: 4.92 against 4.30 held).
-  if ((s.family == AxisFamily::columns || s.family == AxisFamily::columns_dense) &&
-      s.split == AxisSplit::two_pass && p.splits > 1 && p.partial_count <= kTicketPartials) {
+  if (s.family == AxisFamily::columns_dense && s.split == AxisSplit::two_pass && p.splits > 1 &&
+      p.partial_count <= kTicketPartials) {
     s.split = AxisSplit::ticket;
     p.finalize_grid = 0;
   }
@@ -961,6 +972,28 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       p = plan_axis_launch(s, shape, sm_count);
     } else if (s.split == AxisSplit::none && one_dimension) {
       s.unroll = 8;
+    }
+  }
+  // Split columns of up to 16 MiB fold in one launch where each group's fold is short:
+  // the last of each group of blocks that share tiles of outputs folds those outputs
+  // (rt::columns_ticket_finish), all groups side by side, as torch's reduction does with a
+  // semaphore per tile. A second kernel costs the host a launch, which is most of the
+  // call's time where the device's is small. Held device times on an H200 against the
+  // second kernel (`..-2026-11-29as-fold-*.log`; f32 sum and max, bf16 max and mean, i64
+  // sum and max; R = 1285 .. 4096 over 65 .. 1362 outputs): 1.05 to 2.4 times faster
+  // (bf16 max 4095 x 479: 9.56 -> 5.40 us). Past 16 MiB the fold's code leaves the main
+  // loop fewer registers (its loads in flight fewer, or fewer blocks per SM): f32 sum
+  // 30001 x 3001 104.1 -> 140.8 us, i64 max 200.2 -> 282.4, while a second kernel's
+  // launch is a small part of the call. Where a group's fold takes more round trips (a
+  // tile of many outputs over many splits: vectors of four outputs in blocks of 128), the
+  // second kernel's warp per output folds faster.
+  if (s.family == AxisFamily::columns && s.split == AxisSplit::two_pass && p.splits > 1) {
+    AxisKernelSpec t = s;
+    t.split = AxisSplit::ticket;
+    const AxisLaunchPlan q = plan_axis_launch(t, shape, sm_count);
+    if (columns_fold_in_one_launch(t, shape, q.splits)) {
+      s = t;
+      p = q;
     }
   }
   if (plan) *plan = p;
@@ -1316,6 +1349,15 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
     s.split = shape.outputs <= 4 * kTicketOutputs ? AxisSplit::ticket : AxisSplit::two_pass;
     for (std::uint32_t per_sm : per_sms) {
       s.blocks_per_sm = per_sm;
+      // Columns fold in one launch where the built-in choice's rule has them (small inputs,
+      // each group's fold short: builtin_axis_choice).
+      if (s.family == AxisFamily::columns) {
+        AxisKernelSpec t = s;
+        t.split = AxisSplit::ticket;
+        s.split = columns_fold_in_one_launch(t, shape, plan_axis_launch(t, shape, sm_count).splits)
+                      ? AxisSplit::ticket
+                      : AxisSplit::two_pass;
+      }
       add(s);
     }
     // Rows and dense columns split with a last-block finish also take tiles of R in
@@ -1517,8 +1559,12 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     splits = std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), ceil_div(steps, s.unroll)));
   }
   if (s.split == AxisSplit::none) splits = 1;
-  // Grid-stride over outputs beyond 32 blocks per SM of work.
-  const std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGridBlocks / splits);
+  // Grid-stride over outputs beyond 32 blocks per SM of work. Split columns with a
+  // ticket take a ticket slot per group of blocks that share tiles of outputs
+  // (rt::columns_ticket_finish): at most kAxisTicketSlots groups.
+  std::uint64_t cap = std::max<std::uint64_t>(1, kMaxGridBlocks / splits);
+  if (s.family == AxisFamily::columns && s.split == AxisSplit::ticket && splits > 1)
+    cap = std::min(cap, kAxisTicketSlots);
   const std::uint64_t blocks = std::min(output_blocks, std::min<std::uint64_t>(cap, 32ull * std::max(sm_count, 1)));
   plan.splits = splits;
   plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks * splits, 1, kMaxGridBlocks));
@@ -1529,6 +1575,21 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
           std::clamp<std::uint64_t>(ceil_div(shape.outputs, s.block / 32), 1, 32ull * std::max(sm_count, 1)));
   }
   return plan;
+}
+
+std::uint64_t axis_columns_fold_trips(const AxisKernelSpec& s, std::uint64_t splits) {
+  // As rt::columns_ticket_finish folds: a tile of the block's outputs (block / by threads,
+  // each `rows` or `vec` outputs), kG lanes an output (a power of two up to a warp, as
+  // many as the block has per output), each lane four loads in flight a stride of kG
+  // apart.
+  const std::uint64_t tile =
+      static_cast<std::uint64_t>(s.block / std::max<std::uint32_t>(s.group, 1)) * std::max(s.rows_per_pass, s.vec);
+  const std::uint64_t lanes = s.block / std::max<std::uint64_t>(tile, 1);
+  std::uint64_t g = 1;
+  while (g < 32 && 2 * g <= lanes) g *= 2;
+  const std::uint64_t per_pass = s.block / g;
+  constexpr std::uint64_t loads = 4;
+  return ceil_div(tile, per_pass) * ceil_div(std::max<std::uint64_t>(splits, 1), loads * g);
 }
 
 const char* axis_params_source() {
@@ -1623,7 +1684,7 @@ AxisKernelParams make_axis_params(const AxisKernelSpec& spec, const CanonicalAxe
   p.in = in;
   p.out = out;
   p.partials = workspace ? workspace->partials : nullptr;
-  p.ticket = workspace ? workspace->ticket : nullptr;
+  p.ticket = workspace ? workspace->ticket + kWorkspaceAxisTicketsOffset / sizeof(unsigned int) : nullptr;
   p.outputs = shape.outputs;
   p.reduced = shape.reduced;
   p.outer_stride = shape.outer_stride;

@@ -336,16 +336,10 @@ __device__ __forceinline__ void finish_outputs(const AxisParams& p, u64 warp, u6
 // wait on a round trip to L2 per output. With the groups: 10.2 -> 5.7 us there, 1000 x
 // 1000 51 -> 7.8 us, rows 65537 x 100 23 -> 14.8 us (docs/BENCHMARKS.md, fifteenth set).
 template <class C>
-__device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
-  const u64 warp = threadIdx.x / 32, warps = C::kBlock / 32;
-  // An output or none per warp: the finalize kernel's fold, which measured 0.2-0.7 us
-  // faster there than the groups below (H100, 7 outputs over 32 to 512 splits).
-  if (p.outputs <= warps) {
-    finish_outputs<C>(p, warp, warps);
-    return;
-  }
+__device__ __forceinline__ void fold_outputs_in_block(const AxisParams& p, u64 first, u64 count) {
   typedef typename C::Acc A;
   typedef typename C::Op Op;
+  const u64 warp = threadIdx.x / 32, warps = C::kBlock / 32;
   const A* partials = static_cast<const A*>(p.partials);
   const u64 splits = p.splits;
   // The choice in float arithmetic without a division: a 64-bit division is a long
@@ -353,7 +347,7 @@ __device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
   // would save (up to 10 us on an H100: columns 65537 x 100 in blocks of 1024).
   unsigned g = 1, log_g = 0;
   float fewest = 3.0e38f;
-  const float threads = (float)(warps * 32), outputs_f = (float)p.outputs, splits_f = (float)splits;
+  const float threads = (float)(warps * 32), outputs_f = (float)count, splits_f = (float)splits;
   for (unsigned c = 1, log_c = 0; c <= 32; c *= 2, ++log_c) {
     const float trips = ceilf(__fdividef(outputs_f * (float)c, threads)) * ceilf(splits_f * (0.125f / (float)c));
     if (trips <= fewest) {
@@ -365,10 +359,11 @@ __device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
   const unsigned lane = threadIdx.x & 31u, sub = lane & (g - 1);
   const u64 groups = (warps * 32) >> log_g, group = (warp * 32 + lane) >> log_g;
   // Passes are the same for every lane of a warp, so all of them reach the shuffles.
-  for (u64 base = 0; base < p.outputs; base += groups) {
-    const u64 j = base + group;
+  for (u64 base = 0; base < count; base += groups) {
+    const u64 j = first + base + group;
+    const bool live = base + group < count;
     A v = Op::template identity<A>();
-    if (j < p.outputs) {
+    if (live) {
       const A* q = partials + j * splits;
       for (u64 s = sub; s < splits; s += 8 * g) {
         A x[8];
@@ -379,8 +374,20 @@ __device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
       }
     }
     for (unsigned offset = g / 2; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, (int)offset));
-    if (sub == 0 && j < p.outputs) write_output<C>(p, j, v);
+    if (sub == 0 && live) write_output<C>(p, j, v);
   }
+}
+
+template <class C>
+__device__ __forceinline__ void finish_outputs_in_block(const AxisParams& p) {
+  const u64 warp = threadIdx.x / 32, warps = C::kBlock / 32;
+  // An output or none per warp: the finalize kernel's fold, which measured 0.2-0.7 us
+  // faster there than the groups below (H100, 7 outputs over 32 to 512 splits).
+  if (p.outputs <= warps) {
+    finish_outputs<C>(p, warp, warps);
+    return;
+  }
+  fold_outputs_in_block<C>(p, 0, p.outputs);
 }
 
 // SPLIT 2: after a block's partials are written, the last block to finish folds them all.
@@ -398,6 +405,69 @@ __device__ __forceinline__ void ticket_finish(const AxisParams& p) {
   if (!is_last) return;
   finish_outputs_in_block<C>(p);
   if (threadIdx.x == 0) *p.ticket = 0;
+}
+
+// Columns split with a ticket (SPLIT 2): the `splits` blocks of a group (those that share
+// their tiles of outputs, blockIdx.x / splits) each take a ticket of the group's own after
+// writing their partials, and the last of them folds the outputs of the group's tiles,
+// TILE outputs from group * TILE, then every groups * TILE. The folds of all groups run
+// side by side at the end of the one launch (a single last block folding every output
+// was slower than a second kernel from about 2000 partials). p.ticket holds a slot per
+// group (kAxisTicketSlots in the engine's launch.h; the plan keeps the groups within
+// them), each zero between launches: its last block sets it back.
+//
+// The fold: kG lanes per output (the block's threads over a tile, up to a warp), each
+// lane four loads in flight a stride of kG apart, then a shuffle tree over the kG lanes:
+// a fixed order for a given launch. Its strides are constants and its indices 32-bit
+// (the group from blockIdx.x here, not kept live across the main loop), so that it needs
+// few registers beside the main loop's: the block-wide fold of finish_outputs_in_block,
+// its strides chosen at run time, doubled the kernel's registers (32 -> 64, f32 max) and
+// halved the blocks resident per SM. Even so the compiler may leave the main loop fewer
+// loads in flight than the two-pass program's (f32 sums of eight loads), so the engine
+// splits so only over small inputs, where each group's fold takes a few round trips
+// (columns_fold_in_one_launch and axis_columns_fold_trips in the engine's axis.cpp).
+template <class C, int TILE>
+__device__ __forceinline__ void columns_ticket_finish(const AxisParams& p) {
+  if (!C::kTicket || p.splits <= 1) return;
+  const unsigned splits32 = (unsigned)p.splits;  // at most the grid's blocks
+  const unsigned group = blockIdx.x / splits32, groups = gridDim.x / splits32;
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  __shared__ bool is_last;
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = take_ticket(p.ticket + group) == splits32 - 1;
+  __syncthreads();
+  if (!is_last) return;
+  constexpr int kLanes = C::kBlock / TILE;
+  constexpr int kG = kLanes >= 32 ? 32 : kLanes >= 16 ? 16 : kLanes >= 8 ? 8 : kLanes >= 4 ? 4 : kLanes >= 2 ? 2 : 1;
+  constexpr unsigned kPerPass = C::kBlock / kG;
+  constexpr int kLoads = 4;  // loads in flight a lane
+  const unsigned sub = threadIdx.x % kG, slot = threadIdx.x / kG;
+  const A* partials = static_cast<const A*>(p.partials);
+  const unsigned splits = splits32;
+  for (u64 first = (u64)group * TILE; first < p.outputs; first += (u64)groups * TILE) {
+    const unsigned count = p.outputs - first < (u64)TILE ? (unsigned)(p.outputs - first) : (unsigned)TILE;
+    // Passes are the same for every thread of the block, so all lanes reach the shuffles.
+    for (unsigned base = 0; base < count; base += kPerPass) {
+      const bool live = base + slot < count;
+      const u64 j = first + base + slot;
+      A v = Op::template identity<A>();
+      if (live) {
+        const A* q = partials + j * splits + sub;
+        for (unsigned s = sub; s < splits; s += kLoads * kG, q += kLoads * kG) {
+          A x[kLoads];
+#pragma unroll
+          for (int u = 0; u < kLoads; ++u) x[u] = s + u * kG < splits ? __ldcg(q + u * kG) : Op::template identity<A>();
+#pragma unroll
+          for (int u = 0; u < kLoads; ++u) v = Op::template apply<A>(v, x[u]);
+        }
+      }
+#pragma unroll
+      for (int offset = kG / 2; offset > 0; offset /= 2) v = Op::template apply<A>(v, shfl_xor(v, offset));
+      if (sub == 0 && live) write_output<C>(p, j, v);
+    }
+  }
+  if (threadIdx.x == 0) p.ticket[group] = 0;
 }
 
 // Aligned vector of VEC elements of T.
@@ -1088,7 +1158,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
           write_output<C>(p, j, v[u]);
       }
     }
-    ticket_finish<C>(p);
+    columns_ticket_finish<C, kBx * kRows>(p);
     return;
   }
   // kVec adjacent outputs per thread (one vector load per row where the outputs lie in
@@ -1257,7 +1327,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
       }
     }
   }
-  ticket_finish<C>(p);
+  columns_ticket_finish<C, kBx * V>(p);
 }
 
 // columns_dense: thread t folds its positions t * kVec + j (+ k * step) of the slice's

@@ -347,7 +347,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::sum, kF32, shape_of({65537, 1000}, {0}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.block, 128u);
-  EXPECT_EQ(s.split, AxisSplit::two_pass);
+  EXPECT_EQ(s.split, AxisSplit::two_pass);  // tiles of 128 outputs over 66 splits: a second kernel folds
   EXPECT_GE(plan_axis_launch(s, shape_of({65537, 1000}, {0}), 132).grid, 132u * 2);
   // Not 8-byte elements, nor min and max off the 4-element grid: a thread per output.
   const TypeRule d{DType::f64, DType::f64, DType::f64};
@@ -422,7 +422,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     AxisSplit split;
     std::uint32_t unroll;
   };
-  const AxisSplit none = AxisSplit::none, two = AxisSplit::two_pass;
+  // Split columns of up to 16 MiB fold in one launch (a ticket per group of blocks).
+  const AxisSplit none = AxisSplit::none, folded = AxisSplit::ticket, two = AxisSplit::two_pass;
   for (const ColumnsCase& c : {
            ColumnsCase{h, 12345, 9999, 1, 512, 16, none, 8},     // 1212 threads per SM
            ColumnsCase{h, 12345, 16383, 1, 512, 16, none, 4},    // 1986
@@ -460,11 +461,11 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{h, 32768, 757, 1, 256, 8, two, 8},
            ColumnsCase{kF32, 27344, 462, 2, 256, 8, two, 8},
            ColumnsCase{kF32, 37217, 669, 1, 256, 8, two, 8},
-           ColumnsCase{kF32, 65537, 500, 4, 128, 4, two, 4},   // on the 4-element grid: four
-           ColumnsCase{h, 8191, 600, 1, 256, 8, two, 4},       // R < 8192
-           ColumnsCase{h, 30001, 256, 1, 256, 8, two, 4},      // 256 outputs
+           ColumnsCase{kF32, 65537, 500, 4, 128, 4, two, 4},      // on the 4-element grid: four (a long fold)
+           ColumnsCase{h, 8191, 600, 1, 256, 8, folded, 4},       // R < 8192
+           ColumnsCase{h, 30001, 256, 1, 256, 8, folded, 4},      // 256 outputs
            ColumnsCase{h, 30001, 1056, 1, 256, 8, two, 8},     // 8 outputs per SM: 16-bit sums' eight
-           ColumnsCase{h, 4097, 1055, 1, 256, 8, two, 4}}) {   // under 8 per SM, R < 8192: four
+           ColumnsCase{h, 4097, 1055, 1, 256, 8, folded, 4}}) {   // under 8 per SM, R < 8192: four
     s = builtin_axis_spec(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}), 132);
     const std::string at = std::to_string(c.r) + " x " + std::to_string(c.outputs) + " " +
                            std::string(to_string(c.types.in));
@@ -512,12 +513,13 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(plan_axis_launch(s, shape_of({1000, outputs}, {0}), 132).splits, 1u);
   }
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 1000}, {0}), 132).block, 1024u);
-  // Up to R = 2560 over 256 to 1999 outputs, unsplit too; below 256, or past 2560, split.
+  // Up to R = 2560 over 256 to 1999 outputs, unsplit too; below 256, or past 2560, split
+  // (in one launch).
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 512}, {0}), 132).split, AxisSplit::none);
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2049, 571}, {0}), 132).split, AxisSplit::none);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF16, shape_of({2560, 256}, {0}), 132).split, AxisSplit::none);
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 255}, {0}), 132).split, AxisSplit::two_pass);
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2561, 571}, {0}), 132).split, AxisSplit::two_pass);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2048, 255}, {0}), 132).split, AxisSplit::ticket);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({2561, 571}, {0}), 132).split, AxisSplit::ticket);
   s = builtin_axis_spec(Op::max, kF32, shape_of({2048, 33}, {0}), 132);
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(s.split, AxisSplit::ticket);
@@ -817,7 +819,7 @@ CanonicalAxes view_of(std::initializer_list<std::int64_t> extents, std::initiali
   return r.axes;
 }
 
-// Columns of a thread per output split in two passes, set AJ: min and max keep four
+// Columns of a thread per output split (up to 16 MiB in one launch since revision 9), set AJ: min and max keep four
 // loads in flight where sums take eight (from 15 outputs per SM, 16-bit sums from 8);
 // min and max in the band of 257 outputs up to 8 per SM over R >= 8192, off the 2-element
 // grid, run eight blocks per SM.
@@ -838,32 +840,88 @@ TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
     const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, shape, 132);
     EXPECT_EQ(s.family, AxisFamily::columns) << shape.to_string();
     EXPECT_EQ(s.group, 8u) << shape.to_string() << " " << to_string(s);
-    EXPECT_EQ(s.split, AxisSplit::two_pass) << shape.to_string() << " " << to_string(s);
+    // Up to 16 MiB in one launch (a ticket per group of blocks), past that two.
+    const bool small = static_cast<std::uint64_t>(c.r * c.inner) * size_of(c.types.in) <= (1u << 24);
+    EXPECT_EQ(s.split, small ? AxisSplit::ticket : AxisSplit::two_pass) << shape.to_string() << " " << to_string(s);
     EXPECT_EQ(s.vec, c.vec) << shape.to_string() << " " << to_string(s);
     EXPECT_EQ(s.unroll, c.unroll) << to_string(c.op) << " " << shape.to_string() << " " << to_string(s);
     EXPECT_EQ(s.blocks_per_sm, c.blocks_per_sm) << to_string(c.op) << " " << shape.to_string() << " " << to_string(s);
   }
 }
 
+// Split columns with a ticket take a slot per group of blocks (rt::columns_ticket_finish):
+// their plans keep the groups within kAxisTicketSlots, the blocks past them taking more
+// tiles in turn; a second kernel's plan needs no slot and keeps its blocks.
+TEST(AxisSpec, SplitColumnsKeepTheirGroupsWithinTheTicketSlots) {
+  const CanonicalAxes shape = shape_of({1 << 20, 5000 * 32}, {0});  // 5000 tiles of 32 outputs
+  AxisKernelSpec s{.op = Op::sum, .types = kF32, .family = AxisFamily::columns, .block = 256, .group = 8, .vec = 1,
+                   .split = AxisSplit::ticket, .blocks_per_sm = 16};
+  ASSERT_EQ(axis_spec_problem(s), "");
+  const int sms = 1000;  // a GPU whose 32 blocks per SM exceed the slots
+  const AxisLaunchPlan ticket = plan_axis_launch(s, shape, sms);
+  ASSERT_GT(ticket.splits, 1u);
+  EXPECT_EQ(ticket.grid % ticket.splits, 0u);
+  EXPECT_EQ(ticket.grid / ticket.splits, kAxisTicketSlots);
+  EXPECT_EQ(ticket.finalize_grid, 0u);
+  s.split = AxisSplit::two_pass;
+  const AxisLaunchPlan two = plan_axis_launch(s, shape, sms);
+  EXPECT_EQ(two.splits, ticket.splits);
+  EXPECT_EQ(two.grid / two.splits, 5000u);
+  EXPECT_GT(two.finalize_grid, 0u);
+  // The fold's round trips, as rt::columns_ticket_finish folds: 32 outputs a tile over 8
+  // threads each (8 lanes an output, 4 loads in flight a lane); 128 outputs a tile of 128
+  // threads (a lane each); four outputs a thread (1024 a tile, four passes of 256).
+  s.blocks_per_sm = 4;
+  EXPECT_EQ(axis_columns_fold_trips(s, 32), 1u);
+  EXPECT_EQ(axis_columns_fold_trips(s, 33), 2u);
+  EXPECT_EQ(axis_columns_fold_trips(s, 132), 5u);
+  AxisKernelSpec v4 = s;
+  v4.block = 128;
+  v4.group = 4;
+  v4.vec = 4;
+  EXPECT_EQ(axis_columns_fold_trips(v4, 66), 17u);
+  AxisKernelSpec rows4 = s;
+  rows4.group = 1;
+  rows4.rows_per_pass = 4;
+  EXPECT_EQ(axis_columns_fold_trips(rows4, 4), 4u);
+  EXPECT_EQ(axis_columns_fold_trips(rows4, 5), 8u);
+  // On 132 SMs the groups stay below the slots anyway.
+  s.split = AxisSplit::ticket;
+  const AxisLaunchPlan h100 = plan_axis_launch(s, shape_of({1 << 20, 1000}, {0}), 132);
+  EXPECT_GT(h100.splits, 1u);
+  EXPECT_LE(h100.grid / h100.splits, kAxisTicketSlots);
+}
+
 TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
-  // Splits with 1536 partials or fewer: the ticket; more: a second kernel.
+  // Split columns up to 16 MiB: a ticket per group of blocks, where each group's fold
+  // takes at most eight round trips (however many partials in all); a second kernel past
+  // that. Dense columns:
+  // with 1536 partials or fewer the last block folds them all; more: a second kernel.
   struct SplitCase {
     TypeRule types;
     CanonicalAxes shape;
+    AxisFamily family;
     AxisSplit split;
   };
-  for (const SplitCase& c : {SplitCase{kBF16, shape_of({2047, 41}, {0}), AxisSplit::ticket},  // 820 partials
-                             SplitCase{kF32, shape_of({1285, 100}, {0}), AxisSplit::ticket},   // 1000
-                             SplitCase{kF16, shape_of({1285, 150}, {0}), AxisSplit::ticket},   // 1500
-                             SplitCase{kF32, shape_of({1285, 197}, {0}), AxisSplit::two_pass},  // 1970
-                             SplitCase{kF32, shape_of({4096, 65}, {0}), AxisSplit::two_pass},   // 2080
-                             SplitCase{kF16, shape_of({4096, 757}, {0}), AxisSplit::two_pass}}) {
+  const AxisFamily dense = AxisFamily::columns_dense, columns = AxisFamily::columns;
+  for (const SplitCase& c : {SplitCase{kBF16, shape_of({2047, 41}, {0}), dense, AxisSplit::ticket},     // 820 partials
+                             SplitCase{kBF16, shape_of({10000, 33}, {0}), dense, AxisSplit::two_pass},  // 2640
+                             SplitCase{kF32, shape_of({1285, 100}, {0}), columns, AxisSplit::ticket},   // 1000
+                             SplitCase{kF16, shape_of({1285, 150}, {0}), columns, AxisSplit::ticket},   // 1500
+                             SplitCase{kF32, shape_of({1285, 197}, {0}), columns, AxisSplit::ticket},   // 1970
+                             SplitCase{kF32, shape_of({4096, 65}, {0}), columns, AxisSplit::ticket},    // 2080
+                             SplitCase{kF16, shape_of({4096, 757}, {0}), columns, AxisSplit::ticket},
+                             // tiles of 128 outputs over 66 splits: a second kernel folds
+                             SplitCase{kF32, shape_of({65537, 1000}, {0}), columns, AxisSplit::two_pass}}) {
     AxisLaunchPlan plan;
     const AxisKernelSpec s = builtin_axis_spec(Op::sum, c.types, c.shape, 132, &plan);
+    EXPECT_EQ(s.family, c.family) << c.shape.to_string() << " " << to_string(s);
     EXPECT_EQ(s.split, c.split) << c.shape.to_string() << " " << to_string(s);
     EXPECT_GT(plan.splits, 1u) << c.shape.to_string();
     EXPECT_EQ(plan.finalize_grid > 0, c.split == AxisSplit::two_pass) << c.shape.to_string();
-    EXPECT_EQ(plan.partial_count > 1536, c.split == AxisSplit::two_pass) << c.shape.to_string();
+    if (c.family == dense) {
+      EXPECT_EQ(plan.partial_count > 1536, c.split == AxisSplit::two_pass) << c.shape.to_string();
+    }
   }
   // Up to 8 outputs over R <= 8192, where each thread reads at most 64 rows: one block of
   // 512, all of it across R, unsplit.
@@ -2045,7 +2103,7 @@ class RecordingLauncher : public Launcher {
 TEST(AxisKernels, KernelsLaunchProgrammaticallyFromSm90) {
   const CanonicalAxes shape = shape_of({4097, 100}, {0});  // columns: 100 outputs of 4097
   AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, shape, 132);
-  ASSERT_EQ(s.split, AxisSplit::two_pass) << to_string(s);
+  s.split = AxisSplit::two_pass;
   const AxisLaunchPlan plan = plan_axis_launch(s, shape, 132);
   ASSERT_GT(plan.finalize_grid, 0u);
   std::vector<unsigned char> memory(kWorkspaceHeaderBytes + plan.partial_count * 4);

@@ -58,6 +58,12 @@ struct LaunchWorkspace {
   }
 };
 
+// The kernels of `spec` compiled for `arch`, loaded as a set of one program.
+KernelSet compile_axis_kernels(Compiler& compiler, const AxisKernelSpec& spec, int arch) {
+  return KernelSet(std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, arch))), 1,
+                   arch);
+}
+
 // Every output of op along `axes` of the view at element `base` of `buffer`, checked
 // against the host: each output's elements gathered, then the flat reference.
 // Returns the first mismatch, or "".
@@ -417,25 +423,30 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
     const char* f16_max = nullptr;  // max where it differs from the sum's kernel
     const char* f32_max = nullptr;
   };
-  // Min and max of a thread per output split in two passes: four loads in flight (and, in
-  // the band of 257 outputs up to 8 per SM over R >= 8192, eight blocks per SM).
-  const char* max_split = "columns:block=256,by=8,vec=1,split=two_pass";
-  const char* max_band = "columns:block=256,by=8,vec=1,split=two_pass,sm=8";
+  // Min and max of a thread per output split: four loads in flight (and, in the band of
+  // 257 outputs up to 8 per SM over R >= 8192, eight blocks per SM). Up to 16 MiB the
+  // split folds in one launch (split=ticket, a ticket per group of blocks), past that in
+  // a second kernel (two_pass).
+  const char* max_two = "columns:block=256,by=8,vec=1,split=two_pass";
+  const char* max_one = "columns:block=256,by=8,vec=1,split=ticket";
+  const char* max_band_two = "columns:block=256,by=8,vec=1,split=two_pass,sm=8";
+  const char* max_band_one = "columns:block=256,by=8,vec=1,split=ticket,sm=8";
   const std::vector<Case> cases = {
       {1000, 9999, "columns:block=512,by=16,vec=1,split=none,unroll=8", "columns:block=512,by=16,vec=1,split=none,unroll=8"},
       {300, 40001, "columns:block=256,by=4,vec=1,split=none,unroll=8", "columns:block=256,by=4,vec=1,split=none,unroll=8"},
       {2049, 5001, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
       {2049, 7001, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none"},
       {4097, 4093, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
-      {2049, 3001, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_split, max_split},
-      {4097, 2641, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_split, max_split},
+      {2049, 3001, "columns:block=256,by=8,vec=1,split=ticket,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_one, max_two},
+      {4097, 2641, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_two, max_two},
       // 16-bit sums from 8 outputs per SM: eight loads in flight
-      {4097, 1500, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass", max_split},
+      {4097, 1500, "columns:block=256,by=8,vec=1,split=ticket,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass", max_one},
       {4097, 4096, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
       // 257 outputs up to 8 per SM over R >= 8192
-      {8192, 462, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=256,by=8,vec=2,split=two_pass,unroll=8"},
-      {8192, 669, "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_band, max_band},
-      {8192, 500, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
+      {8192, 462, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=256,by=8,vec=2,split=ticket,unroll=8"},
+      {8192, 669, "columns:block=256,by=8,vec=1,split=ticket,unroll=8", "columns:block=256,by=8,vec=1,split=two_pass,unroll=8", max_band_one, max_band_two},
+      // f32: tiles of 128 outputs over many splits, a second kernel folds
+      {8192, 500, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
   };
   std::int64_t largest = 0;
   for (const Case& c : cases) largest = std::max(largest, c.r * c.inner);
@@ -544,9 +555,7 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
           spec.unroll = size_of(dtype) == 2 && by == 1 ? 8 : 4;
           ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
           ASSERT_TRUE(axis_has_twin(spec)) << to_string(spec);
-          KernelSet set(
-              std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))),
-              1, device.arch());
+          const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
           for (const View& v : views) {
             const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
             ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
@@ -635,9 +644,7 @@ TEST(Axes, SteppedColumnsReadEachOutputsOwnElements) {
               specs.push_back(spec);
             }
       for (const AxisKernelSpec& spec : specs) {
-        KernelSet set(
-            std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))),
-            1, device.arch());
+        const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
         for (const Shape& v : views) {
           const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
           const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
@@ -672,6 +679,83 @@ TEST(Axes, SteppedColumnsReadEachOutputsOwnElements) {
     }
   });
   std::printf("[ counts   ] stepped columns: %d calls, %d direct launches\n", calls.load(), launches.load());
+}
+
+// Split columns fold in one launch: the last of each group of blocks sharing tiles of
+// outputs folds those outputs (rt::columns_ticket_finish, a ticket slot per group). Each
+// columns program (a thread per output four a pass, vectors of two and four outputs,
+// 8 and 32 threads across R; f32 and i64, sum and max) over shapes of 33 to 4096
+// outputs, launched directly with
+// its plan and with a plan of three groups, whose blocks then take several tiles each
+// (the fold's grid-stride). Each launch twice on one workspace: both checked against the
+// host, and every ticket slot back at zero after each.
+TEST(Axes, SplitColumnsFoldEachGroupsOutputsInOneLaunch) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  const std::vector<Shape> views = {
+      {TensorDesc::contiguous({4095, 479}), {0}},  {TensorDesc::contiguous({1285, 197}), {0}},
+      {TensorDesc::contiguous({3001, 1000}), {0}}, {TensorDesc::contiguous({2049, 4096}), {0}},
+      {TensorDesc::contiguous({20001, 33}), {0}},  {TensorDesc::contiguous({5, 3001, 67}), {1}},  // outer slices
+  };
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
+  int launches = 0;
+  for (DType dtype : quick ? std::vector<DType>{DType::f32} : std::vector<DType>{DType::f32, DType::i64}) {
+    for (Op op : {Op::sum, Op::max}) {
+      const TypeRule t = rule(op, dtype);
+      std::vector<AxisKernelSpec> specs;
+      for (std::uint32_t by : {1u, 8u, 32u})
+        for (std::uint32_t vec : {1u, 2u, 4u}) {
+          if (vec * size_of(dtype) > 16 || (by == 1 && vec > 1) || (by == 32 && vec == 2)) continue;
+          specs.push_back(AxisKernelSpec{.op = op, .types = t, .family = AxisFamily::columns, .block = 256,
+                                         .group = by, .vec = vec, .split = AxisSplit::ticket,
+                                         .rows_per_pass = by == 1 ? 4u : 1u});
+          ASSERT_EQ(axis_spec_problem(specs.back()), "") << to_string(specs.back());
+        }
+      for (const AxisKernelSpec& spec : specs) {
+        const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+        for (const Shape& v : views) {
+          const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+          ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
+          const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+          if (plan.splits <= 1) continue;
+          AxisLaunchPlan three = plan;  // three groups: each block takes several tiles
+          three.grid = static_cast<std::uint32_t>(3 * plan.splits);
+          for (const AxisLaunchPlan& p : {plan, three}) {
+            ASSERT_EQ(p.finalize_grid, 0u);
+            ASSERT_LE(p.grid / p.splits, kAxisTicketSlots);
+            LaunchWorkspace workspace(p.partial_count * size_of(t.acc));
+            for (std::int64_t shift : {0, 1}) {
+              const std::int64_t base = shift - shape.lowest_offset;
+              const Buffer buffer = upload(testing::make_input(
+                  op, dtype, testing::Pattern::exact, static_cast<std::size_t>(base + shape.highest_offset + 1), 31));
+              const std::string why = check_with(
+                  [&](const void* in, void* out) {
+                    const void* origin = static_cast<const unsigned char*>(in) +
+                                         shape.base_offset * static_cast<std::int64_t>(size_of(dtype));
+                    enqueue_axis_reduction(launcher, set.handles(0), spec, p, shape, origin, out, &workspace.view,
+                                           nullptr);
+                  },
+                  op, t, buffer, base, v.view, v.axes);
+              EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " grid " << p.grid << " splits "
+                                 << p.splits << " shift " << shift;
+              std::vector<unsigned int> slots(kAxisTicketSlots);
+              RT_CUDA_CHECK(cudaMemcpy(slots.data(),
+                                       static_cast<const unsigned char*>(workspace.buffer.get()) +
+                                           kWorkspaceAxisTicketsOffset,
+                                       slots.size() * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+              EXPECT_EQ(std::count(slots.begin(), slots.end(), 0u), static_cast<std::ptrdiff_t>(slots.size()))
+                  << "a ticket slot left set by " << to_string(spec) << " " << shape.to_string();
+              ++launches;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(launches, 0);
+  std::printf("[ counts   ] split columns folded by group: %d launches\n", launches);
 }
 
 TEST(Axes, PermutedSlicedAndReversedViews) {
@@ -1167,9 +1251,7 @@ TEST(Axes, EveryFamilyWritesItsOutputsInAGivenOrder) {
                                  "/r" + std::to_string(spec.rows_per_pass > 1) + "/t" + std::to_string(spec.tail);
         if (!kinds.insert(kind).second) continue;
         const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
-        KernelSet set(
-            std::make_shared<const CompiledProgram>(compiler.compile(make_axis_compile_request(spec, device.arch()))),
-            1, device.arch());
+        const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
         ++programs;
         const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
         LaunchWorkspace workspace(partial_bytes);
@@ -1316,8 +1398,9 @@ TEST(Axes, ThreadsOnTheirOwnStreamsShareOneContext) {
     std::uint64_t outputs;
   };
   std::vector<Case> cases = {
-      {"columns, a second kernel", TensorDesc::contiguous({2000, 197}), {0}, "split=two_pass", 0},
-      {"columns, the last block's fold", TensorDesc::contiguous({1285, 100}), {0}, "split=ticket", 0},
+      {"columns, the last block of each group folding", TensorDesc::contiguous({2000, 197}), {0}, "split=ticket", 0},
+      {"dense columns, a second kernel", TensorDesc::contiguous({60000, 40}), {0}, "split=two_pass", 0},
+      {"columns, a fold by group", TensorDesc::contiguous({1285, 100}), {0}, "split=ticket", 0},
       {"long rows in tiles", TensorDesc::contiguous({3, 1048577}), {1}, "split=ticket_tiles", 0},
       {"permuted, staged and copied", TensorDesc::strided({1024, 1024, 4}, {4, 4096, 1}), {2},
        ", then a copy into the output's order: ", 0},
@@ -1426,7 +1509,8 @@ TEST(Axes, AGraphOfAxisCallsReplaysAfterTheWorkspaceGrew) {
     const char* form;
   };
   const std::vector<Case> captured = {
-      {TensorDesc::contiguous({2000, 197}), {0}, "split=two_pass"},
+      {TensorDesc::contiguous({2000, 197}), {0}, "split=ticket"},
+      {TensorDesc::contiguous({60000, 40}), {0}, "split=two_pass"},  // dense columns: a second kernel
       {TensorDesc::contiguous({1285, 100}), {0}, "split=ticket"},
       {TensorDesc::strided({400, 350, 8}, {8, 3200, 1}), {2}, ", then a copy into the output's order: "},
   };

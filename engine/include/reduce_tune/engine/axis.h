@@ -27,9 +27,12 @@ enum class AxisFamily : std::uint8_t {
 const char* to_string(AxisFamily family);
 
 // How a reduction split across blocks along R finishes: not split; a second kernel folds
-// the partials; or the last block to finish does (one launch, for few outputs). Splits
-// read one contiguous chunk of R each, except ticket_tiles (rows and columns_dense): a
-// ticket finish whose splits take tiles of R in turn, as a grid-stride loop does.
+// the partials; or the last block to finish does (one launch). ticket: in columns, the
+// last of the splits of each group of blocks sharing tiles of outputs folds those
+// outputs (a ticket slot per group, the folds side by side); in the other families, the
+// last block folds every output (for few outputs). Splits read one contiguous chunk of R
+// each, except ticket_tiles (rows and columns_dense): a ticket finish whose splits take
+// tiles of R in turn, as a grid-stride loop does.
 enum class AxisSplit : std::uint8_t { none = 0, two_pass = 1, ticket = 2, ticket_tiles = 3 };
 const char* to_string(AxisSplit split);
 
@@ -98,6 +101,12 @@ struct AxisLaunchPlan {
   std::uint32_t finalize_grid = 0;  // blocks of the finalize kernel (0: none)
   std::uint64_t partial_count = 0;  // accumulators the workspace must hold
 };
+
+// The round trips to L2 that the fold of one group of a columns program split with a
+// ticket takes (rt::columns_ticket_finish: the last of a group's `splits` blocks folds
+// the outputs of its tiles). The built-in choice and the tuner's candidates split columns
+// so only where it is a few; a second kernel folds the others.
+std::uint64_t axis_columns_fold_trips(const AxisKernelSpec& spec, std::uint64_t splits);
 
 // A general shape that reduces nothing (R = 1: the staged reorder's copy, or a view
 // reduced over dimensions of extent 1) whose densest kept dimension is not the outputs'

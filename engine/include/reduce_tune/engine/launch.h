@@ -38,11 +38,17 @@ struct WorkspaceView {
   void* result = nullptr;        // 8 bytes for results copied back to the host
 };
 
-// Layout of one contiguous workspace allocation: header (ticket and accumulator slots)
-// followed by the partials.
-constexpr std::size_t kWorkspaceHeaderBytes = 256;
+// Layout of one contiguous workspace allocation: header (the flat kernels' ticket,
+// accumulator slots and result; then the axis kernels' tickets) followed by the partials.
+// Axis kernels take the ticket slots at kWorkspaceAxisTicketsOffset (make_axis_params):
+// slot 0 for a last block folding every output, a slot per group of blocks for split
+// columns (rt::columns_ticket_finish), whose plans keep their groups within
+// kAxisTicketSlots. Every slot is zero between launches.
 constexpr std::size_t kWorkspaceResultOffset = 16 + kAccumulatorSlots * 8;
-static_assert(kWorkspaceHeaderBytes >= kWorkspaceResultOffset + 8);
+constexpr std::size_t kWorkspaceAxisTicketsOffset = 256;
+static_assert(kWorkspaceAxisTicketsOffset >= kWorkspaceResultOffset + 8);
+constexpr std::uint64_t kAxisTicketSlots = 4096;
+constexpr std::size_t kWorkspaceHeaderBytes = kWorkspaceAxisTicketsOffset + kAxisTicketSlots * sizeof(unsigned int);
 WorkspaceView workspace_view(void* base, std::size_t total_bytes);
 // The bytes the header must hold before first use: ticket 0, every slot at its identity.
 void make_workspace_header_image(unsigned char (&image)[kWorkspaceHeaderBytes]);

@@ -117,8 +117,11 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // across R, general views with a kept dimension the densest give an output at most R / 2
 // lanes, and split columns of a thread per output keep four loads in flight for min and
 // max (eight blocks per SM in the band of 257 outputs up to 8 per SM) and take eight for
-// 16-bit sums from 8 outputs per SM (up to 1.7 times faster, set AJ).
-inline constexpr int kAxisRuleRevision = 8;
+// 16-bit sums from 8 outputs per SM (up to 1.7 times faster, set AJ). 9: split columns
+// fold in one launch, the last block of each group of blocks sharing tiles of outputs
+// folding those (a ticket per group), where a second kernel folded past 1536 partials;
+// the tuner's columns candidates split so too.
+inline constexpr int kAxisRuleRevision = 9;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
