@@ -978,11 +978,12 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // the last of each group of blocks that share tiles of outputs folds those outputs
   // (rt::columns_ticket_finish), all groups side by side, as torch's reduction does with a
   // semaphore per tile. A second kernel costs the host a launch, which is most of the
-  // call's time where the device's is small. Held device times on an H200 against the
-  // second kernel (`..-2026-11-29as-fold-*.log`; f32 sum and max, bf16 max and mean, i64
-  // sum and max; R = 1285 .. 4096 over 65 .. 1362 outputs): 1.05 to 2.4 times faster
-  // (bf16 max 4095 x 479: 9.56 -> 5.40 us). Past 16 MiB the fold's code leaves the main
-  // loop fewer registers (its loads in flight fewer, or fewer blocks per SM): f32 sum
+  // call's time where the device's is small. On an H200, the bench's calls at the host's
+  // pace, the second kernel against this (`..-2026-11-29as-ab.log`, the faster of two
+  // rounds; f32 sum and max, bf16 max and mean, i64 sum and max, R = 1285 .. 8192 over 65
+  // .. 3001 outputs): 1.03 to 2.15 times faster (bf16 max 4095 x 479: 7.43 -> 5.34 us;
+  // f32 max 4096 x 65: 8.45 -> 3.93). Past 16 MiB the fold's code leaves the main loop
+  // fewer loads in flight or fewer blocks per SM (`..-as-fold-forms-ab.log`): f32 sum
   // 30001 x 3001 104.1 -> 140.8 us, i64 max 200.2 -> 282.4, while a second kernel's
   // launch is a small part of the call. Where a group's fold takes more round trips (a
   // tile of many outputs over many splits: vectors of four outputs in blocks of 128), the
