@@ -1674,6 +1674,47 @@ TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
       EXPECT_NE(c.split, AxisSplit::ticket_tiles) << to_string(c) << " for " << shape.to_string();
 }
 
+// The tuner's split columns candidates follow the built-in choice's rule: up to 16 MiB,
+// where a group's fold is short, the last block of each group folds (one launch); past
+// 16 MiB, or for tiles of many outputs over many splits, a second kernel.
+TEST(AxisConfig, SplitColumnsCandidatesFoldInOneLaunchWhereTheRuleDoes) {
+  const auto splits_of = [](const CanonicalAxes& shape) {
+    std::set<AxisSplit> splits;
+    for (const auto& c : axis_candidates(Op::sum, kF32, shape, 132))
+      if (c.family == AxisFamily::columns && c.split != AxisSplit::none) splits.insert(c.split);
+    return splits;
+  };
+  // 4095 x 479 f32 (7.8 MB) and 3000 x 100: a split columns candidate folds in one launch
+  // exactly where its group's fold takes at most eight round trips; some do.
+  for (const CanonicalAxes& shape : {shape_of({4095, 479}, {0}), shape_of({3000, 100}, {0})}) {
+    int one_launch = 0;
+    for (const auto& c : axis_candidates(Op::sum, kF32, shape, 132)) {
+      if (c.family != AxisFamily::columns || c.split == AxisSplit::none) continue;
+      AxisKernelSpec ticket = c;
+      ticket.split = AxisSplit::ticket;
+      const bool short_fold = axis_columns_fold_trips(ticket, plan_axis_launch(ticket, shape, 132).splits) <= 8;
+      EXPECT_EQ(c.split, short_fold ? AxisSplit::ticket : AxisSplit::two_pass) << to_string(c) << " " << shape.to_string();
+      one_launch += c.split == AxisSplit::ticket;
+    }
+    EXPECT_GT(one_launch, 0) << shape.to_string();
+  }
+  // 30001 x 3001 f32 (360 MB): a second kernel.
+  const std::set<AxisSplit> large = splits_of(shape_of({30001, 3001}, {0}));
+  ASSERT_FALSE(large.empty());
+  EXPECT_EQ(large, std::set<AxisSplit>{AxisSplit::two_pass});
+  // Every candidate split with a ticket keeps its groups within the slots and its fold
+  // within the rule's round trips.
+  for (const CanonicalAxes& shape : {shape_of({4095, 479}, {0}), shape_of({3000, 100}, {0}),
+                                     shape_of({1285, 197}, {0}), shape_of({8192, 669}, {0})})
+    for (const auto& c : axis_candidates(Op::sum, kF32, shape, 132)) {
+      if (c.family != AxisFamily::columns || c.split != AxisSplit::ticket) continue;
+      const AxisLaunchPlan plan = plan_axis_launch(c, shape, 132);
+      EXPECT_LE(plan.grid / plan.splits, kAxisTicketSlots) << to_string(c);
+      EXPECT_LE(axis_columns_fold_trips(c, plan.splits), 8u) << to_string(c) << " " << shape.to_string();
+      EXPECT_EQ(plan.finalize_grid, 0u) << to_string(c);
+    }
+}
+
 TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
   const std::pair<const char*, const char*> bad[] = {
       {"", "FAMILY"},
