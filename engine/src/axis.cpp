@@ -63,16 +63,17 @@ constexpr std::uint64_t kDenseSliceBytes = 16384;
 constexpr std::uint64_t kTicketOutputs = 64;
 // Dense columns split so that this many partials or fewer fold in the last block (one launch).
 constexpr std::uint64_t kTicketPartials = 1536;
-// Split columns fold in one launch (a ticket per group) where a group's fold takes at most
-// this many round trips to L2 (axis_columns_fold_trips: a lane's loads of 4-byte partials
-// over up to 32 splits a lane each), over inputs of at most this many bytes
-// (builtin_axis_choice).
-constexpr std::uint64_t kColumnsFoldTrips = 8;
+// Split columns fold in one launch (a ticket per group) over inputs of at most
+// kColumnsFoldBytes where a group's fold (axis_columns_fold_trips) takes at most eight
+// round trips to L2 (four for 8-byte partials, whose wider forms of the kernel measured
+// slower: set AS) in at most four passes of the block over its tile (builtin_axis_choice).
 constexpr std::uint64_t kColumnsFoldBytes = 1ull << 24;
 // Whether split columns `s` (a ticket) fold in one launch over `shape` with `splits`.
 bool columns_fold_in_one_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, std::uint64_t splits) {
   const std::uint64_t bytes = shape.outputs * shape.reduced * size_of(s.types.in);
-  return bytes <= kColumnsFoldBytes && axis_columns_fold_trips(s, splits) <= kColumnsFoldTrips;
+  const std::uint64_t most_trips = size_of(s.types.acc) > 4 ? 4 : 8;
+  const std::uint64_t passes = axis_columns_fold_trips(s, 1);  // one trip a pass
+  return bytes <= kColumnsFoldBytes && passes <= 4 && axis_columns_fold_trips(s, splits) <= most_trips;
 }
 // Columns of up to this many elements are not read as one dense run (see builtin_axis_spec),
 constexpr std::uint64_t kShortColumnsElements = 1u << 20;

@@ -894,8 +894,8 @@ TEST(AxisSpec, SplitColumnsKeepTheirGroupsWithinTheTicketSlots) {
 
 TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
   // Split columns up to 16 MiB: a ticket per group of blocks, where each group's fold
-  // takes at most eight round trips (however many partials in all); a second kernel past
-  // that. Dense columns:
+  // takes at most eight round trips (four for 8-byte partials), however many partials in
+  // all; a second kernel past that. Dense columns:
   // with 1536 partials or fewer the last block folds them all; more: a second kernel.
   struct SplitCase {
     TypeRule types;
@@ -912,7 +912,12 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
                              SplitCase{kF32, shape_of({4096, 65}, {0}), columns, AxisSplit::ticket},    // 2080
                              SplitCase{kF16, shape_of({4096, 757}, {0}), columns, AxisSplit::ticket},
                              // tiles of 128 outputs over 66 splits: a second kernel folds
-                             SplitCase{kF32, shape_of({65537, 1000}, {0}), columns, AxisSplit::two_pass}}) {
+                             SplitCase{kF32, shape_of({65537, 1000}, {0}), columns, AxisSplit::two_pass},
+                             // 132 splits of 32-output tiles: five round trips, which 8-byte
+                             // partials do not fold in one launch (4-byte ones up to eight)
+                             SplitCase{kF32, shape_of({20000, 100}, {0}), columns, AxisSplit::ticket},
+                             SplitCase{TypeRule{DType::i64, DType::i64, DType::i64}, shape_of({20000, 100}, {0}),
+                                       columns, AxisSplit::two_pass}}) {
     AxisLaunchPlan plan;
     const AxisKernelSpec s = builtin_axis_spec(Op::sum, c.types, c.shape, 132, &plan);
     EXPECT_EQ(s.family, c.family) << c.shape.to_string() << " " << to_string(s);
@@ -1685,14 +1690,16 @@ TEST(AxisConfig, SplitColumnsCandidatesFoldInOneLaunchWhereTheRuleDoes) {
     return splits;
   };
   // 4095 x 479 f32 (7.8 MB) and 3000 x 100: a split columns candidate folds in one launch
-  // exactly where its group's fold takes at most eight round trips; some do.
+  // exactly where its group's fold takes at most eight round trips in at most four
+  // passes; some do.
   for (const CanonicalAxes& shape : {shape_of({4095, 479}, {0}), shape_of({3000, 100}, {0})}) {
     int one_launch = 0;
     for (const auto& c : axis_candidates(Op::sum, kF32, shape, 132)) {
       if (c.family != AxisFamily::columns || c.split == AxisSplit::none) continue;
       AxisKernelSpec ticket = c;
       ticket.split = AxisSplit::ticket;
-      const bool short_fold = axis_columns_fold_trips(ticket, plan_axis_launch(ticket, shape, 132).splits) <= 8;
+      const bool short_fold = axis_columns_fold_trips(ticket, 1) <= 4 &&  // passes over the tile
+                              axis_columns_fold_trips(ticket, plan_axis_launch(ticket, shape, 132).splits) <= 8;
       EXPECT_EQ(c.split, short_fold ? AxisSplit::ticket : AxisSplit::two_pass) << to_string(c) << " " << shape.to_string();
       one_launch += c.split == AxisSplit::ticket;
     }
