@@ -42,13 +42,33 @@ std::string config_text(const AxisKernelSpec& s) {
 
 // Blocks per output along R so that a few long outputs still fill the GPU: about
 // blocks_per_sm blocks per SM in all, each reading at least kMinSplitElements.
+//
+// General views (`balanced`) take, of the two counts nearest that (want / output_blocks
+// rounded down and up), the one whose busiest SM has the least to read: a grid a few
+// blocks past a whole number per SM leaves those few for a last round on their SMs. On an
+// H200 (held, general rows of every other element, 2^25 in all, blocks of 256 at four
+// per SM): 7 rows in 7 x 76 blocks (four SMs given five) took 77.5 us in f32 sums and
+// 51.9 in f16, 8 rows in 8 x 66 65.1 and 36.9, 1 row in 528 66.0 and 37.5
+// (`h200-2026-11-29at-probe-general-strided-*`). The count so chosen: 1.11 to 1.41 times
+// faster over 7, 13 and 100 rows (f32 and f16 sums, bf16 means; the bench's times,
+// `…-ab-final.log`). Other families keep the count rounded up: split columns so were
+// 1.08 to 1.16 times faster (30001 x 3001, 94 blocks of outputs: 6 splits against 5,
+// `…-ab-first-form.log`).
 constexpr std::uint64_t kMinSplitElements = 4096;
 std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t outputs_per_block, std::uint64_t reduced,
-                          int sm_count, std::uint32_t blocks_per_sm) {
-  const std::uint64_t want = blocks_per_sm * static_cast<std::uint64_t>(std::max(sm_count, 1));
+                          int sm_count, std::uint32_t blocks_per_sm, bool balanced) {
+  const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
+  const std::uint64_t want = blocks_per_sm * sms;
   if (output_blocks >= want / 2) return 1;
   const std::uint64_t min_rows = ceil_div(kMinSplitElements, std::max<std::uint64_t>(outputs_per_block, 1));
-  return std::max<std::uint64_t>(1, std::min(ceil_div(want, output_blocks), reduced / min_rows));
+  const std::uint64_t most = std::max<std::uint64_t>(1, reduced / min_rows);
+  const std::uint64_t up = std::min(ceil_div(want, output_blocks), most);
+  if (!balanced) return std::max<std::uint64_t>(1, up);
+  const std::uint64_t down = std::max<std::uint64_t>(1, std::min(want / output_blocks, most));
+  // The busiest SM's blocks, each 1/splits of an output: compare ceil(b*up/sms)/up with
+  // ceil(b*down/sms)/down without division; the smaller count on a tie (fewer partials).
+  const auto busiest = [&](std::uint64_t splits) { return ceil_div(output_blocks * splits, sms); };
+  return busiest(down) * up <= busiest(up) * down ? down : up;
 }
 // rows_dense: the elements of one staged tile, and the longest row it takes (at least
 // eight rows a tile).
@@ -302,6 +322,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
   bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
+  bool many_slices = false;     // slices of short columns read a thread per output (below)
   switch (shape.layout) {
     case AxisLayout::columns: {
       // Dense only where there is enough to read to pay for it: up to 2^20 elements in
@@ -351,8 +372,27 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // configs tried 18.2 and more).
       const bool dense_slices = r * shape.inner * size_of(types.in) >= kDenseSliceBytes;
       if (shape.inner_step == 1 && shape.reduced_stride == static_cast<std::int64_t>(shape.inner) &&
-          !short_run && dense_slices &&
-          ((shape.inner <= 64 && r >= 64) || wide_dense)) {
+          !short_run && dense_slices && ((shape.inner <= 64 && r >= 64) || wide_dense)) {
+        // Eight slices and more over R <= 2^14, too few for a block each at four blocks
+        // per SM (the dense plan splits them): a thread per output in blocks of 256, 8
+        // threads across R, four loads in flight, split. On an H200 (held, sums, [slices,
+        // R, inner] along 1, `h200-2026-11-29at-probe-slices-*`), dense against this: f16
+        // [256,1921,15] 19.3 against 7.8 us, [64,1921,15] 10.6 against 4.8, [64,8191,15]
+        // 14.8 against 8.2, [8,16384,15] 8.8 against 5.1, [64,1921,64] 14.3 against 10.9;
+        // f32 1.17 to 1.68 times slower dense. With eight loads in flight, as the rule for
+        // many split outputs below would give, the f16 sum of [64,1921,64] took 17.0 us
+        // (the bench's time of the built-in choice; 10.9 with four). One slice, R past
+        // 2^14, or 8-byte elements (not measured), stay dense.
+        const std::uint64_t slices = shape.outputs / shape.inner;
+        if (slices >= 8 && slices < 2 * sms && r <= (1u << 14) && size_of(types.in) <= 4) {
+          many_slices = true;
+          s.family = AxisFamily::columns;
+          s.block = 256;
+          s.group = 8;
+          s.vec = 1;
+          s.unroll = 4;
+          break;
+        }
         // Narrow contiguous rows: the block reads them as one run, in 16-byte vectors
         // (up to 256 of them over a million rows and more: on an H100, f32 and f16 with
         // 97 to 193 outputs over 1.5M rows, the fastest config or within 8% of it).
@@ -916,10 +956,12 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // f16 and f32 max of 2049 .. 30001 x 2100 .. 3001, 0.87 to 0.92 but f16 2049 x 3001,
   // 1.11); 16-bit sums from 8 outputs per SM (f16 and bf16 sums of R = 3000 .. 65537 over
   // 1100 .. 1977 outputs, 0.60 to 0.91 times the time of four, 65537 x 1201 124.5 -> 75.0
-  // us; f32 sums over 1500 0.97 to 1.02, not taken).
+  // us; f32 sums over 1500 0.97 to 1.02, not taken). Not for many slices of short columns
+  // (above).
   const bool extremum = op == Op::min || op == Op::max;
   if (s.family == AxisFamily::columns && s.vec == 1 && s.rows_per_pass == 1 && s.split == AxisSplit::two_pass &&
-      size_of(types.in) <= 4 && !extremum && shape.outputs >= (size_of(types.in) == 2 ? 8 : 15) * sms)
+      size_of(types.in) <= 4 && !extremum && shape.outputs >= (size_of(types.in) == 2 ? 8 : 15) * sms &&
+      !many_slices)
     s.unroll = 8;
   // Long rows that a plan splits, more than 64 of them (a block per row, fewer rows than
   // 8 per SM): one launch instead of two, the splits taking tiles of R in turn and the
@@ -1548,7 +1590,8 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(std::min(output_blocks, wave), 1, kMaxGridBlocks));
     return plan;
   }
-  std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count, s.blocks_per_sm);
+  std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count, s.blocks_per_sm,
+                                     s.family == AxisFamily::general);
   if (dense && s.split == AxisSplit::ticket_tiles && splits > 1 && axis_dense_interleaves(s, shape)) {
     // Interleaved steps (axis_columns_dense_kernel): a split for every kUnroll steps of
     // the slice (each thread's loads of a round in flight together), up to blocks_per_sm

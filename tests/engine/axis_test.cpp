@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "reduce_tune/engine/axis.h"
@@ -26,6 +27,64 @@ CanonicalAxes shape_of(std::initializer_list<std::int64_t> extents, AxisList axe
 const TypeRule kF32{DType::f32, DType::f32, DType::f32};
 const TypeRule kF16{DType::f16, DType::f16, DType::f32};
 const TypeRule kBF16{DType::bf16, DType::bf16, DType::f32};
+
+// A general view's split takes the count of blocks per output, rounded down or up, whose
+// busiest SM reads least: rows of every other element (a block per split, four per SM on
+// 132 SMs) take 528 blocks or fewer where a count rounded up would leave a few SMs a fifth
+// block (7 rows: 75 splits, 525 blocks, where 76 made 532). Other families round up
+// (split columns of 30001 x 3001: 94 blocks of outputs, 6 splits).
+TEST(AxisSpec, SplitsLeaveNoSMALastRoundOfAFewBlocks) {
+  const std::map<std::int64_t, std::uint64_t> want_splits = {{1, 528}, {3, 176}, {7, 75}, {8, 66},
+                                                             {13, 40}, {33, 16}, {100, 5}};
+  for (const TypeRule& t : {kF32, kF16}) {
+    for (const auto& [rows, splits] : want_splits) {
+      const std::int64_t r = (std::int64_t{1} << 25) / rows;
+      const CanonicalAxes shape = canonicalize(TensorDesc::strided({rows, r}, {2 * r, 2}), AxisList{1}).axes;
+      const AxisKernelSpec s = builtin_axis_spec(Op::sum, t, shape, 132);
+      ASSERT_EQ(s.family, AxisFamily::general) << shape.to_string();
+      ASSERT_EQ(s.blocks_per_sm, 4u);
+      const AxisLaunchPlan plan = plan_axis_launch(s, shape, 132);
+      EXPECT_EQ(plan.splits, splits) << rows << " rows";
+      EXPECT_LE(plan.grid, 4u * 132) << rows << " rows";
+      // The busiest SM's share of the work is no more than with one split more or fewer.
+      const auto busiest = [&](std::uint64_t k) { return double((rows * k + 131) / 132) / double(k); };
+      EXPECT_LE(busiest(plan.splits), busiest(plan.splits + 1)) << rows << " rows";
+      if (plan.splits > 1) {
+        EXPECT_LE(busiest(plan.splits), busiest(plan.splits - 1)) << rows << " rows";
+      }
+    }
+  }
+  const CanonicalAxes columns = shape_of({30001, 3001}, {0});
+  const AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, columns, 132);
+  ASSERT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(plan_axis_launch(s, columns, 132).splits, 6u);
+}
+
+// Eight slices and more of contiguous columns over R <= 2^14 that a block each would not
+// fill the GPU with: a thread per output in blocks of 256, 8 threads across R, split (the
+// dense kernel splits each slice and folds it through shared memory).
+TEST(AxisSpec, ManySlicesOfShortColumnsTakeAThreadPerOutput) {
+  for (const TypeRule& t : {kF32, kF16, kBF16}) {
+    for (const auto& [slices, r, inner] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+             {64, 1921, 15}, {256, 1921, 15}, {64, 8191, 15}, {8, 16384, 15}, {64, 1921, 64}, {64, 1921, 33}}) {
+      const CanonicalAxes shape = shape_of({slices, r, inner}, {1});
+      const AxisKernelSpec s = builtin_axis_spec(Op::sum, t, shape, 132);
+      EXPECT_EQ(s.family, AxisFamily::columns) << shape.to_string();
+      EXPECT_EQ(s.block, 256u) << shape.to_string();
+      EXPECT_EQ(s.group, 8u) << shape.to_string();
+      EXPECT_EQ(s.vec, 1u) << shape.to_string();
+      EXPECT_EQ(s.unroll, 4u) << shape.to_string();  // not the eight of many split outputs
+      EXPECT_NE(s.split, AxisSplit::none) << shape.to_string();
+    }
+    // One slice, R past 2^14, or slices enough for a block each at four per SM: dense.
+    for (const CanonicalAxes& shape : {shape_of({1, 262144, 15}, {1}), shape_of({64, 16385, 15}, {1}),
+                                       shape_of({264, 1921, 15}, {1}), shape_of({7, 65536, 15}, {1})})
+      EXPECT_EQ(builtin_axis_spec(Op::sum, t, shape, 132).family, AxisFamily::columns_dense) << shape.to_string();
+  }
+  // 8-byte elements were not measured: dense.
+  const TypeRule i64{DType::i64, DType::i64, DType::i64};
+  EXPECT_EQ(builtin_axis_spec(Op::sum, i64, shape_of({64, 1921, 15}, {1}), 132).family, AxisFamily::columns_dense);
+}
 
 TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // Short rows: a thread per row, with 16-byte loads where a row holds two aligned
@@ -618,10 +677,11 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(builtin_axis_spec(Op::max, t, strided({600, 4096}, {8192, 2}, {1}), 132).block, 128u);
     EXPECT_EQ(s.unroll, 8u);
     EXPECT_EQ(s.vec, 1u);
-    const CanonicalAxes two_short = shape_of({64, 128, 513}, {0, 2});  // five splits of 6566
+    // Four splits of 8208: 128 x 4 blocks are four per SM, 128 x 5 would give some SMs five.
+    const CanonicalAxes two_short = shape_of({64, 128, 513}, {0, 2});
     s = builtin_axis_spec(Op::max, t, two_short, 132);
     EXPECT_EQ(s.vec, 1u);
-    EXPECT_EQ(plan_axis_launch(s, two_short, 132).splits, 5u);
+    EXPECT_EQ(plan_axis_launch(s, two_short, 132).splits, 4u);
     EXPECT_EQ(s.block, 128u);
     EXPECT_EQ(s.unroll, 4u);
     s = builtin_axis_spec(Op::max, t, shape_of({64, 128, 512}, {0, 2}), 132);  // vectors along R
