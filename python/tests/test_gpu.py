@@ -33,7 +33,14 @@ def setUpModule():
         raise unittest.SkipTest(SKIP)
 
 
-DTYPES = ["int32", "int64", "uint32", "float32", "float64", "float16", "bfloat16"]
+ALL_DTYPES = ["int32", "int64", "uint32", "float32", "float64", "float16", "bfloat16"]
+# REDUCE_TUNE_TEST_DTYPES (comma-separated) narrows the dtypes the tests loop over, so that
+# several processes can share a run: with no database, most new kinds of call compile a
+# kernel first, and one process over every dtype takes minutes (docs/BENCHMARKS.md, set AT).
+_chosen = [d for d in os.environ.get("REDUCE_TUNE_TEST_DTYPES", "").split(",") if d]
+if any(d not in ALL_DTYPES for d in _chosen):
+    raise ValueError(f"REDUCE_TUNE_TEST_DTYPES names {_chosen}; the dtypes are {ALL_DTYPES}")
+DTYPES = _chosen or ALL_DTYPES
 OPS = ["sum", "prod", "min", "max", "mean"]
 SIXTEEN = ("float16", "bfloat16")
 
