@@ -54,6 +54,21 @@ TEST(AxisSpec, SplitsLeaveNoSMALastRoundOfAFewBlocks) {
       }
     }
   }
+  // Every row count that splits, on 132 and 114 SMs: of the counts rounded down and up,
+  // the chosen one's busiest SM reads no more than the other's.
+  for (const int sms : {132, 114}) {
+    for (std::int64_t rows = 1; rows < 2 * sms; ++rows) {
+      const std::int64_t r = 1 << 22;
+      const CanonicalAxes shape = canonicalize(TensorDesc::strided({rows, r}, {2 * r, 2}), AxisList{1}).axes;
+      AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, shape, sms);
+      s.blocks_per_sm = 4;
+      const std::uint64_t splits = plan_axis_launch(s, shape, sms).splits;
+      const std::uint64_t want = 4ull * sms, down = want / rows, up = (want + rows - 1) / rows;
+      ASSERT_TRUE(splits == down || splits == up) << rows << " rows on " << sms << " SMs: " << splits;
+      const auto busiest = [&](std::uint64_t k) { return double((rows * k + sms - 1) / sms) / double(k); };
+      EXPECT_LE(busiest(splits), busiest(splits == down ? up : down)) << rows << " rows on " << sms << " SMs";
+    }
+  }
   const CanonicalAxes columns = shape_of({30001, 3001}, {0});
   const AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, columns, 132);
   ASSERT_EQ(s.family, AxisFamily::columns);
