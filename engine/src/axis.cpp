@@ -107,11 +107,12 @@ constexpr std::uint64_t kDenseInterleavedInner = 16;
 // 4-byte elements at every size; 16-bit sums, products and means of up to 8 outputs below
 // 2^22 elements. Interleaved, f16 sums of 7 outputs over 2^22 and 2^24 rows ran 0.92 to
 // 0.95 times as fast on an H100, f16 sums of 16 outputs 0.97 on both GPUs, and f16 max
-// of 16777216 x 7 74.7 against 62.1 us on an H200 (held). 8-byte elements, not measured,
-// are never split in tiles.
+// of 16777216 x 7 74.7 against 62.1 us on an H200 (held). 8-byte elements at every size
+// too (blocks of 256: builtin_axis_choice).
 bool dense_interleaved_pays(Op op, const TypeRule& types, const CanonicalAxes& shape) {
   if (shape.inner > kDenseInterleavedInner) return false;
   if (size_of(types.in) == 4) return true;
+  if (size_of(types.in) == 8) return true;
   return size_of(types.in) == 2 && op != Op::max && op != Op::min && shape.inner <= 8 &&
          shape.reduced * shape.inner < (1ull << 22);
 }
@@ -402,7 +403,9 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // 8-byte elements in blocks of 512 for min and max, and over more than 64 outputs
         // (H200, held, against blocks of 256: i64 max 1048576 x 9 32.3 -> 27.6 us, 100000
         // x 41 24.8 -> 21.8, 300000 x 17 22.8 -> 21.4, 131072 x 64 36.8 -> 29.0, i64 min
-        // alike). f64 sums of 9 and 41 outputs read 1.08 to 1.10 times slower so.
+        // alike). f64 sums of 9 and 41 outputs read 1.08 to 1.10 times slower so. (Those
+        // were contiguous splits, the last block folding; split over up to 64 outputs,
+        // blocks of 256 in other forms now: builtin_axis_choice.)
         if (size_of(types.in) == 8 && (op == Op::min || op == Op::max || shape.inner > 64)) s.block = 512;
         break;
       }
@@ -909,6 +912,27 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       (size_of(types.in) == 2 || (size_of(types.in) == 4 && shape.inner <= 64))) {
     s.split = shape.inner <= 32 ? AxisSplit::ticket_tiles : AxisSplit::two_pass;
     s.unroll = dense_interleaved_pays(op, types, shape) ? 4 : 8;
+    p = plan_axis_launch(s, shape, sm_count);
+    if (p.splits <= 1) s.split = AxisSplit::none;
+  }
+  // 8-byte elements over up to 64 outputs a slice, one slice or slices of R >= 2^16:
+  // blocks of 256, four loads in flight; up to 16 outputs interleaved steps (the last
+  // block folding), 17 to 64 contiguous splits and a second kernel. On an H200 (held,
+  // `h200-2026-11-29au-probe-dense8-*`), against the contiguous splits of blocks of 512
+  // (min, max) or 256 (sums) with the last block folding every partial before: i64 and
+  // f64 over 2 .. 16 outputs 0.81 to 0.99 times the time (2097151 x 5 i64 min 30.3 ->
+  // 25.1 us, 8151487 x 3 f64 max 54.6 -> 49.9, 16777216 x 7 i64 sum 220.6 -> 218.1), over
+  // 17 .. 64 0.60 to 0.96 (65537 x 33 i64 max 16.9 -> 10.2, 99861 x 41 i64 min 21.9 ->
+  // 14.9, 1000003 x 37 f64 sum 80.4 -> 76.7). Eight loads in flight were up to 1.64 times
+  // slower over 2 .. 16 outputs. The built-in choice before and after (two alternating
+  // rounds, `…-ab-dense8.log`): one slice 0.97 to 1.88 times faster; several slices of
+  // R = 65537 .. 2^20 0.99 to 1.39; but 64 slices of R = 1921 (15 outputs) 0.69 to 0.88
+  // and 3 of R = 40001 0.89 to 1.19 (sums slower), which keep the splits before.
+  if (s.family == AxisFamily::columns_dense && p.splits > 1 && size_of(types.in) == 8 && shape.inner <= 64 &&
+      (shape.outputs == shape.inner || r >= (1u << 16))) {
+    s.block = 256;
+    s.unroll = 4;
+    s.split = shape.inner <= kDenseInterleavedInner ? AxisSplit::ticket_tiles : AxisSplit::two_pass;
     p = plan_axis_launch(s, shape, sm_count);
     if (p.splits <= 1) s.split = AxisSplit::none;
   }

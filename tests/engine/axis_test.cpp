@@ -78,6 +78,61 @@ TEST(AxisSpec, SplitsLeaveNoSMALastRoundOfAFewBlocks) {
 // Eight slices and more of contiguous columns over R <= 2^14 that a block each would not
 // fill the GPU with: a thread per output in blocks of 256, 8 threads across R, split (the
 // dense kernel splits each slice and folds it through shared memory).
+// 8-byte dense columns of up to 64 outputs a slice, split, one slice or slices of R >=
+// 2^16: blocks of 256 and four loads in flight for every op; up to 16 outputs the splits
+// interleave single steps and the last block folds, from 17 contiguous splits fold in a
+// second kernel. Several slices of a shorter R keep the splits before. One slice of few
+// outputs whose split interleaves is read dense from R = 2^16 (65537 x 3), as 16-bit ones.
+TEST(AxisSpec, EightByteDenseColumnsSplitInBlocksOf256) {
+  const TypeRule i64{DType::i64, DType::i64, DType::i64};
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
+  int checked = 0;
+  for (const TypeRule& t : {i64, f64})
+    for (Op op : {Op::sum, Op::min, Op::max, Op::prod})
+      for (std::int64_t inner = 2; inner <= 64; ++inner)
+        for (const CanonicalAxes& shape : {shape_of({1048577, inner}, {0}), shape_of({8, 300001, inner}, {1}),
+                                           shape_of({16, 65536, inner}, {1})}) {
+          AxisLaunchPlan plan;
+          const AxisKernelSpec s = builtin_axis_spec(op, t, shape, 132, &plan);
+          ASSERT_EQ(s.family, AxisFamily::columns_dense) << shape.to_string();
+          ASSERT_GT(plan.splits, 1u) << shape.to_string();
+          EXPECT_EQ(s.block, 256u) << shape.to_string();
+          EXPECT_EQ(s.vec, 2u) << shape.to_string();
+          EXPECT_EQ(s.unroll, 4u) << shape.to_string();
+          if (inner <= 16) {
+            EXPECT_EQ(s.split, AxisSplit::ticket_tiles) << shape.to_string();
+            EXPECT_EQ(plan.finalize_grid, 0u) << shape.to_string();
+          } else {
+            EXPECT_EQ(s.split, AxisSplit::two_pass) << shape.to_string();
+            EXPECT_GT(plan.finalize_grid, 0u) << shape.to_string();
+          }
+          ++checked;
+        }
+  EXPECT_EQ(checked, 2 * 4 * 63 * 3);
+  // Several slices of R < 2^16: the contiguous splits, min and max in blocks of 512.
+  for (const TypeRule& t : {i64, f64})
+    for (const CanonicalAxes& shape : {shape_of({64, 1921, 15}, {1}), shape_of({3, 65535, 15}, {1}),
+                                       shape_of({3, 40001, 33}, {1})}) {
+      const AxisKernelSpec sum = builtin_axis_spec(Op::sum, t, shape, 132);
+      const AxisKernelSpec max = builtin_axis_spec(Op::max, t, shape, 132);
+      EXPECT_EQ(sum.family, AxisFamily::columns_dense) << shape.to_string();
+      EXPECT_NE(sum.split, AxisSplit::ticket_tiles) << shape.to_string();
+      EXPECT_EQ(sum.block, 256u) << shape.to_string();
+      EXPECT_EQ(max.block, 512u) << shape.to_string();
+      EXPECT_NE(max.split, AxisSplit::ticket_tiles) << shape.to_string();
+    }
+  // More outputs: min and max in blocks of 512 as before.
+  EXPECT_EQ(builtin_axis_spec(Op::max, i64, shape_of({1 << 18, 65}, {0}), 132).block, 512u);
+  // One slice of few outputs: dense from R = 2^16 (a thread per output with threads
+  // across R below).
+  for (const TypeRule& t : {i64, f64}) {
+    EXPECT_EQ(builtin_axis_spec(Op::sum, t, shape_of({65537, 3}, {0}), 132).family, AxisFamily::columns_dense);
+    EXPECT_EQ(builtin_axis_spec(Op::sum, t, shape_of({65535, 3}, {0}), 132).family, AxisFamily::columns);
+    EXPECT_EQ(builtin_axis_spec(Op::max, t, shape_of({65537, 15}, {0}), 132).family, AxisFamily::columns_dense);
+    EXPECT_EQ(builtin_axis_spec(Op::max, t, shape_of({65535, 15}, {0}), 132).family, AxisFamily::columns);
+  }
+}
+
 TEST(AxisSpec, ManySlicesOfShortColumnsTakeAThreadPerOutput) {
   for (const TypeRule& t : {kF32, kF16, kBF16}) {
     for (const auto& [slices, r, inner] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
@@ -396,8 +451,10 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 20, 256}, {0}), 132).family,
             AxisFamily::columns_dense);
   EXPECT_EQ(builtin_axis_spec(Op::sum, f64_rule, shape_of({1 << 20, 9}, {0}), 132).block, 256u);
-  EXPECT_EQ(builtin_axis_spec(Op::max, i64_rule, shape_of({1 << 20, 9}, {0}), 132).block, 512u);
-  EXPECT_EQ(builtin_axis_spec(Op::min, i64_rule, shape_of({100000, 41}, {0}), 132).block, 512u);
+  // (8-byte dense columns of up to 64 outputs that split: blocks of 256, below.)
+  EXPECT_EQ(builtin_axis_spec(Op::max, i64_rule, shape_of({1 << 20, 9}, {0}), 132).block, 256u);
+  EXPECT_EQ(builtin_axis_spec(Op::min, i64_rule, shape_of({100000, 41}, {0}), 132).block, 256u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, i64_rule, shape_of({1 << 18, 100}, {0}), 132).block, 512u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 9}, {0}), 132).block, 256u);
   // 4-byte columns: the same vectors (16 bytes) over R <= 128 and many outputs on the
   // grid; not off the grid, past R = 128, under 1024 outputs per SM, or for 8-byte types.

@@ -404,6 +404,43 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
   std::printf("[ counts   ] built-in columns rules: %d (op, dtype, shape) cases\n", checked.load());
 }
 
+// 8-byte dense columns of up to 64 outputs a slice, split (engine: AxisSpec.
+// EightByteDenseColumnsSplitInBlocksOf256): blocks of 256, up to 16 outputs in interleaved
+// steps that the last block folds, from 17 in contiguous splits and a second kernel; one
+// slice of a few outputs dense from R = 2^16. Each runs the kernel meant and matches the
+// host, from an aligned base and one element in (off the 16-byte grid: the twin); several
+// slices too, of R >= 2^16 (the new forms) and shorter (the splits before). i64 and f64,
+// sum, min, max (and i64 prod), a thread per dtype.
+TEST(Axes, EightByteDenseColumnsSplitInBlocksOf256) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const bool quick = testing::quick_mode();
+  std::atomic<int> checked{0};
+  for_each_dtype_in_threads({DType::i64, DType::f64}, [&](DType dtype) {
+    for (Op op : {Op::sum, Op::min, Op::max, Op::prod}) {
+      if ((quick && op != Op::sum && op != Op::max) || (op == Op::prod && dtype == DType::f64)) continue;
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 150001 * 33 * 2 + 1, 5));
+      for (std::int64_t inner : {2, 3, 7, 15, 16, 17, 33, 41, 64}) {
+        const std::string meant = std::string("columns_dense:block=256,group=1,vec=2,split=") +
+                                  (inner <= 16 ? "ticket_tiles" : "two_pass");
+        expect_builtin_columns(ctx, op, t, buffer, 65537, inner, &meant, checked);
+      }
+      const std::string columns = "columns:";
+      expect_builtin_columns(ctx, op, t, buffer, 65535, 3, &columns, checked);
+      for (const Shape& sh : {Shape{TensorDesc::contiguous({3, 65537, 15}), {1}},
+                              Shape{TensorDesc::contiguous({2, 150001, 33}), {1}},
+                              Shape{TensorDesc::contiguous({64, 1921, 15}), {1}},
+                              Shape{TensorDesc::contiguous({3, 40001, 33}), {1}}})
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, sh.view, sh.axes), "") << to_string(dtype) << " base " << base;
+          ++checked;
+        }
+    }
+  });
+  std::printf("[ counts   ] 8-byte dense columns: %d (op, dtype, shape, base) cases\n", checked.load());
+}
+
 // The built-in columns choice between the grid's output counts (a thread per output): eight
 // loads in flight where few threads are resident per SM, blocks of 1024 unsplit from 31
 // outputs per SM over R > 2048, a split with eight loads in flight below (from 257 outputs

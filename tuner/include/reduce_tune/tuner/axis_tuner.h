@@ -124,8 +124,11 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // of blocks per output, rounded down or up, whose busiest SM reads least (no last round of
 // a few blocks; up to 1.41 times faster), and eight slices and more of contiguous columns
 // over R <= 2^14 that the dense kernel would split take a thread per output instead (up
-// to 2.58 times faster, set AT).
-inline constexpr int kAxisRuleRevision = 10;
+// to 2.58 times faster, set AT). 11: 8-byte dense columns of up to 64 outputs a slice,
+// split, take blocks of 256 with four loads in flight, interleaved steps up to 16 outputs
+// and a second kernel from 17, and one slice of up to 16 outputs is read dense from R =
+// 2^16 (set AU).
+inline constexpr int kAxisRuleRevision = 11;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
