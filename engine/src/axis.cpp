@@ -923,11 +923,12 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // f64 over 2 .. 16 outputs 0.81 to 0.99 times the time (2097151 x 5 i64 min 30.3 ->
   // 25.1 us, 8151487 x 3 f64 max 54.6 -> 49.9, 16777216 x 7 i64 sum 220.6 -> 218.1), over
   // 17 .. 64 0.60 to 0.96 (65537 x 33 i64 max 16.9 -> 10.2, 99861 x 41 i64 min 21.9 ->
-  // 14.9, 1000003 x 37 f64 sum 80.4 -> 76.7). Eight loads in flight were up to 1.64 times
-  // slower over 2 .. 16 outputs. The built-in choice before and after (two alternating
-  // rounds, `…-ab-dense8.log`): one slice 0.97 to 1.88 times faster; several slices of
-  // R = 65537 .. 2^20 0.99 to 1.39; but 64 slices of R = 1921 (15 outputs) 0.69 to 0.88
-  // and 3 of R = 40001 0.89 to 1.19 (sums slower), which keep the splits before.
+  // 14.9, 1000003 x 37 f64 sum 80.4 -> 76.7). Eight loads in flight were 1.03 to 1.56
+  // times slower over 2 .. 16 outputs. The built-in choice before and after (two
+  // alternating rounds, `…-ab-dense8.log`): one slice 1.01 to 1.88 times faster (median
+  // 1.21, 68 cases); several slices of R = 65537 .. 2^20 0.99 to 1.39; but 64 slices of R
+  // = 1921 (15 outputs) 0.69 to 0.88 and 3 of R = 40001 0.89 to 1.19 (sums slower), so
+  // slices of R < 2^16 keep the splits before.
   if (s.family == AxisFamily::columns_dense && p.splits > 1 && size_of(types.in) == 8 && shape.inner <= 64 &&
       (shape.outputs == shape.inner || r >= (1u << 16))) {
     s.block = 256;
