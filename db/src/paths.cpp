@@ -38,4 +38,22 @@ std::filesystem::path default_database_path() {
       "--db PATH");
 }
 
+KernelCacheLocationEnv KernelCacheLocationEnv::from_process() {
+  return {non_empty_env("REDUCE_TUNE_KERNEL_CACHE"), non_empty_env("XDG_CACHE_HOME"), non_empty_env("HOME")};
+}
+
+std::optional<std::filesystem::path> resolve_kernel_cache_path(const std::optional<std::filesystem::path>& chosen,
+                                                               const KernelCacheLocationEnv& env) {
+  auto unless_off = [](const std::filesystem::path& p) -> std::optional<std::filesystem::path> {
+    if (p.empty() || p == "off") return std::nullopt;
+    return p;
+  };
+  if (chosen) return unless_off(*chosen);
+  if (set(env.reduce_tune_kernel_cache)) return unless_off(*env.reduce_tune_kernel_cache);
+  if (set(env.xdg_cache_home) && std::filesystem::path(*env.xdg_cache_home).is_absolute())
+    return std::filesystem::path(*env.xdg_cache_home) / "reduce-tune" / "kernels";
+  if (set(env.home)) return std::filesystem::path(*env.home) / ".cache" / "reduce-tune" / "kernels";
+  return std::nullopt;
+}
+
 }  // namespace reduce_tune::db

@@ -15,6 +15,7 @@
 #include "reduce_tune/engine/axis.h"
 #include "reduce_tune/engine/binary_cache.h"
 #include "reduce_tune/engine/cuda_api.h"
+#include "reduce_tune/engine/directory_binary_store.h"
 #include "reduce_tune/engine/kernel_set.h"
 #include "reduce_tune/engine/launch.h"
 #include "reduce_tune/engine/pointer_check.h"
@@ -104,6 +105,8 @@ struct DeviceRuntime {
   std::unique_ptr<Selector> selector;
   std::unique_ptr<AxisSelector> axis_selector;
   std::unique_ptr<DatabaseBinaryStore> store;
+  std::unique_ptr<DirectoryBinaryStore> kept;  // the kernel cache folder, if any
+  std::unique_ptr<LayeredBinaryStore> stores;  // the database's binaries, then the folder's
   NvrtcCompiler compiler;
   std::unique_ptr<BinaryCache> cache;
   std::optional<Stream> setup_stream;  // workspace headers are initialised here, never on a caller's stream
@@ -248,6 +251,15 @@ struct Context::Impl {
     return database ? &*database : nullptr;
   }
 
+  // The kernel cache folder (ContextOptions::kernel_cache), resolved once. Called with
+  // `mutex` held.
+  std::optional<std::optional<std::filesystem::path>> kernel_cache;
+  const std::optional<std::filesystem::path>& kernel_cache_folder() {
+    if (!kernel_cache) kernel_cache = db::resolve_kernel_cache_path(options.kernel_cache,
+                                                                     db::KernelCacheLocationEnv::from_process());
+    return *kernel_cache;
+  }
+
   DeviceRuntime& device(int ordinal) {
     if (ordinal >= 0 && ordinal < kMaxDevices)
       if (DeviceRuntime* d = devices[static_cast<std::size_t>(ordinal)].load(std::memory_order_acquire)) return *d;
@@ -302,7 +314,9 @@ struct Context::Impl {
         std::make_unique<AxisSelector>(d->key, std::move(own_axes), std::move(same_arch_axes), std::move(names),
                                        own_tuned_axes);
     d->store = std::make_unique<DatabaseBinaryStore>(database);
-    d->cache = std::make_unique<BinaryCache>(d->compiler, d->store.get());
+    if (kernel_cache_folder()) d->kept = std::make_unique<DirectoryBinaryStore>(*kernel_cache_folder());
+    d->stores = std::make_unique<LayeredBinaryStore>(d->store.get(), d->kept.get());
+    d->cache = std::make_unique<BinaryCache>(d->compiler, d->stores.get());
     DeviceRuntime* raw = d.get();
     owned_devices.push_back(std::move(d));
     slot.store(raw, std::memory_order_release);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "reduce_tune/engine/binary_cache.h"
+#include "fake_compiler.h"
 #include "reduce_tune/engine/kernel_set.h"
 #include "reduce_tune/log.h"
 #include "reduce_tune/error.h"
@@ -111,21 +112,7 @@ TEST(NvrtcCompiler, CompilesAKernel) {
   EXPECT_GT(program.cubin.size(), 0u);
 }
 
-class FakeCompiler : public Compiler {
- public:
-  CompiledProgram compile(const CompileRequest& request) override {
-    ++compiles;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (fail) throw NvrtcError(6, "nvrtcCompileProgram", "error: fake failure");
-    CompiledProgram p;
-    p.cubin.assign(request.source.begin(), request.source.end());
-    p.lowered_names = request.name_expressions;
-    return p;
-  }
-  std::string version() const override { return "fake 1.0"; }
-  std::atomic<int> compiles{0};
-  bool fail = false;
-};
+using testing::FakeCompiler;
 
 class MemoryStore : public BinaryStore {
  public:
@@ -194,13 +181,7 @@ TEST(BinaryCache, PersistentStoreServesASecondProcessWithoutCompiling) {
     first = cache.get(request);
     EXPECT_EQ(compiler.compiles.load(), 1);
   }
-  FakeCompiler compiler;
-  BinaryCache cache(compiler, &store);
-  const auto second = cache.get(request);
-  EXPECT_EQ(compiler.compiles.load(), 0);
-  EXPECT_EQ(cache.stats().store_hits, 1u);
-  EXPECT_EQ(second->cubin, first->cubin);
-  EXPECT_EQ(second->lowered_names, first->lowered_names);
+  testing::expect_served_by_the_store(store, request, *first);
 }
 
 TEST(BinaryCache, CorruptStoredBlobIsRecompiledWithAWarning) {

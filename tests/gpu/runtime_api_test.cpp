@@ -3,6 +3,9 @@
 // determinism, an output inside the input, and the host cost of a call.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <fstream>
+#include <map>
 
 #include <cuda_runtime_api.h>
 
@@ -292,6 +295,7 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
   // First call, nothing cached: selection, NVRTC compile, load, workspace.
   ContextOptions cold_options;
   cold_options.database = dir / "none.db";
+  cold_options.kernel_cache = "off";
   Context cold(cold_options);
   auto t0 = Clock::now();
   cold.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get());
@@ -317,10 +321,25 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
   }
   ContextOptions warm_options;
   warm_options.database = dir / "cached.db";
+  warm_options.kernel_cache = "off";
   Context cached(warm_options);
   t0 = Clock::now();
   cached.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get());
   const double cached_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  // No database, the kernel kept in the kernel cache folder by an earlier context.
+  ContextOptions kept_options;
+  kept_options.database = dir / "none.db";
+  kept_options.kernel_cache = dir / "kernels";
+  {
+    Context first(kept_options);
+    first.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get());
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }
+  Context later(kept_options);
+  t0 = Clock::now();
+  later.reduce(Op::min, DType::u32, DType::u32, in.get(), 4096, out.get(), stream.get());
+  const double kept_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   RT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
   // Warm calls against the same kernel through the launcher alone (no context), timed
@@ -419,8 +438,9 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
   }
   std::printf("[ overhead ] bare launches of the same kernel handle: cudaLaunchKernel %.2f us, cudaLaunchKernelExC %.2f us per call\n",
               best_plain_us, best_ex_us);
-  std::printf("[ overhead ] first call: %.1f ms without a cached binary (NVRTC), %.2f ms with the binary in the database\n",
-              cold_ms, cached_ms);
+  std::printf("[ overhead ] first call: %.1f ms without a cached binary (NVRTC), %.2f ms with the binary in the "
+              "database, %.2f ms with it in the kernel cache folder\n",
+              cold_ms, cached_ms, kept_ms);
   const double fastest_call_us = *std::min_element(call_us.begin(), call_us.end());
   const double fastest_launch_us = *std::min_element(launch_us.begin(), launch_us.end());
   std::printf("[ overhead ] warm call: %.2f us host time per call; the same kernel through the launcher alone: %.2f us; "
@@ -428,7 +448,91 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
               "batch)\n",
               best_call_us, best_launch_us, overhead, fastest_call_us - fastest_launch_us);
   EXPECT_LT(cached_ms, cold_ms);
+  EXPECT_LT(kept_ms, cold_ms);
   std::filesystem::remove_all(dir);
+}
+
+// The kernel cache folder (ContextOptions::kernel_cache): a later context (a later
+// process) loads the kernels an earlier one compiled, rewriting none of them; a damaged
+// file is compiled again and replaced; "off" keeps nothing, whatever the variable says;
+// a folder that cannot be created leaves every call right. Flat and axis calls, each
+// checked against the host.
+TEST(RuntimeApi, ALaterContextLoadsTheKernelsAnEarlierOneKept) {
+  RT_REQUIRE_GPU();
+  namespace fs = std::filesystem;
+  const fs::path dir = temp_dir("rt_kernel_cache");
+  fs::remove_all(dir);
+  const std::uint64_t n = 1000003;
+  const TypeRule t = *resolve_types(Op::sum, DType::i64, DType::i64).rule;
+  const auto a = upload(Op::sum, DType::i64, n + 4);
+  const auto expected = testing::expect(Op::sum, t, a.host, 1, n);
+  // Columns of 37 outputs over R = 1000 from element 1: the i64 sums the host adds too.
+  const std::int64_t rows = 1000, cols = 37;
+  std::vector<std::int64_t> column_sums(cols, 0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      std::int64_t v = 0;
+      std::memcpy(&v, a.host.bytes.data() + (1 + r * cols + c) * 8, 8);
+      column_sums[static_cast<std::size_t>(c)] += v;
+    }
+  auto calls_are_right = [&](ContextOptions options) {
+    Context ctx(options);
+    EXPECT_EQ(testing::mismatch(t, run(ctx, Op::sum, t, a, 1, n), expected, 1 << 20), "");
+    DeviceBuffer out(cols * 8);
+    ctx.reduce_axes(Op::sum, DType::i64, DType::i64, static_cast<const std::int64_t*>(a.device.get()) + 1,
+                    TensorDesc::contiguous({rows, cols}), {0}, out.get(), nullptr);
+    std::vector<std::int64_t> got(cols);
+    RT_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), cols * 8, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, column_sums);
+  };
+  // Each kept file and its inode: a file stored again is a new file renamed into place.
+  auto kept = [&](const fs::path& folder) {
+    std::map<std::string, ino_t> files;
+    if (!fs::exists(folder)) return files;
+    for (const auto& e : fs::directory_iterator(folder)) {
+      struct stat st {};
+      EXPECT_EQ(::stat(e.path().c_str(), &st), 0);
+      files[e.path().filename().string()] = st.st_ino;
+    }
+    return files;
+  };
+  ContextOptions options = no_database();
+  options.kernel_cache = dir / "kernels";
+  calls_are_right(options);
+  const auto first = kept(dir / "kernels");
+  ASSERT_GE(first.size(), 2u);  // the flat kernel and the axis program at least
+  for (const auto& [name, inode] : first) EXPECT_EQ(fs::path(name).extension(), ".rtk") << name;
+  calls_are_right(options);
+  EXPECT_EQ(kept(dir / "kernels"), first) << "a later context compiled and stored again what was kept";
+  // A damaged file: compiled again and replaced (a new file), the others untouched.
+  const fs::path damaged = dir / "kernels" / first.begin()->first;
+  {
+    std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('\x5a');
+  }
+  calls_are_right(options);
+  const auto after = kept(dir / "kernels");
+  ASSERT_EQ(after.size(), first.size());
+  for (const auto& [name, inode] : first)
+    if (name == first.begin()->first) EXPECT_NE(after.at(name), inode) << "the damaged file was not replaced";
+    else EXPECT_EQ(after.at(name), inode) << name;
+  // "off" keeps nothing, even where the variable names a folder.
+  ::setenv("REDUCE_TUNE_KERNEL_CACHE", (dir / "from_env").c_str(), 1);
+  ContextOptions off = no_database();
+  off.kernel_cache = "off";
+  calls_are_right(off);
+  EXPECT_FALSE(fs::exists(dir / "from_env"));
+  // Without the option, the variable decides.
+  calls_are_right(no_database());
+  EXPECT_GE(kept(dir / "from_env").size(), 2u);
+  ::unsetenv("REDUCE_TUNE_KERNEL_CACHE");
+  // A folder that cannot be created (a file is in the way): every call still right.
+  { std::ofstream(dir / "file") << "x"; }
+  ContextOptions blocked = no_database();
+  blocked.kernel_cache = dir / "file" / "kernels";
+  calls_are_right(blocked);
+  fs::remove_all(dir);
 }
 
 

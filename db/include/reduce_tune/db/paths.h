@@ -25,4 +25,19 @@ std::optional<std::filesystem::path> resolve_database_path(const DatabaseLocatio
 // be found (no variable set), naming the variables to set.
 std::filesystem::path default_database_path();
 
+// Where the runtime keeps the kernels it compiles at first calls, for later processes.
+struct KernelCacheLocationEnv {
+  std::optional<std::string> reduce_tune_kernel_cache;  // $REDUCE_TUNE_KERNEL_CACHE
+  std::optional<std::string> xdg_cache_home;            // $XDG_CACHE_HOME (ignored unless absolute)
+  std::optional<std::string> home;                      // $HOME
+
+  static KernelCacheLocationEnv from_process();
+};
+
+// `chosen` (a Context's option) if given, else $REDUCE_TUNE_KERNEL_CACHE, else
+// $XDG_CACHE_HOME/reduce-tune/kernels, else $HOME/.cache/reduce-tune/kernels; empty when
+// the one that decides is "off", or when none is set (no cache).
+std::optional<std::filesystem::path> resolve_kernel_cache_path(const std::optional<std::filesystem::path>& chosen,
+                                                               const KernelCacheLocationEnv& env);
+
 }  // namespace reduce_tune::db

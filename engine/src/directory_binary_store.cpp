@@ -1,0 +1,159 @@
+#include "reduce_tune/engine/directory_binary_store.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <system_error>
+#include <thread>
+
+#include "reduce_tune/error.h"
+#include "reduce_tune/log.h"
+
+namespace reduce_tune {
+namespace {
+
+// A kept file: this header, then the blob. The key is in the header too, so a file
+// renamed or copied under another key's name is not loaded for it.
+constexpr char kMagic[8] = {'R', 'T', 'K', 'E', 'R', 'N', 'E', 'L'};
+constexpr std::uint32_t kFormat = 1;
+constexpr std::size_t kKeyChars = 32;
+constexpr std::size_t kHeaderBytes = sizeof(kMagic) + 4 + 4 + kKeyChars + 8 + 8;
+// No compiled program comes near this; a size past it is a damaged header.
+constexpr std::uint64_t kMaxBlobBytes = 1ull << 30;
+
+bool is_key(const std::string& key) {
+  if (key.size() != kKeyChars) return false;
+  for (char c : key)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+void put_u32(std::vector<char>& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_u64(std::vector<char>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+std::uint64_t get_le(const char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+std::uint64_t checksum(const char* data, std::size_t size) { return XXH3_64bits(data, size); }
+
+// A name no other writer uses: the process, the thread and a counter.
+std::string temporary_name(const std::string& key) {
+  static std::atomic<std::uint64_t> counter{0};
+  return ".tmp-" + key + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffffffu) + "-" +
+         std::to_string(counter.fetch_add(1));
+}
+
+}  // namespace
+
+DirectoryBinaryStore::DirectoryBinaryStore(std::filesystem::path folder) : folder_(std::move(folder)) {}
+
+std::filesystem::path DirectoryBinaryStore::file_for(const std::string& key) const {
+  if (!is_key(key)) return {};
+  return folder_ / (key + ".rtk");
+}
+
+std::optional<std::vector<char>> DirectoryBinaryStore::load(const std::string& key) {
+  const std::filesystem::path path = file_for(key);
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;  // not kept (or not readable): a miss
+  char header[kHeaderBytes];
+  if (!in.read(header, kHeaderBytes)) return std::nullopt;
+  const char* p = header;
+  if (std::memcmp(p, kMagic, sizeof(kMagic)) != 0) return std::nullopt;
+  p += sizeof(kMagic);
+  if (get_le(p, 4) != kFormat || get_le(p + 4, 4) != 0) return std::nullopt;  // the format, a reserved word
+  p += 8;
+  if (std::memcmp(p, key.data(), kKeyChars) != 0) return std::nullopt;
+  p += kKeyChars;
+  const std::uint64_t size = get_le(p, 8);
+  const std::uint64_t sum = get_le(p + 8, 8);
+  if (size > kMaxBlobBytes) return std::nullopt;
+  std::vector<char> blob(size);
+  if (size > 0 && !in.read(blob.data(), static_cast<std::streamsize>(size))) return std::nullopt;  // truncated
+  if (in.peek() != std::ifstream::traits_type::eof()) return std::nullopt;  // trailing bytes
+  if (checksum(blob.data(), blob.size()) != sum) return std::nullopt;
+  return blob;
+}
+
+void DirectoryBinaryStore::store(const std::string& key, int /*arch*/, const std::string& /*compiler_version*/,
+                                 const std::vector<char>& blob) {
+  const std::filesystem::path path = file_for(key);
+  if (path.empty() || blob.size() > kMaxBlobBytes) return;
+  auto give_up = [&](const std::string& why) {
+    // A folder that cannot be written is not an error of the call: one warning, then the
+    // same at debug level.
+    const bool first = !warned_.exchange(true, std::memory_order_relaxed);
+    log_message(first ? LogLevel::warning : LogLevel::debug,
+                "could not keep a compiled kernel in " + folder_.string() + " (" + why +
+                    "); later processes will compile it again");
+  };
+  std::error_code ec;
+  std::filesystem::create_directories(folder_, ec);
+  if (ec) return give_up(ec.message());
+  std::vector<char> bytes;
+  bytes.reserve(kHeaderBytes + blob.size());
+  bytes.insert(bytes.end(), kMagic, kMagic + sizeof(kMagic));
+  put_u32(bytes, kFormat);
+  put_u32(bytes, 0);
+  bytes.insert(bytes.end(), key.begin(), key.end());
+  put_u64(bytes, blob.size());
+  put_u64(bytes, checksum(blob.data(), blob.size()));
+  bytes.insert(bytes.end(), blob.begin(), blob.end());
+  const std::filesystem::path temporary = folder_ / temporary_name(key);
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return give_up("cannot create " + temporary.filename().string());
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::filesystem::remove(temporary, ec);
+      return give_up("cannot write " + temporary.filename().string());
+    }
+  }
+  // Atomic within the folder: a reader opens the old file, the new one or none.
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    return give_up(ec.message());
+  }
+}
+
+std::optional<std::vector<char>> LayeredBinaryStore::load(const std::string& key) {
+  for (BinaryStore* store : {first_, second_}) {
+    if (store == nullptr) continue;
+    try {
+      if (auto blob = store->load(key)) return blob;
+    } catch (const Error& e) {
+      log_message(LogLevel::warning, "could not read a stored kernel (" + std::string(e.what()) + ")");
+    }
+  }
+  return std::nullopt;
+}
+
+void LayeredBinaryStore::store(const std::string& key, int arch, const std::string& compiler_version,
+                               const std::vector<char>& blob) {
+  for (BinaryStore* store : {first_, second_}) {
+    if (store == nullptr) continue;
+    try {
+      store->store(key, arch, compiler_version, blob);
+    } catch (const Error& e) {
+      log_message(LogLevel::warning, "could not store a compiled kernel (" + std::string(e.what()) + ")");
+    }
+  }
+}
+
+}  // namespace reduce_tune
