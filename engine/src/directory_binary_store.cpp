@@ -33,11 +33,8 @@ bool is_key(const std::string& key) {
   return true;
 }
 
-void put_u32(std::vector<char>& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void put_u64(std::vector<char>& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+void put_le(char* p, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 std::uint64_t get_le(const char* p, int bytes) {
   std::uint64_t v = 0;
@@ -103,20 +100,23 @@ void DirectoryBinaryStore::store(const std::string& key, int /*arch*/, const std
   std::error_code ec;
   std::filesystem::create_directories(folder_, ec);
   if (ec) return give_up(ec.message());
-  std::vector<char> bytes;
-  bytes.reserve(kHeaderBytes + blob.size());
-  bytes.insert(bytes.end(), kMagic, kMagic + sizeof(kMagic));
-  put_u32(bytes, kFormat);
-  put_u32(bytes, 0);
-  bytes.insert(bytes.end(), key.begin(), key.end());
-  put_u64(bytes, blob.size());
-  put_u64(bytes, checksum(blob.data(), blob.size()));
-  bytes.insert(bytes.end(), blob.begin(), blob.end());
+  char header[kHeaderBytes];
+  char* p = header;
+  std::memcpy(p, kMagic, sizeof(kMagic));
+  p += sizeof(kMagic);
+  put_le(p, kFormat, 4);
+  put_le(p + 4, 0, 4);  // reserved
+  p += 8;
+  std::memcpy(p, key.data(), kKeyChars);
+  p += kKeyChars;
+  put_le(p, blob.size(), 8);
+  put_le(p + 8, checksum(blob.data(), blob.size()), 8);
   const std::filesystem::path temporary = folder_ / temporary_name(key);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) return give_up("cannot create " + temporary.filename().string());
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.write(header, static_cast<std::streamsize>(kHeaderBytes));
+    out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
     out.close();
     if (!out) {
       std::filesystem::remove(temporary, ec);
