@@ -251,14 +251,9 @@ struct Context::Impl {
     return database ? &*database : nullptr;
   }
 
-  // The kernel cache folder (ContextOptions::kernel_cache), resolved once. Called with
-  // `mutex` held.
-  std::optional<std::optional<std::filesystem::path>> kernel_cache;
-  const std::optional<std::filesystem::path>& kernel_cache_folder() {
-    if (!kernel_cache) kernel_cache = db::resolve_kernel_cache_path(options.kernel_cache,
-                                                                     db::KernelCacheLocationEnv::from_process());
-    return *kernel_cache;
-  }
+  // The kernel cache folder (ContextOptions::kernel_cache and the environment), resolved
+  // when the context is made; none for "off".
+  std::optional<std::filesystem::path> kernel_cache_folder;
 
   DeviceRuntime& device(int ordinal) {
     if (ordinal >= 0 && ordinal < kMaxDevices)
@@ -314,7 +309,7 @@ struct Context::Impl {
         std::make_unique<AxisSelector>(d->key, std::move(own_axes), std::move(same_arch_axes), std::move(names),
                                        own_tuned_axes);
     d->store = std::make_unique<DatabaseBinaryStore>(database);
-    if (kernel_cache_folder()) d->kept = std::make_unique<DirectoryBinaryStore>(*kernel_cache_folder());
+    if (kernel_cache_folder) d->kept = std::make_unique<DirectoryBinaryStore>(*kernel_cache_folder);
     d->stores = std::make_unique<LayeredBinaryStore>(d->store.get(), d->kept.get());
     d->cache = std::make_unique<BinaryCache>(d->compiler, d->stores.get());
     DeviceRuntime* raw = d.get();
@@ -530,7 +525,11 @@ struct Context::Impl {
   }
 };
 
-Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) { impl_->options = std::move(options); }
+Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->kernel_cache_folder =
+      db::resolve_kernel_cache_path(impl_->options.kernel_cache, db::KernelCacheLocationEnv::from_process());
+}
 Context::~Context() = default;
 const ContextOptions& Context::options() const { return impl_->options; }
 

@@ -37,10 +37,10 @@ struct ContextOptions {
   // database does not hold) are kept in this folder, and a later process loads them from
   // it instead of compiling them again with NVRTC (0.2 s to a few seconds a kernel).
   // Empty: $REDUCE_TUNE_KERNEL_CACHE, else $XDG_CACHE_HOME/reduce-tune/kernels, else
-  // ~/.cache/reduce-tune/kernels. "off" (here or in the variable) keeps none. Each file is
-  // checked (its key and a checksum) before it is used, a damaged one is compiled again and
-  // replaced, and a folder that cannot be written only costs later processes the compile.
-  // The folder may be deleted at any time.
+  // ~/.cache/reduce-tune/kernels (read when the context is made). "off" (here or in the
+  // variable) keeps none. Each file is checked (its key and a checksum) before it is used,
+  // a damaged one is compiled again and replaced, and a folder that cannot be written only
+  // costs later processes the compile. The folder may be deleted at any time.
   std::optional<std::filesystem::path> kernel_cache;
   // Allow configs whose float results may differ in the last bits from run to run
   // (atomic accumulation). Off by default: the same call returns the same bits.
