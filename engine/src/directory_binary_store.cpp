@@ -4,6 +4,8 @@
 #include <xxhash.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -44,17 +46,23 @@ std::uint64_t get_le(const char* p, int bytes) {
 
 std::uint64_t checksum(const char* data, std::size_t size) { return XXH3_64bits(data, size); }
 
+constexpr char kTemporaryPrefix[] = ".tmp-";
+// A writer writes its temporary file in milliseconds; one this old was left by a process
+// that died mid-write.
+constexpr auto kStaleTemporary = std::chrono::minutes(10);
+
 // A name no other writer uses: the process, the thread and a counter.
 std::string temporary_name(const std::string& key) {
   static std::atomic<std::uint64_t> counter{0};
-  return ".tmp-" + key + "-" + std::to_string(::getpid()) + "-" +
+  return kTemporaryPrefix + key + "-" + std::to_string(::getpid()) + "-" +
          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffffffu) + "-" +
          std::to_string(counter.fetch_add(1));
 }
 
 }  // namespace
 
-DirectoryBinaryStore::DirectoryBinaryStore(std::filesystem::path folder) : folder_(std::move(folder)) {}
+DirectoryBinaryStore::DirectoryBinaryStore(std::filesystem::path folder, std::uint64_t max_bytes)
+    : folder_(std::move(folder)), max_bytes_(max_bytes) {}
 
 std::filesystem::path DirectoryBinaryStore::file_for(const std::string& key) const {
   if (!is_key(key)) return {};
@@ -82,13 +90,72 @@ std::optional<std::vector<char>> DirectoryBinaryStore::load(const std::string& k
   if (size > 0 && !in.read(blob.data(), static_cast<std::streamsize>(size))) return std::nullopt;  // truncated
   if (in.peek() != std::ifstream::traits_type::eof()) return std::nullopt;  // trailing bytes
   if (checksum(blob.data(), blob.size()) != sum) return std::nullopt;
+  // Used now: the last a trim deletes. A folder this process may not write (a shared,
+  // read-only cache) keeps the time it had.
+  in.close();
+  std::error_code ignored;
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ignored);
   return blob;
+}
+
+void DirectoryBinaryStore::trim() {
+  namespace fs = std::filesystem;
+  struct Kept {
+    fs::file_time_type used;
+    std::uint64_t bytes;
+    fs::path path;
+  };
+  std::vector<Kept> kept;
+  std::uint64_t total = 0;
+  const fs::file_time_type now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  fs::directory_iterator it(folder_, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    std::error_code e;
+    if (name.rfind(kTemporaryPrefix, 0) == 0) {
+      const fs::file_time_type written = fs::last_write_time(path, e);
+      if (!e && now - written > kStaleTemporary) fs::remove(path, e);
+      continue;
+    }
+    // Only the files this store writes: anything else in the folder is left alone.
+    if (path.extension() != ".rtk" || !is_key(path.stem().string())) continue;
+    const std::uint64_t bytes = fs::file_size(path, e);
+    if (e) continue;  // gone since the listing (another process trimmed it)
+    const fs::file_time_type used = fs::last_write_time(path, e);
+    if (e) continue;
+    kept.push_back({used, bytes, path});
+    total += bytes;
+  }
+  if (max_bytes_ == 0 || total <= max_bytes_) return;
+  std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
+    return a.used != b.used ? a.used < b.used : a.path < b.path;
+  });
+  std::size_t removed = 0;
+  for (const Kept& k : kept) {
+    if (total <= max_bytes_) break;
+    std::error_code e;
+    // Removed here or by another process's trim: either way no longer counted.
+    fs::remove(k.path, e);
+    total -= k.bytes;
+    ++removed;
+  }
+  log_message(LogLevel::debug, "kernel cache " + folder_.string() + ": deleted the " + std::to_string(removed) +
+                                   " least recently used kernels to stay within " + std::to_string(max_bytes_) +
+                                   " bytes");
 }
 
 void DirectoryBinaryStore::store(const std::string& key, int /*arch*/, const std::string& /*compiler_version*/,
                                  const std::vector<char>& blob) {
   const std::filesystem::path path = file_for(key);
   if (path.empty() || blob.size() > kMaxBlobBytes) return;
+  if (max_bytes_ != 0 && kHeaderBytes + blob.size() > max_bytes_) {
+    // Kept, it would push out everything else and then itself.
+    log_message(LogLevel::debug, "kernel cache " + folder_.string() + ": a kernel of " +
+                                     std::to_string(blob.size()) + " bytes is larger than the folder's limit");
+    return;
+  }
   auto give_up = [&](const std::string& why) {
     // A folder that cannot be written is not an error of the call: one warning, then the
     // same at debug level.
@@ -130,6 +197,7 @@ void DirectoryBinaryStore::store(const std::string& key, int /*arch*/, const std
     std::filesystem::remove(temporary, ignored);
     return give_up(ec.message());
   }
+  trim();
 }
 
 std::optional<std::vector<char>> LayeredBinaryStore::load(const std::string& key) {

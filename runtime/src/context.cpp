@@ -254,6 +254,7 @@ struct Context::Impl {
   // The kernel cache folder (ContextOptions::kernel_cache and the environment), resolved
   // when the context is made; none for "off".
   std::optional<std::filesystem::path> kernel_cache_folder;
+  std::uint64_t kernel_cache_max_bytes = db::kDefaultKernelCacheMaxBytes;
 
   DeviceRuntime& device(int ordinal) {
     if (ordinal >= 0 && ordinal < kMaxDevices)
@@ -309,7 +310,8 @@ struct Context::Impl {
         std::make_unique<AxisSelector>(d->key, std::move(own_axes), std::move(same_arch_axes), std::move(names),
                                        own_tuned_axes);
     d->store = std::make_unique<DatabaseBinaryStore>(database);
-    if (kernel_cache_folder) d->kept = std::make_unique<DirectoryBinaryStore>(*kernel_cache_folder);
+    if (kernel_cache_folder)
+      d->kept = std::make_unique<DirectoryBinaryStore>(*kernel_cache_folder, kernel_cache_max_bytes);
     d->stores = std::make_unique<LayeredBinaryStore>(d->store.get(), d->kept.get());
     d->cache = std::make_unique<BinaryCache>(d->compiler, d->stores.get());
     DeviceRuntime* raw = d.get();
@@ -529,6 +531,12 @@ Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->kernel_cache_folder =
       db::resolve_kernel_cache_path(impl_->options.kernel_cache, db::KernelCacheLocationEnv::from_process());
+  if (impl_->kernel_cache_folder) {
+    const db::KernelCacheLimit limit =
+        db::resolve_kernel_cache_limit(impl_->options.kernel_cache_max_bytes, db::kernel_cache_max_size_env());
+    if (limit.problem) log_message(LogLevel::warning, *limit.problem);
+    impl_->kernel_cache_max_bytes = limit.max_bytes;
+  }
 }
 Context::~Context() = default;
 const ContextOptions& Context::options() const { return impl_->options; }

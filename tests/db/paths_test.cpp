@@ -57,5 +57,39 @@ TEST(KernelCachePath, OffWhereItDecidesKeepsNone) {
   EXPECT_EQ(resolve_kernel_cache_path(std::filesystem::path(""), all), std::nullopt);
 }
 
+// Sizes as a person writes them, 1024-based; anything else refused.
+TEST(KernelCacheLimit, ParsesSizesAsPeopleWriteThem) {
+  EXPECT_EQ(parse_byte_size("0"), 0u);
+  EXPECT_EQ(parse_byte_size("300000"), 300000u);
+  EXPECT_EQ(parse_byte_size("300000B"), 300000u);
+  EXPECT_EQ(parse_byte_size("4k"), 4096u);
+  EXPECT_EQ(parse_byte_size("512M"), 512ull << 20);
+  EXPECT_EQ(parse_byte_size("512MB"), 512ull << 20);
+  EXPECT_EQ(parse_byte_size("2GiB"), 2ull << 30);
+  EXPECT_EQ(parse_byte_size("1t"), 1ull << 40);
+  EXPECT_EQ(parse_byte_size("18446744073709551615"), ~0ull);
+  for (const char* bad : {"", "M", "-1", "+5", "1.5G", " 5", "5 ", "5X", "5MM", "5Mi", "5KBB",
+                          "18446744073709551616", "16777216T"})
+    EXPECT_EQ(parse_byte_size(bad), std::nullopt) << bad;
+}
+
+TEST(KernelCacheLimit, TheOptionThenTheVariableThenTheDefault) {
+  EXPECT_EQ(resolve_kernel_cache_limit(std::nullopt, std::nullopt).max_bytes, kDefaultKernelCacheMaxBytes);
+  EXPECT_EQ(kDefaultKernelCacheMaxBytes, 256ull << 20);
+  EXPECT_EQ(resolve_kernel_cache_limit(std::nullopt, std::string("1G")).max_bytes, 1ull << 30);
+  EXPECT_EQ(resolve_kernel_cache_limit(std::uint64_t{12345}, std::string("1G")).max_bytes, 12345u);
+  EXPECT_EQ(resolve_kernel_cache_limit(std::uint64_t{0}, std::nullopt).max_bytes, 0u);  // no limit
+  EXPECT_EQ(resolve_kernel_cache_limit(std::nullopt, std::string("0")).max_bytes, 0u);
+  EXPECT_EQ(resolve_kernel_cache_limit(std::nullopt, std::string("")).max_bytes, kDefaultKernelCacheMaxBytes);
+  // A variable that is not a size: the default, and a message naming it.
+  const KernelCacheLimit bad = resolve_kernel_cache_limit(std::nullopt, std::string("lots"));
+  EXPECT_EQ(bad.max_bytes, kDefaultKernelCacheMaxBytes);
+  ASSERT_TRUE(bad.problem.has_value());
+  EXPECT_NE(bad.problem->find("REDUCE_TUNE_KERNEL_CACHE_MAX_SIZE=\"lots\""), std::string::npos) << *bad.problem;
+  EXPECT_FALSE(resolve_kernel_cache_limit(std::nullopt, std::string("2G")).problem.has_value());
+  // The option decides even where the variable is bad.
+  EXPECT_FALSE(resolve_kernel_cache_limit(std::uint64_t{1}, std::string("lots")).problem.has_value());
+}
+
 }  // namespace
 }  // namespace reduce_tune::db

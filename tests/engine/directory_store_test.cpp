@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -215,6 +217,123 @@ TEST(DirectoryBinaryStore, ASecondProcessLoadsWhatTheFirstCompiled) {
     EXPECT_EQ(compiler.compiles.load(), 1);
   }
   testing::expect_served_by_the_store(store, request, *first);
+  fs::remove_all(folder);
+}
+
+// The key of kernel number i (32 lowercase hex digits).
+std::string key_of(unsigned i) {
+  char text[33];
+  std::snprintf(text, sizeof text, "%032x", i);
+  return text;
+}
+
+std::uint64_t bytes_kept(const fs::path& folder) {
+  std::uint64_t total = 0;
+  for (const auto& e : fs::directory_iterator(folder))
+    if (e.path().extension() == ".rtk") total += fs::file_size(e.path());
+  return total;
+}
+
+// The file times a test sets: `seconds` before now.
+void used_ago(const fs::path& file, int seconds) {
+  fs::last_write_time(file, fs::file_time_type::clock::now() - std::chrono::seconds(seconds));
+}
+
+TEST(DirectoryBinaryStore, KeepsWithinItsLimitDeletingTheLeastRecentlyUsed) {
+  const fs::path folder = fresh_folder("limit");
+  const std::vector<char> blob = blob_of(1000, 3);
+  std::uint64_t file_bytes = 0;
+  {
+    DirectoryBinaryStore probe(fresh_folder("limit_probe"));
+    probe.store(kKey, 90, "nvrtc", blob);
+    file_bytes = fs::file_size(probe.file_for(kKey));
+    fs::remove_all(probe.folder());
+  }
+  ASSERT_GT(file_bytes, blob.size());
+  DirectoryBinaryStore store(folder, 3 * file_bytes + file_bytes / 2);  // room for three
+  for (unsigned i = 1; i <= 3; ++i) store.store(key_of(i), 90, "nvrtc", blob);
+  // Stored 300, 200 and 100 s ago; then kernel 1 loaded now.
+  for (unsigned i = 1; i <= 3; ++i) used_ago(store.file_for(key_of(i)), 400 - 100 * static_cast<int>(i));
+  ASSERT_EQ(store.load(key_of(1)), blob);
+  store.store(key_of(4), 90, "nvrtc", blob);  // four do not fit: kernel 2 goes
+  EXPECT_FALSE(fs::exists(store.file_for(key_of(2))));
+  for (unsigned i : {1u, 3u, 4u}) EXPECT_EQ(store.load(key_of(i)), blob) << i;
+  EXPECT_LE(bytes_kept(folder), store.max_bytes());
+  // Loads are uses: kernel 3 loaded last of the three before kernel 5 is stored.
+  used_ago(store.file_for(key_of(1)), 30);
+  used_ago(store.file_for(key_of(4)), 20);
+  used_ago(store.file_for(key_of(3)), 10);
+  store.store(key_of(5), 90, "nvrtc", blob);
+  EXPECT_FALSE(fs::exists(store.file_for(key_of(1))));
+  for (unsigned i : {3u, 4u, 5u}) EXPECT_TRUE(fs::exists(store.file_for(key_of(i)))) << i;
+  // A kernel larger than the whole limit is not kept, and pushes nothing out.
+  store.store(key_of(6), 90, "nvrtc", blob_of(4 * 1000, 4));
+  EXPECT_FALSE(fs::exists(store.file_for(key_of(6))));
+  for (unsigned i : {3u, 4u, 5u}) EXPECT_TRUE(fs::exists(store.file_for(key_of(i)))) << i;
+  fs::remove_all(folder);
+}
+
+TEST(DirectoryBinaryStore, NoLimitKeepsEverythingAndForeignFilesAreLeftAlone) {
+  const fs::path folder = fresh_folder("no_limit");
+  fs::create_directories(folder);
+  const std::vector<char> foreign = blob_of(50000, 5);
+  write_file(folder / "notes.bin", foreign);      // not a kept file's name
+  write_file(folder / "abc.rtk", foreign);        // .rtk, but not a key
+  used_ago(folder / "notes.bin", 100000);
+  used_ago(folder / "abc.rtk", 100000);
+  {
+    DirectoryBinaryStore store(folder);  // 0: no limit
+    for (unsigned i = 0; i < 30; ++i) store.store(key_of(i), 90, "nvrtc", blob_of(2000, i));
+    for (unsigned i = 0; i < 30; ++i) EXPECT_EQ(store.load(key_of(i)), blob_of(2000, i)) << i;
+  }
+  // A limit that the kept files meet without the foreign ones: nothing is deleted.
+  DirectoryBinaryStore store(folder, bytes_kept(folder) - fs::file_size(folder / "abc.rtk") + 1);
+  store.store(key_of(0), 90, "nvrtc", blob_of(2000, 0));
+  for (unsigned i = 0; i < 30; ++i) EXPECT_TRUE(fs::exists(store.file_for(key_of(i)))) << i;
+  EXPECT_EQ(read_file(folder / "notes.bin"), foreign);
+  EXPECT_EQ(read_file(folder / "abc.rtk"), foreign);
+  fs::remove_all(folder);
+}
+
+TEST(DirectoryBinaryStore, StaleTemporariesAreDeletedByTheNextStore) {
+  const fs::path folder = fresh_folder("stale");
+  fs::create_directories(folder);
+  const fs::path stale = folder / (".tmp-" + kKey + "-1-2-3");
+  const fs::path fresh = folder / (".tmp-" + kOtherKey + "-4-5-6");
+  write_file(stale, blob_of(100, 6));
+  write_file(fresh, blob_of(100, 7));
+  used_ago(stale, 11 * 60);  // older than any writer takes
+  used_ago(fresh, 60);       // perhaps another process still writing
+  DirectoryBinaryStore store(folder);
+  store.store(kKey, 90, "nvrtc", blob_of(100, 8));
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh));
+  fs::remove_all(folder);
+}
+
+TEST(DirectoryBinaryStore, ConcurrentWritersStayWithinTheLimit) {
+  const fs::path folder = fresh_folder("limit_concurrent");
+  const std::uint64_t limit = 10 * (3000 + 64);
+  std::atomic<bool> wrong{false};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      DirectoryBinaryStore store(folder, limit);  // as separate processes would
+      for (unsigned i = 0; i < 25; ++i) {
+        const unsigned k = t * 100 + i;
+        store.store(key_of(k), 90, "nvrtc", blob_of(3000, k));
+        // Trimmed away by another writer (a miss) or whole: never anything else.
+        for (unsigned j = t * 100; j <= k; ++j)
+          if (auto got = store.load(key_of(j)); got && *got != blob_of(3000, j)) wrong = true;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(wrong.load());
+  DirectoryBinaryStore store(folder, limit);
+  store.store(key_of(1000), 90, "nvrtc", blob_of(3000, 1000));
+  EXPECT_LE(bytes_kept(folder), limit);
+  EXPECT_GE(bytes_kept(folder), limit - 2 * (3000 + 64));  // trimmed to the limit, not emptied
+  EXPECT_TRUE(strays(folder).empty());
   fs::remove_all(folder);
 }
 

@@ -455,8 +455,8 @@ TEST(RuntimeApi, ReportsHostOverheadAndFirstCallLatency) {
 // The kernel cache folder (ContextOptions::kernel_cache): a later context (a later
 // process) loads the kernels an earlier one compiled, rewriting none of them; a damaged
 // file is compiled again and replaced; "off" keeps nothing, whatever the variable says;
-// a folder that cannot be created leaves every call right. Flat and axis calls, each
-// checked against the host.
+// a folder that cannot be created leaves every call right; a size limit holds. Flat and
+// axis calls, each checked against the host.
 TEST(RuntimeApi, ALaterContextLoadsTheKernelsAnEarlierOneKept) {
   RT_REQUIRE_GPU();
   namespace fs = std::filesystem;
@@ -527,6 +527,30 @@ TEST(RuntimeApi, ALaterContextLoadsTheKernelsAnEarlierOneKept) {
   calls_are_right(no_database());
   EXPECT_GE(kept(dir / "from_env").size(), 2u);
   ::unsetenv("REDUCE_TUNE_KERNEL_CACHE");
+  // A size limit, by the option and by the variable: the folder never holds more, and
+  // every call is still right. Room for the largest kernel: at least one stays.
+  std::uint64_t largest = 0;
+  for (const auto& e : fs::directory_iterator(dir / "kernels"))
+    largest = std::max<std::uint64_t>(largest, fs::file_size(e.path()));
+  auto bytes_in = [](const fs::path& folder) {
+    std::uint64_t total = 0;
+    for (const auto& e : fs::directory_iterator(folder)) total += fs::file_size(e.path());
+    return total;
+  };
+  ContextOptions small = no_database();
+  small.kernel_cache = dir / "small";
+  small.kernel_cache_max_bytes = largest;
+  calls_are_right(small);
+  calls_are_right(small);
+  EXPECT_LE(bytes_in(dir / "small"), largest);
+  EXPECT_GE(kept(dir / "small").size(), 1u);
+  ::setenv("REDUCE_TUNE_KERNEL_CACHE_MAX_SIZE", std::to_string(largest).c_str(), 1);
+  ContextOptions by_variable = no_database();
+  by_variable.kernel_cache = dir / "small_by_variable";
+  calls_are_right(by_variable);
+  ::unsetenv("REDUCE_TUNE_KERNEL_CACHE_MAX_SIZE");
+  EXPECT_LE(bytes_in(dir / "small_by_variable"), largest);
+  EXPECT_GE(kept(dir / "small_by_variable").size(), 1u);
   // A folder that cannot be created (a file is in the way): every call still right.
   { std::ofstream(dir / "file") << "x"; }
   ContextOptions blocked = no_database();

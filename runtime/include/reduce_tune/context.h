@@ -42,6 +42,10 @@ struct ContextOptions {
   // a damaged one is compiled again and replaced, and a folder that cannot be written only
   // costs later processes the compile. The folder may be deleted at any time.
   std::optional<std::filesystem::path> kernel_cache;
+  // The most that folder holds, in bytes: when a kernel is stored past it, the kernels
+  // loaded or stored least recently are deleted. Empty: $REDUCE_TUNE_KERNEL_CACHE_MAX_SIZE
+  // (bytes, or with a K, M or G suffix, 1024-based: "512M"), else 256 MiB. 0: no limit.
+  std::optional<std::uint64_t> kernel_cache_max_bytes;
   // Allow configs whose float results may differ in the last bits from run to run
   // (atomic accumulation). Off by default: the same call returns the same bits.
   bool allow_nondeterministic = false;

@@ -1,6 +1,7 @@
 // Where the tuning database lives when the caller names no file.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -39,5 +40,26 @@ struct KernelCacheLocationEnv {
 // the one that decides is "off", or when none is set (no cache).
 std::optional<std::filesystem::path> resolve_kernel_cache_path(const std::optional<std::filesystem::path>& chosen,
                                                                const KernelCacheLocationEnv& env);
+
+// The most the kernel cache folder holds when nothing says otherwise.
+inline constexpr std::uint64_t kDefaultKernelCacheMaxBytes = std::uint64_t{256} << 20;
+
+// A size in bytes as a person writes it: digits, then optionally K, M, G or T (1024-based,
+// either case, an optional "B" or "iB" after it: "512M", "1GiB", "300000"). Empty for
+// anything else (a sign, a fraction, spaces inside, an unknown suffix, past 2^64 - 1).
+std::optional<std::uint64_t> parse_byte_size(const std::string& text);
+
+// The kernel cache folder's size limit: `chosen` (a Context's option) if given, else
+// `variable` ($REDUCE_TUNE_KERNEL_CACHE_MAX_SIZE, parsed by parse_byte_size), else
+// kDefaultKernelCacheMaxBytes. 0 means no limit. A variable that does not parse leaves
+// the default, and `problem` says why (the caller reports it).
+struct KernelCacheLimit {
+  std::uint64_t max_bytes = kDefaultKernelCacheMaxBytes;
+  std::optional<std::string> problem;
+};
+KernelCacheLimit resolve_kernel_cache_limit(const std::optional<std::uint64_t>& chosen,
+                                            const std::optional<std::string>& variable);
+// $REDUCE_TUNE_KERNEL_CACHE_MAX_SIZE, empty where unset or empty.
+std::optional<std::string> kernel_cache_max_size_env();
 
 }  // namespace reduce_tune::db

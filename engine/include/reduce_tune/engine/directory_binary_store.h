@@ -10,11 +10,18 @@
 // and the next store() replaces it. A folder that cannot be created or written leaves
 // store() a no-op (one warning for the store's life). Writers write a file of their own and rename it
 // into place, so readers and other writers (threads, processes) see the whole file or
-// none, and a process killed mid-write leaves a stray temporary file, never a short one.
-// Internal (not installed).
+// none, and a process killed mid-write leaves a stray temporary file, never a short one;
+// a later store() deletes such a file once it is ten minutes old.
+//
+// The folder's size is bounded: after each store(), while the kept files add up to more
+// than `max_bytes`, the one loaded or stored least recently is deleted (a load marks its
+// file used by setting its modification time). Stores follow compiles, which take far
+// longer than the folder's scan. Other processes trim the same folder the same way; a
+// file deleted under a reader is a miss. Internal (not installed).
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,7 +33,8 @@ namespace reduce_tune {
 
 class DirectoryBinaryStore final : public BinaryStore {
  public:
-  explicit DirectoryBinaryStore(std::filesystem::path folder);
+  // max_bytes: the most the kept files may add up to; 0 for no limit.
+  explicit DirectoryBinaryStore(std::filesystem::path folder, std::uint64_t max_bytes = 0);
   std::optional<std::vector<char>> load(const std::string& key) override;
   void store(const std::string& key, int arch, const std::string& compiler_version,
              const std::vector<char>& blob) override;
@@ -34,9 +42,15 @@ class DirectoryBinaryStore final : public BinaryStore {
   // The file a key is kept in; empty for a key that is not binary_cache_key's form (32
   // lowercase hex digits), which is neither loaded nor stored.
   std::filesystem::path file_for(const std::string& key) const;
+  std::uint64_t max_bytes() const { return max_bytes_; }
 
  private:
+  // Deletes stale temporaries, then the least recently used kept files while they add up
+  // to more than max_bytes_.
+  void trim();
+
   std::filesystem::path folder_;
+  std::uint64_t max_bytes_;
   std::atomic<bool> warned_{false};
 };
 
