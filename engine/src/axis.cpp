@@ -1088,7 +1088,12 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
 //     scheduled the whole loop's loads one at a time: 0.66 to 0.92.
 //   columns whose threads have fewer loads than a tile (R = 2 or 3 with one thread
 //     across it) from 2^22 elements: f32 3 x 2^24 1.03 to 1.05 times faster (f16, in an
-//     earlier form of the kernel, 1.17 to 1.32); over 2^20 outputs 0.95 to 1.03.
+//     earlier form of the kernel, 1.17 to 1.32); over 2^20 outputs 0.95 to 1.03. Not
+//     16-bit means: held on an H200 (vectors of four in blocks of 128), the guarded loads
+//     read them 1.02 to 1.15 times faster: bf16 2 x 2622080 11.39 -> 10.06 us, 3 x 2622080
+//     12.67 -> 12.10, 2 x 8388608 34.03 -> 31.93; f16 9.84 -> 8.56, 11.28 -> 11.05, 30.71
+//     -> 29.55 (`h200-2026-11-29av-tail-configs-*.log`). 16-bit sums there were mixed
+//     (f16 0.97 to 1.16, bf16 1.00 to 1.13): kept.
 bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
   if (s.rows_per_pass != 1 || s.split != AxisSplit::none) return false;
   const std::uint64_t r = shape.reduced;
@@ -1101,7 +1106,9 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
   if (s.family != AxisFamily::columns) return false;
   // Thread t across R reads steps t, t + by, ... < R: ceil((R - t) / by) loads.
   const std::uint64_t longest = ceil_div(r, s.group);
-  if (longest < s.unroll) return longest >= 2 && s.group == 1 && r * shape.outputs >= (1u << 22);
+  if (longest < s.unroll)
+    return longest >= 2 && s.group == 1 && r * shape.outputs >= (1u << 22) &&
+           !(s.op == Op::mean && size_of(s.types.in) == 2);
   if (s.group < 16) return false;
   // With R = q by + m, threads t < m read q + 1 loads and the others q (no division per
   // thread: the runtime asks this on every call it serves with the built-in choice).

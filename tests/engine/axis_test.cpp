@@ -1553,6 +1553,26 @@ TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
   }
 }
 
+// 16-bit means of R = 2 or 3 take the guarded loads where sums (and 4-byte means) take
+// the batched tail, and the tuner's candidates have no batched twin for them.
+TEST(AxisSpec, SixteenBitMeansOfTwoOrThreeRowsTakeNoBatchedTail) {
+  for (DType d : {DType::f16, DType::bf16})
+    for (std::int64_t r : {2, 3}) {
+      const CanonicalAxes shape = shape_of({r, 1 << 23}, {0});
+      const TypeRule mean = *resolve_types(Op::mean, d, d).rule;
+      const TypeRule sum = *resolve_types(Op::sum, d, d).rule;
+      const AxisKernelSpec m = builtin_axis_spec(Op::mean, mean, shape, 132);
+      EXPECT_EQ(m.family, AxisFamily::columns) << to_string(m);
+      EXPECT_EQ(m.tail, 0u) << to_string(m);
+      EXPECT_FALSE(batched_tail_pays(m, shape)) << to_string(m);
+      EXPECT_EQ(builtin_axis_spec(Op::sum, sum, shape, 132).tail, 1u) << shape.to_string();
+      for (const AxisKernelSpec& c : axis_candidates(Op::mean, mean, shape, 132))
+        EXPECT_EQ(c.tail, 0u) << to_string(c);
+    }
+  const CanonicalAxes shape = shape_of({3, 1 << 24}, {0});
+  EXPECT_EQ(builtin_axis_spec(Op::mean, *resolve_types(Op::mean, DType::f32, DType::f32).rule, shape, 132).tail, 1u);
+}
+
 // The batched tail's rule for columns counts the loads of every thread across R without
 // a division per thread (the runtime asks it on every call it serves with the built-in
 // choice): the same answer as counting them one by one.
