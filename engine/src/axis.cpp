@@ -1244,6 +1244,48 @@ std::optional<AxisReorder> axis_reorder(const TensorDesc& tensor, const AxisList
   return r;
 }
 
+namespace {
+bool same_view(const TensorDesc& a, const TensorDesc& b) {
+  if (a.rank != b.rank || a.rank < 0 || a.rank > kMaxRank) return false;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.extents[i] != b.extents[i] || a.strides[i] != b.strides[i]) return false;
+  return true;
+}
+bool same_axes(const AxisList& a, const AxisList& b) {
+  if (a.count != b.count || a.count < 0 || a.count > kMaxRank + 1) return false;
+  for (int i = 0; i < a.count; ++i)
+    if (a.axes[i] != b.axes[i]) return false;
+  return true;
+}
+}  // namespace
+
+const std::optional<AxisReorder>& AxisReorderCache::get(const TensorDesc& tensor, const AxisList& axes,
+                                                        const CanonicalAxes& shape) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  const int rank = tensor.rank < 0 || tensor.rank > kMaxRank ? 0 : tensor.rank;
+  mix(static_cast<std::uint64_t>(tensor.rank));
+  for (int i = 0; i < rank; ++i) {
+    mix(static_cast<std::uint64_t>(tensor.extents[i]));
+    mix(static_cast<std::uint64_t>(tensor.strides[i]));
+  }
+  const int count = axes.count < 0 || axes.count > kMaxRank + 1 ? 0 : axes.count;
+  mix(static_cast<std::uint64_t>(axes.count));
+  for (int i = 0; i < count; ++i) mix(static_cast<std::uint64_t>(axes.axes[i]));
+  Entry& e = entries_[(h ^ (h >> 29)) % std::size(entries_)];
+  if (e.used && same_view(e.tensor, tensor) && same_axes(e.axes, axes)) {
+    ++hits_;
+    return e.value;
+  }
+  ++misses_;
+  e.value = axis_reorder(tensor, axes, shape);
+  e.tensor = tensor;
+  e.axes = axes;
+  // A view or axis list past the limits is never reused (canonicalize refuses it first).
+  e.used = same_view(tensor, tensor) && same_axes(axes, axes);
+  return e.value;
+}
+
 std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
   if (rank == 0) return j;
   std::uint64_t off = 0;

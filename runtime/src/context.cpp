@@ -670,11 +670,13 @@ CanonicalAxes checked_canonical(const TensorDesc& tensor, const AxisList& axes) 
 // axis_reorder where it pays (axis_reorder_pays) and its staged result fits the
 // workspace's cap: the workspace keeps the size it grows to, so outputs past 256 MiB take
 // the general kernels as they are.
+// A thread's recent reorders: a warm call of the same permuted view takes no sort.
 constexpr std::uint64_t kReorderMaxStagedBytes = std::uint64_t{256} << 20;
+thread_local AxisReorderCache reorder_cache;
 std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape,
                                           DType in_type, DType out_type) {
   if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type) || !axis_reorder_may_pay(shape)) return std::nullopt;
-  std::optional<AxisReorder> reorder = axis_reorder(tensor, axes, shape);
+  const std::optional<AxisReorder>& reorder = reorder_cache.get(tensor, axes, shape);
   if (reorder && !axis_reorder_pays(*reorder, shape, size_of(in_type))) return std::nullopt;
   return reorder;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <sstream>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -1145,6 +1146,106 @@ TEST(AxisSpec, SmallReductionsTakeOneLaunch) {
     EXPECT_EQ(axis_reorder_pays(*reorder, r.axes, c.in_size), c.pays) << r.axes.to_string() << " " << c.in_size;
     EXPECT_TRUE(axis_reorder_may_pay(r.axes)) << r.axes.to_string();
   }
+}
+
+// A reorder's every field, as text, to compare two answers.
+std::string describe(const std::optional<AxisReorder>& r) {
+  if (!r) return "none";
+  std::ostringstream os;
+  auto view = [&](const TensorDesc& t) {
+    for (int i = 0; i < t.rank; ++i) os << t.extents[i] << ":" << t.strides[i] << " ";
+    os << "| ";
+  };
+  view(r->stage1);
+  for (int i = 0; i < r->stage1_axes.count; ++i) os << r->stage1_axes.axes[i] << " ";
+  os << "| " << r->stage1_shape.to_string() << " base " << r->stage1_shape.base_offset << " | ";
+  view(r->copy);
+  os << r->copy_shape.to_string() << " base " << r->copy_shape.base_offset << " | ";
+  for (int i = 0; i < r->order.rank; ++i) os << r->order.extents[i] << ":" << r->order.strides[i] << " ";
+  return os.str();
+}
+
+// The runtime's per-thread cache of reorders answers as axis_reorder does, for random
+// views and axes (permuted, sliced, reversed, broadcast, extents of 1), each asked several
+// times among others that share its slots; a repeated view is a hit.
+TEST(AxisReorderCache, AnswersAsAxisReorderDoes) {
+  std::mt19937 rng(2026);
+  struct Asked {
+    TensorDesc view;
+    AxisList axes;
+    CanonicalAxes shape;
+    std::string want;
+  };
+  std::vector<Asked> asked;
+  int reordered = 0;
+  while (asked.size() < 400) {
+    const int rank = 2 + static_cast<int>(rng() % 4);
+    std::int64_t extents[kMaxRank], contiguous[kMaxRank], strides[kMaxRank];
+    for (int d = 0; d < rank; ++d) extents[d] = rng() % 5 == 0 ? 1 : 2 + static_cast<std::int64_t>(rng() % 300);
+    std::int64_t step = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      contiguous[d] = step * (rng() % 4 == 0 ? 2 : 1);  // every other element here and there
+      step = contiguous[d] * extents[d];
+    }
+    int perm[kMaxRank];
+    for (int d = 0; d < rank; ++d) perm[d] = d;
+    std::shuffle(perm, perm + rank, rng);
+    std::int64_t permuted_extents[kMaxRank];
+    for (int d = 0; d < rank; ++d) {
+      permuted_extents[d] = extents[perm[d]];
+      strides[d] = contiguous[perm[d]];
+      if (rng() % 10 == 0) strides[d] = -strides[d];  // reversed
+      if (rng() % 15 == 0) strides[d] = 0;            // broadcast
+    }
+    AxisList axes;
+    for (int d = 0; d < rank; ++d)
+      if (rng() % 2 == 0) axes.axes[axes.count++] = rng() % 3 == 0 ? d - rank : d;
+    if (axes.count == 0) axes.axes[axes.count++] = static_cast<int>(rng() % rank);
+    const TensorDesc view = TensorDesc::strided(permuted_extents, strides, rank);
+    const CanonicalResult c = canonicalize(view, axes);
+    if (!c.ok) continue;
+    const std::optional<AxisReorder> want = axis_reorder(view, axes, c.axes);
+    reordered += want.has_value();
+    asked.push_back({view, axes, c.axes, describe(want)});
+  }
+  EXPECT_GT(reordered, 20);  // the draw reaches reordered views (33 of 400), not only refusals
+  AxisReorderCache cache;
+  std::uint64_t asks = 0;
+  for (int round = 0; round < 3; ++round)
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      // Each view asked twice in a row (the second a hit), between others.
+      for (int twice = 0; twice < 2; ++twice) {
+        const Asked& a = asked[(i * 7 + static_cast<std::size_t>(round) * 13) % asked.size()];
+        EXPECT_EQ(describe(cache.get(a.view, a.axes, a.shape)), a.want) << a.shape.to_string();
+        ++asks;
+      }
+    }
+  EXPECT_EQ(cache.hits() + cache.misses(), asks);
+  EXPECT_GE(cache.hits(), asks / 2);
+  // Twelve views of one shape, their strides permuted or stepped, over the same axes:
+  // more than the cache's slots, so some share one, and none takes another's answer.
+  const std::int64_t permutations[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const AxisList& axes : {AxisList{0}, AxisList{1}, AxisList{0, 2}})
+    for (int round = 0; round < 2; ++round)
+      for (int v = 0; v < 12; ++v) {
+        const std::int64_t unit = v < 6 ? 1 : 2, strides[3] = {4096 * unit, 64 * unit, unit};
+        const std::int64_t* p = permutations[v % 6];
+        const TensorDesc t = TensorDesc::strided({64, 64, 64}, {strides[p[0]], strides[p[1]], strides[p[2]]});
+        const CanonicalAxes shape = canonicalize(t, axes).axes;
+        EXPECT_EQ(describe(cache.get(t, axes, shape)), describe(axis_reorder(t, axes, shape))) << shape.to_string();
+      }
+  // The same view with other axes, and the same axes over another view: not confused.
+  const TensorDesc view = TensorDesc::strided({300, 64, 65}, {64 * 65, 1, 64});
+  for (const AxisList& axes : {AxisList{0}, AxisList{0, 2}, AxisList{2}, AxisList{-3}})
+    for (int k = 0; k < 2; ++k) {
+      const CanonicalAxes shape = canonicalize(view, axes).axes;
+      EXPECT_EQ(describe(cache.get(view, axes, shape)), describe(axis_reorder(view, axes, shape)));
+      const TensorDesc other = TensorDesc::strided({300, 64, 65}, {64 * 65, 1, 64 + k});
+      const CanonicalResult o = canonicalize(other, axes);
+      if (o.ok) {
+        EXPECT_EQ(describe(cache.get(other, axes, o.axes)), describe(axis_reorder(other, axes, o.axes)));
+      }
+    }
 }
 
 // The one-launch form of a reordered view: the stage-1 result's dimensions with their
