@@ -25,6 +25,7 @@ const std::vector<Subcommand>& subcommands() {
       {"report", "export what was tuned as Markdown, CSV, JSON or HTML", run_report_command},
       {"bench", "compare tuned kernels with cub::DeviceReduce", run_bench_command},
       {"db", "database info, export, import and merge", run_db_command},
+      {"cache", "the kernel cache folder: where it is, what it holds; clear it", run_cache_command},
   };
   return table;
 }

@@ -14,5 +14,6 @@ int run_tune_command(const std::vector<std::string>& args, std::ostream& out, st
 int run_show_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int run_bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_cache_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace reduce_tune::cli

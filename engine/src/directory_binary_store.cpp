@@ -98,6 +98,75 @@ std::optional<std::vector<char>> DirectoryBinaryStore::load(const std::string& k
   return blob;
 }
 
+namespace {
+enum class Kind { other, kept, temporary };
+Kind kind_of(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  if (name.rfind(kTemporaryPrefix, 0) == 0) return Kind::temporary;
+  if (path.extension() == ".rtk" && is_key(path.stem().string())) return Kind::kept;
+  return Kind::other;
+}
+}  // namespace
+
+DirectoryBinaryStore::Contents DirectoryBinaryStore::contents() const {
+  namespace fs = std::filesystem;
+  Contents c;
+  std::error_code ec;
+  c.exists = fs::is_directory(folder_, ec);
+  if (!c.exists) return c;
+  fs::directory_iterator it(folder_, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code e;
+    switch (kind_of(it->path())) {
+      case Kind::kept: {
+        const std::uint64_t bytes = fs::file_size(it->path(), e);
+        if (e) break;
+        ++c.kernels;
+        c.bytes += bytes;
+        break;
+      }
+      case Kind::temporary: ++c.temporaries; break;
+      case Kind::other: break;
+    }
+  }
+  return c;
+}
+
+DirectoryBinaryStore::Contents DirectoryBinaryStore::clear() {
+  namespace fs = std::filesystem;
+  Contents deleted;
+  std::error_code ec;
+  deleted.exists = fs::is_directory(folder_, ec);
+  if (!deleted.exists) return deleted;
+  const fs::file_time_type now = fs::file_time_type::clock::now();
+  std::vector<fs::path> doomed;
+  fs::directory_iterator it(folder_, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) doomed.push_back(it->path());
+  if (ec) throw Error("cannot list the kernel cache " + folder_.string() + ": " + ec.message());
+  for (const fs::path& path : doomed) {
+    std::error_code e;
+    const Kind kind = kind_of(path);
+    if (kind == Kind::other) continue;
+    const std::uint64_t bytes = kind == Kind::kept ? fs::file_size(path, e) : 0;
+    if (e) continue;  // gone meanwhile
+    if (kind == Kind::temporary) {
+      const fs::file_time_type written = fs::last_write_time(path, e);
+      if (e || now - written <= kStaleTemporary) continue;
+    }
+    if (!fs::remove(path, e)) {
+      if (e) throw Error("cannot delete " + path.string() + ": " + e.message());
+      continue;  // removed by another process meanwhile
+    }
+    if (kind == Kind::kept) {
+      ++deleted.kernels;
+      deleted.bytes += bytes;
+    } else {
+      ++deleted.temporaries;
+    }
+  }
+  return deleted;
+}
+
 void DirectoryBinaryStore::trim() {
   namespace fs = std::filesystem;
   struct Kept {
@@ -112,15 +181,14 @@ void DirectoryBinaryStore::trim() {
   fs::directory_iterator it(folder_, ec);
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const fs::path& path = it->path();
-    const std::string name = path.filename().string();
     std::error_code e;
-    if (name.rfind(kTemporaryPrefix, 0) == 0) {
+    const Kind kind = kind_of(path);
+    if (kind == Kind::temporary) {
       const fs::file_time_type written = fs::last_write_time(path, e);
       if (!e && now - written > kStaleTemporary) fs::remove(path, e);
       continue;
     }
-    // Only the files this store writes: anything else in the folder is left alone.
-    if (path.extension() != ".rtk" || !is_key(path.stem().string())) continue;
+    if (kind != Kind::kept) continue;  // only the files this store writes: the rest is left alone
     const std::uint64_t bytes = fs::file_size(path, e);
     if (e) continue;  // gone since the listing (another process trimmed it)
     const fs::file_time_type used = fs::last_write_time(path, e);

@@ -44,6 +44,19 @@ class DirectoryBinaryStore final : public BinaryStore {
   std::filesystem::path file_for(const std::string& key) const;
   std::uint64_t max_bytes() const { return max_bytes_; }
 
+  // What the folder keeps: the files of this store's names only (kept kernels and
+  // temporaries; anything else in the folder is neither counted nor deleted).
+  struct Contents {
+    bool exists = false;  // the folder
+    std::uint64_t kernels = 0, bytes = 0;
+    std::uint64_t temporaries = 0;
+  };
+  Contents contents() const;
+  // Deletes every kept kernel, and temporaries older than ten minutes (younger ones may
+  // be another process's writes); returns what was deleted. Loads then miss, and the
+  // runtime compiles and keeps its kernels again.
+  Contents clear();
+
  private:
   // Deletes stale temporaries, then the least recently used kept files while they add up
   // to more than max_bytes_.
