@@ -106,27 +106,49 @@ Kind kind_of(const std::filesystem::path& path) {
   if (path.extension() == ".rtk" && is_key(path.stem().string())) return Kind::kept;
   return Kind::other;
 }
+
+// The files of a store's names in `folder` (anything else is left out), each with its
+// size and modification time; a file gone between the listing and its stat is left out.
+struct Listed {
+  Kind kind;
+  std::filesystem::path path;
+  std::uint64_t bytes;
+  std::filesystem::file_time_type written;
+};
+std::vector<Listed> list(const std::filesystem::path& folder, std::error_code& ec) {
+  namespace fs = std::filesystem;
+  std::vector<Listed> out;
+  fs::directory_iterator it(folder, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const Kind kind = kind_of(it->path());
+    if (kind == Kind::other) continue;
+    std::error_code e;
+    const std::uint64_t bytes = fs::file_size(it->path(), e);
+    if (e) continue;
+    const fs::file_time_type written = fs::last_write_time(it->path(), e);
+    if (e) continue;
+    out.push_back({kind, it->path(), bytes, written});
+  }
+  return out;
+}
+
+// A temporary file this old was left by a writer that died.
+bool stale(const Listed& f, std::filesystem::file_time_type now) {
+  return f.kind == Kind::temporary && now - f.written > kStaleTemporary;
+}
 }  // namespace
 
 DirectoryBinaryStore::Contents DirectoryBinaryStore::contents() const {
-  namespace fs = std::filesystem;
   Contents c;
   std::error_code ec;
-  c.exists = fs::is_directory(folder_, ec);
+  c.exists = std::filesystem::is_directory(folder_, ec);
   if (!c.exists) return c;
-  fs::directory_iterator it(folder_, ec);
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    std::error_code e;
-    switch (kind_of(it->path())) {
-      case Kind::kept: {
-        const std::uint64_t bytes = fs::file_size(it->path(), e);
-        if (e) break;
-        ++c.kernels;
-        c.bytes += bytes;
-        break;
-      }
-      case Kind::temporary: ++c.temporaries; break;
-      case Kind::other: break;
+  for (const Listed& f : list(folder_, ec)) {
+    if (f.kind == Kind::kept) {
+      ++c.kernels;
+      c.bytes += f.bytes;
+    } else {
+      ++c.temporaries;
     }
   }
   return c;
@@ -138,28 +160,19 @@ DirectoryBinaryStore::Contents DirectoryBinaryStore::clear() {
   std::error_code ec;
   deleted.exists = fs::is_directory(folder_, ec);
   if (!deleted.exists) return deleted;
-  const fs::file_time_type now = fs::file_time_type::clock::now();
-  std::vector<fs::path> doomed;
-  fs::directory_iterator it(folder_, ec);
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) doomed.push_back(it->path());
+  const std::vector<Listed> files = list(folder_, ec);
   if (ec) throw Error("cannot list the kernel cache " + folder_.string() + ": " + ec.message());
-  for (const fs::path& path : doomed) {
+  const fs::file_time_type now = fs::file_time_type::clock::now();
+  for (const Listed& f : files) {
+    if (f.kind == Kind::temporary && !stale(f, now)) continue;  // perhaps another process writing
     std::error_code e;
-    const Kind kind = kind_of(path);
-    if (kind == Kind::other) continue;
-    const std::uint64_t bytes = kind == Kind::kept ? fs::file_size(path, e) : 0;
-    if (e) continue;  // gone meanwhile
-    if (kind == Kind::temporary) {
-      const fs::file_time_type written = fs::last_write_time(path, e);
-      if (e || now - written <= kStaleTemporary) continue;
-    }
-    if (!fs::remove(path, e)) {
-      if (e) throw Error("cannot delete " + path.string() + ": " + e.message());
+    if (!fs::remove(f.path, e)) {
+      if (e) throw Error("cannot delete " + f.path.string() + ": " + e.message());
       continue;  // removed by another process meanwhile
     }
-    if (kind == Kind::kept) {
+    if (f.kind == Kind::kept) {
       ++deleted.kernels;
-      deleted.bytes += bytes;
+      deleted.bytes += f.bytes;
     } else {
       ++deleted.temporaries;
     }
@@ -169,39 +182,23 @@ DirectoryBinaryStore::Contents DirectoryBinaryStore::clear() {
 
 void DirectoryBinaryStore::trim() {
   namespace fs = std::filesystem;
-  struct Kept {
-    fs::file_time_type used;
-    std::uint64_t bytes;
-    fs::path path;
-  };
-  std::vector<Kept> kept;
-  std::uint64_t total = 0;
-  const fs::file_time_type now = fs::file_time_type::clock::now();
   std::error_code ec;
-  fs::directory_iterator it(folder_, ec);
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    const fs::path& path = it->path();
+  std::vector<Listed> kept = list(folder_, ec);
+  const fs::file_time_type now = fs::file_time_type::clock::now();
+  std::uint64_t total = 0;
+  for (const Listed& f : kept) {
     std::error_code e;
-    const Kind kind = kind_of(path);
-    if (kind == Kind::temporary) {
-      const fs::file_time_type written = fs::last_write_time(path, e);
-      if (!e && now - written > kStaleTemporary) fs::remove(path, e);
-      continue;
-    }
-    if (kind != Kind::kept) continue;  // only the files this store writes: the rest is left alone
-    const std::uint64_t bytes = fs::file_size(path, e);
-    if (e) continue;  // gone since the listing (another process trimmed it)
-    const fs::file_time_type used = fs::last_write_time(path, e);
-    if (e) continue;
-    kept.push_back({used, bytes, path});
-    total += bytes;
+    if (stale(f, now)) fs::remove(f.path, e);
+    if (f.kind == Kind::kept) total += f.bytes;
   }
   if (max_bytes_ == 0 || total <= max_bytes_) return;
-  std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
-    return a.used != b.used ? a.used < b.used : a.path < b.path;
+  std::erase_if(kept, [](const Listed& f) { return f.kind != Kind::kept; });
+  // Least recently used first (a load sets its file's time).
+  std::sort(kept.begin(), kept.end(), [](const Listed& a, const Listed& b) {
+    return a.written != b.written ? a.written < b.written : a.path < b.path;
   });
   std::size_t removed = 0;
-  for (const Kept& k : kept) {
+  for (const Listed& k : kept) {
     if (total <= max_bytes_) break;
     std::error_code e;
     // Removed here or by another process's trim: either way no longer counted.
