@@ -13,16 +13,14 @@
 #include "reduce_tune/db/paths.h"
 #include "reduce_tune/engine/directory_binary_store.h"
 #include "reduce_tune/error.h"
+#include "reduce_tune/report/report_text.h"
 
 namespace reduce_tune::cli {
 namespace {
 
 namespace po = boost::program_options;
 
-std::string mib(std::uint64_t bytes) {
-  const std::uint64_t tenths = (bytes * 10 + (1u << 19)) >> 20;
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
-}
+std::string label(std::uint64_t bytes) { return report::bytes_label(static_cast<std::int64_t>(bytes)); }
 
 void print_usage(std::ostream& out) {
   out << "usage: reduce-tune cache [info|clear] [--dir PATH]\n\n"
@@ -79,7 +77,7 @@ int run_cache_command(const std::vector<std::string>& args, std::ostream& out, s
         out << "kernel cache: " << folder->string() << " does not exist; nothing to delete\n";
         return kExitOk;
       }
-      out << "deleted " << deleted.kernels << " kernels (" << mib(deleted.bytes) << ")";
+      out << "deleted " << deleted.kernels << " kernels (" << label(deleted.bytes) << ")";
       if (deleted.temporaries > 0) out << " and " << deleted.temporaries << " stale temporary files";
       out << " from " << folder->string() << '\n';
       return kExitOk;
@@ -87,7 +85,7 @@ int run_cache_command(const std::vector<std::string>& args, std::ostream& out, s
     out << "kernel cache: " << folder->string() << '\n';
     out << "limit: ";
     if (limit.max_bytes == 0) out << "none";
-    else out << limit.max_bytes << " bytes (" << mib(limit.max_bytes) << ")";
+    else out << limit.max_bytes << " bytes (" << label(limit.max_bytes) << ")";
     out << '\n';
     if (limit.problem) err << "reduce-tune cache: " << one_line(*limit.problem) << '\n';
     const DirectoryBinaryStore::Contents c = store.contents();
@@ -95,7 +93,7 @@ int run_cache_command(const std::vector<std::string>& args, std::ostream& out, s
       out << "kept: nothing yet (the folder does not exist)\n";
       return kExitOk;
     }
-    out << "kept: " << c.kernels << " kernels, " << c.bytes << " bytes (" << mib(c.bytes) << ")\n";
+    out << "kept: " << c.kernels << " kernels, " << c.bytes << " bytes (" << label(c.bytes) << ")\n";
     if (c.temporaries > 0) out << "temporary files: " << c.temporaries << '\n';
     return kExitOk;
   } catch (const std::exception& e) {
