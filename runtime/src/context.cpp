@@ -670,15 +670,16 @@ CanonicalAxes checked_canonical(const TensorDesc& tensor, const AxisList& axes) 
 // axis_reorder where it pays (axis_reorder_pays) and its staged result fits the
 // workspace's cap: the workspace keeps the size it grows to, so outputs past 256 MiB take
 // the general kernels as they are.
-// A thread's recent reorders: a warm call of the same permuted view takes no sort.
+// A thread's recent reorders: a warm call of the same permuted view takes no sort. The
+// answer points into this thread's cache, valid until its next staged_reorder.
 constexpr std::uint64_t kReorderMaxStagedBytes = std::uint64_t{256} << 20;
 thread_local AxisReorderCache reorder_cache;
-std::optional<AxisReorder> staged_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape,
-                                          DType in_type, DType out_type) {
-  if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type) || !axis_reorder_may_pay(shape)) return std::nullopt;
+const AxisReorder* staged_reorder(const TensorDesc& tensor, const AxisList& axes, const CanonicalAxes& shape,
+                                  DType in_type, DType out_type) {
+  if (shape.outputs > kReorderMaxStagedBytes / size_of(out_type) || !axis_reorder_may_pay(shape)) return nullptr;
   const std::optional<AxisReorder>& reorder = reorder_cache.get(tensor, axes, shape);
-  if (reorder && !axis_reorder_pays(*reorder, shape, size_of(in_type))) return std::nullopt;
-  return reorder;
+  if (!reorder || !axis_reorder_pays(*reorder, shape, size_of(in_type))) return nullptr;
+  return &*reorder;
 }
 
 bool overlaps(std::uintptr_t a, std::size_t a_bytes, std::uintptr_t b, std::size_t b_bytes) {
@@ -726,7 +727,7 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
                           " elements) overlaps the input view; an axis reduction writes outputs while others are "
                           "still being read, so give it memory of its own");
   CudaLauncher launcher;
-  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, shape, in_type, out_type)) {
+  if (const AxisReorder* reorder = staged_reorder(tensor, axes, shape, in_type, out_type)) {
     // Reduced in the order of the strides into the workspace, after the partials of that
     // reduction, then copied into the caller's order (axis_reorder): a max of one element
     // each, which keeps every value's bits.
@@ -803,7 +804,7 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
                          : static_cast<const unsigned char*>(in) +
                                shape.base_offset * static_cast<std::int64_t>(size_of(in_type));
   };
-  if (const std::optional<AxisReorder> reorder = staged_reorder(tensor, axes, e.shape, in_type, out_type)) {
+  if (const AxisReorder* reorder = staged_reorder(tensor, axes, e.shape, in_type, out_type)) {
     const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
     const bool direct = axis_reorder_writes_directly(*reorder, size_of(in_type));
     if (direct) e.kernel += ",ordered=1";  // the same spec's ordered form
