@@ -1,7 +1,7 @@
 // Probe (not part of the build; no GPU): the host time of axis_reorder for a permuted view
 // (a bf16 mean's [2,7,3541,33] permuted (3,2,0,1), reduced over (1,2), from the random
-// sweep) against a hit of the runtime's per-thread AxisReorderCache, copied out as the
-// runtime copies it. Build against a build folder (one line):
+// sweep) against a hit of the runtime's per-thread AxisReorderCache, copied out (the
+// runtime reads it in place, so this is its cost or more). Build against a build folder (one line):
 //   g++ -O2 -std=c++20 -Iengine/include -Icore/include -I/usr/local/cuda/include
 //     bench/probes/axis_reorder_cache_probe.cpp build/engine/libreduce_tune_engine.a
 //     build/core/libreduce_tune_core.a -L/usr/local/cuda/lib64 -lcudart_static -lnvrtc -ldl -lpthread -lrt -o reorder_probe
