@@ -753,10 +753,27 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
           if (plan) *plan = plan_axis_launch(s, shape, sm_count);
           return s;
         }
-        // Split: blocks of 128 where a second kernel folds the partials (H100, sums of 512
-        // outputs over 1000 x 20, a second kernel: f16 19.5 against 24.1 us in blocks of
-        // 256, f32 28.3 against 29.0).
-        if (shape.outputs > ticket_outputs && !long_16bit) s.block = 128;
+        // Split: blocks of 128 and a second kernel that folds the partials (H100, sums of
+        // 512 outputs over 1000 x 20: f16 19.5 against 24.1 us in blocks of 256, f32 28.3
+        // against 29.0), but up to 64 outputs below 1.5 x 2^20 elements, where the last
+        // block folds them in blocks of 256 (one launch). Held on an H200 (bf16 sum, f32
+        // max and f64 sum over (0,2) of [R, 2 .. 32, 3 .. 7, 2], 4 to 64 outputs, R = 14000
+        // .. 600000), blocks of 128 and a second kernel were the fastest of the four forms
+        // (blocks of 128 or 256, either fold) in 19 of 21 views, within 2% in the other two
+        // (`h200-2026-11-29aw-probe-kept-densest-*`). At the host's pace (the bench's
+        // calls), against the fold in blocks of 256: from 1.6 x 10^6 elements 1.10 to 1.80
+        // times faster (`…-ab-kept-densest-*`: bf16 sum of [200000,20,3,2] 34.67 -> 24.71
+        // us, bf16 mean of [3,6,20000,8] 13.83 -> 7.67; and by config, [40000,4,5,2] and
+        // [20000,16,3,2] 1.36 to 1.60); below 10^6 0.89 to 1.04 times the speed (the second
+        // launch cost the host more than the fold cost the device); 1.05 to 1.54 x 10^6
+        // mixed (bf16 sums 0.78 to 0.99, f32 max 1.10 to 1.26). From 66 outputs the last
+        // block's fold in blocks of 128 took 0.96 to 1.62 times the second kernel's time
+        // (held).
+        const bool fold_in_last_block = shape.outputs <= ticket_outputs && r * shape.outputs < (3ull << 19);
+        if (!fold_in_last_block) {
+          if (!long_16bit) s.block = 128;
+          ticket_outputs = 0;
+        }
         break;
       }
       // 16-byte loads where a row holds at least two of them, or one where its rows
@@ -805,9 +822,16 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 0.95 times the time; general rows of 2851 x 15 over 307 outputs (sums) 26.8
       // against 43.0 (f32) and 32.5 against 49.1 (i64). Over 700 and 1000 rows 128 were as
       // fast or faster (700 x 30000 i64 max 42.5 against 49.4).
+      // i64 min and max of rows there: blocks of 512, their compares leaving 256 threads a
+      // block too few loads in flight. Held on an H200 (i64 max, 512 against 256): 264 x
+      // 60000 30.82 against 36.03 us, 359 x 70281 50.60 against 53.32, 450 x 50000 44.49
+      // against 47.04, 527 x 40000 40.74 against 41.41. Not sums: i64 took 0.96 to 1.02
+      // times the time in blocks of 512, f64 1.03 to 1.11 (`h200-2026-11-29aw-probe-rows8-*`).
       if (s.group == s.block && few_rows) {
         const bool middling = shape.outputs >= 2ull * sms && shape.outputs < 4ull * sms;
-        s.block = middling ? 256 : 128;
+        const bool wide_compares =
+            s.family == AxisFamily::rows && types.in == DType::i64 && (op == Op::min || op == Op::max);
+        s.block = middling ? (wide_compares ? 512 : 256) : 128;
         s.group = s.block;
       }
       // Rows of two loads per lane or less: four rows per pass.

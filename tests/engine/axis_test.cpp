@@ -238,9 +238,29 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::sum, kF32, shape_of({512, 2048}, {1}), 132);
   EXPECT_EQ(s.group, s.block);
   EXPECT_EQ(s.block, 256u);
-  s = builtin_axis_spec(Op::max, TypeRule{DType::i64, DType::i64, DType::i64}, shape_of({264, 70000}, {1}), 132);
+  // i64 min and max there: blocks of 512; sums, f64 and more rows per SM keep theirs.
+  const TypeRule kI64{DType::i64, DType::i64, DType::i64};
+  for (Op op : {Op::max, Op::min})
+    for (std::int64_t rows : {264, 359, 527}) {
+      s = builtin_axis_spec(op, kI64, shape_of({rows, 70000}, {1}), 132);
+      EXPECT_EQ(s.block, 512u) << rows;
+      EXPECT_EQ(s.group, 512u) << rows;
+      EXPECT_EQ(s.split, AxisSplit::none) << rows;
+    }
+  for (std::int64_t rows : {264, 397, 527}) {  // the GPU test's rows of 2049
+    s = builtin_axis_spec(Op::min, kI64, shape_of({rows, 2049}, {1}), 132);
+    EXPECT_EQ(s.block, 512u) << rows;
+    EXPECT_EQ(s.group, 512u) << rows;
+    EXPECT_EQ(s.split, AxisSplit::none) << rows;
+    EXPECT_EQ(builtin_axis_spec(Op::sum, kI64, shape_of({rows, 2049}, {1}), 132).block, 256u) << rows;
+  }
+  EXPECT_EQ(builtin_axis_spec(Op::max, kI64, shape_of({528, 70000}, {1}), 132).block, 128u);
+  s = builtin_axis_spec(Op::sum, kI64, shape_of({264, 70000}, {1}), 132);
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.split, AxisSplit::none);
+  EXPECT_EQ(builtin_axis_spec(Op::max, TypeRule{DType::f64, DType::f64, DType::f64}, shape_of({359, 70281}, {1}), 132)
+                .block,
+            256u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({528, 70000}, {1}), 132).block, 128u);
   // Long rows, many of them: a block per row, 16-byte loads, no split.
   s = builtin_axis_spec(Op::sum, kF32, shape_of({4096, 1 << 14}, {1}), 132);
@@ -873,17 +893,36 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     const AxisKernelSpec c = builtin_axis_spec(Op::sum, t, shape_of({100, 10, 100, 20}, {0, 2}), 132);
     // 16-bit: four outputs a thread, 8-byte loads too few for one launch (above).
     EXPECT_EQ(a.split, t.in == DType::f16 ? AxisSplit::two_pass : AxisSplit::none) << to_string(a);
-    EXPECT_EQ(b.split, AxisSplit::ticket) << to_string(b);
-    EXPECT_EQ(b.block, 256u) << to_string(b);
+    EXPECT_EQ(b.split, AxisSplit::two_pass) << to_string(b);
+    EXPECT_EQ(b.block, 128u) << to_string(b);
     EXPECT_EQ(c.split, AxisSplit::two_pass) << to_string(c);
     EXPECT_EQ(c.block, 128u) << to_string(c);
     for (const auto& x : {a, b, c}) EXPECT_GT(x.group, 1u) << to_string(x);
   }
-  const CanonicalAxes fewer = shape_of({3, 6, 100000, 8}, {0, 2});
-  s = builtin_axis_spec(Op::sum, kF32, fewer, 132);
-  EXPECT_EQ(s.group, 32u);
-  EXPECT_EQ(s.split, AxisSplit::ticket);  // 48 outputs: the last block folds
-  EXPECT_GT(plan_axis_launch(s, fewer, 132).splits, 1u);
+  // Split in blocks of 128 and a second kernel however few the outputs from 1.5 x 2^20
+  // elements (48, 40, 4, 8 and 64 outputs here), in every element size; below it, up to
+  // 64 outputs, the last block folds them in blocks of 256.
+  for (const TypeRule& t : {kF32, kBF16, kF64}) {
+    for (const CanonicalAxes& smaller : {shape_of({20000, 2, 3, 2}, {0, 2}), shape_of({5000, 20, 3, 2}, {0, 2}),
+                                         shape_of({2, 32, 12287, 2}, {0, 2})}) {
+      s = builtin_axis_spec(Op::sum, t, smaller, 132);
+      EXPECT_EQ(s.split, AxisSplit::ticket) << smaller.to_string() << " " << to_string(s);
+      EXPECT_EQ(s.block, 256u) << smaller.to_string() << " " << to_string(s);
+      const AxisLaunchPlan p = plan_axis_launch(s, smaller, 132);
+      EXPECT_GT(p.splits, 1u) << smaller.to_string();
+      EXPECT_EQ(p.finalize_grid, 0u) << smaller.to_string();
+    }
+    for (const CanonicalAxes& fewer : {shape_of({3, 6, 100000, 8}, {0, 2}), shape_of({20000, 20, 3, 2}, {0, 2}),
+                                       shape_of({40000, 4, 5, 2}, {0, 2}), shape_of({2, 32, 12288, 2}, {0, 2})}) {
+      s = builtin_axis_spec(Op::sum, t, fewer, 132);
+      EXPECT_EQ(s.group, 32u) << fewer.to_string();
+      EXPECT_EQ(s.split, AxisSplit::two_pass) << fewer.to_string() << " " << to_string(s);
+      EXPECT_EQ(s.block, 128u) << fewer.to_string() << " " << to_string(s);
+      const AxisLaunchPlan p = plan_axis_launch(s, fewer, 132);
+      EXPECT_GT(p.splits, 1u) << fewer.to_string();
+      EXPECT_GT(p.finalize_grid, 0u) << fewer.to_string();
+    }
+  }
   const CanonicalAxes many = shape_of({16, 1024, 16, 256}, {0, 2});
   s = builtin_axis_spec(Op::sum, kF32, many, 132);
   EXPECT_EQ(s.group, 1u);

@@ -910,21 +910,27 @@ TEST(Axes, GeneralLayoutsWalkEveryDimensionWhicheverIsDensest) {
 
 // General views whose densest dimension is kept and whose outputs are few: threads across
 // R for each vector of outputs, folded in shared memory, unsplit, split with the last
-// block folding, and split in two launches (small enough for the sanitizers); from an
+// block folding and split in two launches (each view that the built-in choice splits
+// in two launches also with the last block folding, by its config; small enough for the
+// sanitizers); from an
 // aligned base, and from one an element off the vector grid (each output of a vector
 // its own scalar loads, one walk for them all).
 TEST(Axes, GeneralKeptDensestFoldAcrossR) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
+  const DeviceKey device = *testing::test_device();
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
   struct Case {
     TensorDesc view;
     AxisList axes;
   };
   const Case cases[] = {{TensorDesc::contiguous({8, 32, 64, 128}), {0, 2}},    // 4096 outputs, unsplit (16-bit: split)
-                        {TensorDesc::contiguous({3, 6, 20000, 8}), {0, 2}},    // 48: the last block folds
-                        {TensorDesc::contiguous({100, 10, 100, 20}), {0, 2}}};  // 200: a second kernel
+                        {TensorDesc::contiguous({3, 6, 20000, 8}), {0, 2}},    // 48, split: a second kernel
+                        {TensorDesc::contiguous({20000, 2, 3, 2}), {0, 2}},    // 4, split: the last block folds
+                        {TensorDesc::contiguous({100, 10, 100, 20}), {0, 2}}};  // 200, split: a second kernel
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64}};
-  int checked = 0;
+  int checked = 0, forced = 0;
   std::set<std::string> splits;
   for (const auto& [op, dtype] : kinds) {
     const TypeRule t = rule(op, dtype);
@@ -940,10 +946,37 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
         EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << base;
         ++checked;
       }
+      // The built-in choice split: the same kernel with the other fold, the last block
+      // folding the partials (a tuned config may take it).
+      const CanonicalAxes shape = canonicalize(c.view, c.axes).axes;
+      AxisKernelSpec spec = builtin_axis_spec(op, t, shape, device.sm_count);
+      if (spec.split != AxisSplit::two_pass) continue;
+      spec.split = AxisSplit::ticket;
+      const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+      ASSERT_GT(plan.splits, 1u) << to_string(spec);
+      ASSERT_EQ(plan.finalize_grid, 0u) << to_string(spec);
+      const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+      LaunchWorkspace workspace(plan.partial_count * size_of(t.acc));
+      ++forced;
+      for (std::int64_t base : {0, 1}) {
+        const std::string why = check_with(
+            [&](const void* in, void* out) {
+              const void* origin = static_cast<const unsigned char*>(in) +
+                                   shape.base_offset * static_cast<std::int64_t>(size_of(t.in));
+              enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, origin, out, &workspace.view,
+                                     nullptr);
+            },
+            op, t, buffer, base, c.view, c.axes);
+        EXPECT_EQ(why, "") << to_string(spec) << " base " << base;
+        ++checked;
+      }
     }
   }
-  std::printf("[ counts   ] axes: %d general kept-densest cases, %zu kinds of split\n", checked, splits.size());
+  std::printf("[ counts   ] axes: %d general kept-densest cases, %zu kinds of split, %d views folded by the last "
+              "block by their config\n",
+              checked, splits.size(), forced);
   EXPECT_EQ(splits.size(), 3u);  // none, ticket, two_pass
+  EXPECT_GT(forced, 0);
 }
 
 // 16-bit kept-densest views of one to two blocks per SM over a long R, on the vector grid
@@ -1330,6 +1363,35 @@ TEST(Axes, ColumnsOfFewRowsOverManyOutputsAreNotSplit) {
       for (std::int64_t base : {0, 1}) EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0}), "") << e.to_string();
     }
   }
+}
+
+// Long i64 rows, 2 to 4 per SM (a block each): min and max read in blocks of 512, sums
+// in blocks of 256; rows of an odd length, so that most start off the vector grid, and
+// from an element into the buffer.
+TEST(Axes, FewLongI64RowsOfComparesReadInBlocksOf512) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::int64_t sms = testing::test_device()->sm_count;
+  const std::int64_t r = 2049;
+  int checked = 0;
+  for (Op op : {Op::max, Op::min, Op::sum}) {
+    const TypeRule t = rule(op, DType::i64);
+    const Buffer buffer =
+        upload(testing::make_input(op, DType::i64, testing::Pattern::exact, static_cast<std::size_t>(4 * sms * r + 1), 37));
+    for (std::int64_t rows : {2 * sms, 3 * sms + 1, 4 * sms - 1}) {
+      const TensorDesc view = TensorDesc::contiguous({rows, r});
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, view, {1});
+      EXPECT_NE(e.kernel.find(op == Op::sum ? "rows:block=256,group=256," : "rows:block=512,group=512,"),
+                std::string::npos)
+          << e.to_string();
+      EXPECT_EQ(split_of(e.kernel), "none") << e.to_string();
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, base, view, {1}), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  std::printf("[ counts   ] axes: %d long i64 rows cases\n", checked);
 }
 
 TEST(Axes, NanInOneRowAndInfinities) {
