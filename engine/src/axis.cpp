@@ -822,8 +822,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 0.95 times the time; general rows of 2851 x 15 over 307 outputs (sums) 26.8
       // against 43.0 (f32) and 32.5 against 49.1 (i64). Over 700 and 1000 rows 128 were as
       // fast or faster (700 x 30000 i64 max 42.5 against 49.4).
-      // i64 min and max of rows there: blocks of 512, their compares leaving 256 threads a
-      // block too few loads in flight. Held on an H200 (i64 max, 512 against 256): 264 x
+      // i64 min and max of rows there: blocks of 512 (why they gain and sums do not was
+      // not traced). Held on an H200 (i64 max, 512 against 256): 264 x
       // 60000 30.82 against 36.03 us, 359 x 70281 50.60 against 53.32, 450 x 50000 44.49
       // against 47.04, 527 x 40000 40.74 against 41.41. Not sums: i64 took 0.96 to 1.02
       // times the time in blocks of 512, f64 1.03 to 1.11 (`h200-2026-11-29aw-probe-rows8-*`).
