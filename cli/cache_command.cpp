@@ -68,6 +68,14 @@ int run_cache_command(const std::vector<std::string>& args, std::ostream& out, s
     out << "kernel cache: off (REDUCE_TUNE_KERNEL_CACHE=off, or no HOME to place it under)\n";
     return kExitOk;
   }
+  // A path that names something other than a folder (a file, say): neither "nothing yet" nor
+  // "nothing to delete", and nothing there is touched.
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(*folder, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
+    err << "reduce-tune cache: " << one_line(folder->string()) << " is not a folder\n";
+    return kExitFailure;
+  }
   const db::KernelCacheLimit limit = db::resolve_kernel_cache_limit(std::nullopt, db::kernel_cache_max_size_env());
   DirectoryBinaryStore store(*folder, limit.max_bytes);
   try {

@@ -139,6 +139,29 @@ TEST(CacheCommand, ClearDeletesOnlyTheStoresFiles) {
   EXPECT_FALSE(fs::exists(dir / "none"));
 }
 
+// A path that is not a folder (a file, by --dir or the variable) is an error of one line
+// for either command, and the file is left as it was.
+TEST(CacheCommand, APathThatIsNotAFolderIsRefused) {
+  TempDir dir;
+  const fs::path file = dir / "kernels";
+  write(file, 10);
+  for (const char* action : {"info", "clear"}) {
+    const Result r = run({action, "--dir", file.string()});
+    EXPECT_EQ(r.code, kExitFailure) << action << ": " << r.out;
+    EXPECT_EQ(r.out, "") << action;
+    EXPECT_NE(r.err.find("is not a folder"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("reduce-tune cache: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    ASSERT_TRUE(fs::is_regular_file(file)) << action;
+    EXPECT_EQ(fs::file_size(file), 10u) << action;
+  }
+  ScopedEnv at("REDUCE_TUNE_KERNEL_CACHE", file.string().c_str());
+  const Result r = run({"clear"});
+  EXPECT_EQ(r.code, kExitFailure) << r.out;
+  EXPECT_NE(r.err.find("is not a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(fs::file_size(file), 10u);
+}
+
 TEST(CacheCommand, BadCommandLinesAreUsageErrorsOfOneLine) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"purge"}, {"info", "--dir"}, {"info", "--dir", ""}, {"info", "--frobnicate"}, {"info", "clear"}}) {
