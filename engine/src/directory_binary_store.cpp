@@ -138,19 +138,33 @@ bool stale(const Listed& f, std::filesystem::file_time_type now) {
 }
 }  // namespace
 
+namespace {
+// Counts a listed file into `c`: a kept kernel (and its bytes) or a temporary.
+void count(DirectoryBinaryStore::Contents& c, const Listed& f) {
+  if (f.kind == Kind::kept) {
+    ++c.kernels;
+    c.bytes += f.bytes;
+  } else {
+    ++c.temporaries;
+  }
+}
+
+// The folder's files of a store's names; an error where it cannot be listed (say, not
+// readable), rather than an empty folder.
+std::vector<Listed> list_or_throw(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::vector<Listed> files = list(folder, ec);
+  if (ec) throw Error("cannot list the kernel cache " + folder.string() + ": " + ec.message());
+  return files;
+}
+}  // namespace
+
 DirectoryBinaryStore::Contents DirectoryBinaryStore::contents() const {
   Contents c;
   std::error_code ec;
   c.exists = std::filesystem::is_directory(folder_, ec);
   if (!c.exists) return c;
-  for (const Listed& f : list(folder_, ec)) {
-    if (f.kind == Kind::kept) {
-      ++c.kernels;
-      c.bytes += f.bytes;
-    } else {
-      ++c.temporaries;
-    }
-  }
+  for (const Listed& f : list_or_throw(folder_)) count(c, f);
   return c;
 }
 
@@ -160,8 +174,7 @@ DirectoryBinaryStore::Contents DirectoryBinaryStore::clear() {
   std::error_code ec;
   deleted.exists = fs::is_directory(folder_, ec);
   if (!deleted.exists) return deleted;
-  const std::vector<Listed> files = list(folder_, ec);
-  if (ec) throw Error("cannot list the kernel cache " + folder_.string() + ": " + ec.message());
+  const std::vector<Listed> files = list_or_throw(folder_);
   const fs::file_time_type now = fs::file_time_type::clock::now();
   for (const Listed& f : files) {
     if (f.kind == Kind::temporary && !stale(f, now)) continue;  // perhaps another process writing
@@ -170,12 +183,7 @@ DirectoryBinaryStore::Contents DirectoryBinaryStore::clear() {
       if (e) throw Error("cannot delete " + f.path.string() + ": " + e.message());
       continue;  // removed by another process meanwhile
     }
-    if (f.kind == Kind::kept) {
-      ++deleted.kernels;
-      deleted.bytes += f.bytes;
-    } else {
-      ++deleted.temporaries;
-    }
+    count(deleted, f);
   }
   return deleted;
 }

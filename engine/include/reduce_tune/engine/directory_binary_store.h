@@ -51,6 +51,7 @@ class DirectoryBinaryStore final : public BinaryStore {
     std::uint64_t kernels = 0, bytes = 0;
     std::uint64_t temporaries = 0;
   };
+  // Throws Error where the folder exists but cannot be listed.
   Contents contents() const;
   // Deletes every kept kernel, and temporaries older than ten minutes (younger ones may
   // be another process's writes); returns what was deleted. Loads then miss, and the
