@@ -34,8 +34,9 @@ std::string config_text(const AxisKernelSpec& s) {
      << ", " << s.block << ", " << s.group << ", " << s.vec << ", " << static_cast<int>(s.split) << ", "
      << s.rows_per_pass << ", " << s.unroll;
   // The template's defaults otherwise: the source of older specs.
-  if (s.tail != 0 || s.ordered != 0) os << ", " << s.tail;
-  if (s.ordered != 0) os << ", " << s.ordered;
+  if (s.tail != 0 || s.ordered != 0 || s.occupancy != 0) os << ", " << s.tail;
+  if (s.ordered != 0 || s.occupancy != 0) os << ", " << s.ordered;
+  if (s.occupancy != 0) os << ", " << s.occupancy;
   os << ">";
   return os.str();
 }
@@ -212,6 +213,7 @@ std::string to_string(const AxisKernelSpec& s) {
   if (s.blocks_per_sm != 4) os << ",sm=" << s.blocks_per_sm;
   if (s.tail != 0) os << ",tail=" << s.tail;
   if (s.ordered != 0) os << ",ordered=" << s.ordered;
+  if (s.occupancy != 0) os << ",occ=" << s.occupancy;
   return os.str();
 }
 
@@ -230,6 +232,7 @@ std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
   k = k << 2 | (s.blocks_per_sm == 16 ? 2u : s.blocks_per_sm == 8 ? 1u : 0u);
   k = k << 1 | (s.tail != 0 ? 1u : 0u);
   k = k << 1 | (s.ordered != 0 ? 1u : 0u);
+  k = k << 2 | (s.occupancy == 2048 ? 3u : s.occupancy == 1536 ? 2u : s.occupancy == 1024 ? 1u : 0u);
   return k;
 }
 
@@ -266,6 +269,10 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
       ((s.family != AxisFamily::rows && s.family != AxisFamily::columns) || s.split == AxisSplit::ticket_tiles))
     return "tail=1 is for rows and columns, not split in tiles";
   if (s.ordered > 1) return "ordered is 0 or 1";
+  if (s.occupancy != 0 && s.occupancy != 1024 && s.occupancy != 1536 && s.occupancy != 2048)
+    return "occ is 0, 1024, 1536 or 2048";
+  if (s.occupancy != 0 && (s.family != AxisFamily::columns || s.occupancy % s.block != 0))
+    return "occ applies to columns, a multiple of the block";
   // A 32 x 32 tile, block / 32 of its rows a pass (axis_transpose_kernel).
   if (s.family == AxisFamily::transpose &&
       (s.group != 1 || s.vec != 1 || s.split != AxisSplit::none || s.rows_per_pass != 1 || s.tail != 0 ||
@@ -1095,6 +1102,30 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
 
 }  // namespace
 
+// Short columns of many outputs, vectors of them a thread, each thread walking R <= 3
+// alone: their loads are all a thread has in flight, and the kernel's registers (72 a
+// thread for f32 and bf16 sums, no spills) leave 896 threads per SM in blocks of 128, 768
+// in blocks of 256. Capped so that more stay resident, the memory is kept busier. On an
+// H200, the built-in configs compiled at each cap against the compiler's choice (at the
+// host's pace, the lower of two rounds, `h200-2026-11-29ax-occupancy-probe.log`), from
+// 2^21 outputs: f32 sum and max at 1024 threads 1.06 to 1.17 times faster (2 x 8388608
+// sum 31.03 -> 27.39 us, 3 x 16777216 67.30 -> 63.76), R = 4 to 16 no faster (64
+// registers, no spills); 16-bit sums and bf16 means at 1536 (40 registers, their spills
+// off the path these shapes take) 1.00 to 1.16 (bf16 mean of 2 x 8388608 32.46 ->
+// 28.02, f16 sum of 3 x 16777216 45.77 -> 40.17), but from R = 4 up to 1.28 times slower
+// (bf16 mean of 8 x 2097152 11.57 -> 14.84). Held at 2^21 outputs (`…-ax-held-*.log`):
+// f32 sum of 2 x 2097152 8.19 -> 7.30 us, bf16 6.73 -> 6.79. Below 2^21 outputs no
+// faster (f32 sum of 2 x 1048576 3.46 and 3.47 us), and at the host's pace the calls'
+// noise (3.6 to 5.0 us a call, `…-ax-ab-short-columns.log`) hid any difference.
+std::uint32_t occupancy_that_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
+  if (s.family != AxisFamily::columns || s.vec == 1 || s.group != 1 || s.rows_per_pass != 1 ||
+      s.split != AxisSplit::none || shape.reduced > 3 || shape.outputs < (1u << 21))
+    return 0;
+  const std::size_t size = size_of(s.types.in);
+  const std::uint32_t threads = size == 2 ? 1536 : size == 4 ? 1024 : 0;
+  return threads != 0 && threads % s.block == 0 ? threads : 0;
+}
+
 // Whether the batched tail (AxisKernelSpec::tail, rt::batched_index) reads `shape` faster
 // with `s` than a guarded load per step, by where a thread's run along R ends: the loads
 // of its last, partial tile, which the guarded loop takes one or two round trips at a
@@ -1361,6 +1392,7 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
                                  AxisLaunchPlan* plan, const void* in) {
   AxisKernelSpec s = builtin_axis_choice(op, types, shape, sm_count, plan, in);
   s.tail = batched_tail_pays(s, shape) ? 1 : 0;
+  s.occupancy = occupancy_that_pays(s, shape);
   return s;
 }
 
@@ -1371,6 +1403,7 @@ std::string axis_config_text(const AxisKernelSpec& s) {
      << ",unroll=" << s.unroll << ",sm=" << s.blocks_per_sm;
   if (s.tail != 0) os << ",tail=" << s.tail;
   if (s.ordered != 0) os << ",ordered=" << s.ordered;
+  if (s.occupancy != 0) os << ",occ=" << s.occupancy;
   return os.str();
 }
 
@@ -1417,9 +1450,9 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   if (!number("block", &s.block, true) || !number("group", &s.group, true) || !number("vec", &s.vec, true) ||
       !number("rows", &s.rows_per_pass, false) || !number("unroll", &s.unroll, false) ||
       !number("sm", &s.blocks_per_sm, false) || !number("tail", &s.tail, false) ||
-      !number("ordered", &s.ordered, false))
-    return fail("block, group (by), vec, rows, unroll, sm, tail and ordered take a number; block, group and vec are "
-                "required");
+      !number("ordered", &s.ordered, false) || !number("occ", &s.occupancy, false))
+    return fail("block, group (by), vec, rows, unroll, sm, tail, ordered and occ take a number; block, group and vec "
+                "are required");
   auto split = fields.find("split");
   if (split == fields.end()) return fail("split is required");
   bool split_found = false;
@@ -1630,9 +1663,25 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       if (block <= 512) add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);
     }
   }
-  // The batched tail beside each spec where builtin_axis_spec would take it.
+  // The batched tail beside each spec where builtin_axis_spec would take it, and the
+  // capped registers likewise.
   add_batched_twins(out, {shape});
+  add_occupancy_twins(out, {shape});
   return out;
+}
+
+void add_occupancy_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
+  const std::size_t count = specs.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (specs[i].occupancy != 0) continue;
+    for (const CanonicalAxes& shape : shapes) {
+      AxisKernelSpec twin = specs[i];
+      twin.occupancy = occupancy_that_pays(specs[i], shape);
+      if (twin.occupancy == 0) continue;
+      if (std::find(specs.begin(), specs.end(), twin) == specs.end()) specs.push_back(twin);
+      break;
+    }
+  }
 }
 
 void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {

@@ -67,7 +67,7 @@ template <class T> __device__ __forceinline__ T shfl_xor(T v, int offset) {
 }
 
 template <class OpT, class InT, class AccT, class OutT, int FAMILY, int BLOCK, int GROUP, int VEC, int SPLIT,
-          int ROWS, int UNROLL, int TAIL = 0, int ORDERED = 0>
+          int ROWS, int UNROLL, int TAIL = 0, int ORDERED = 0, int OCC = 0>
 struct AxisConfig {
   typedef OpT Op;
   typedef InT In;
@@ -95,6 +95,11 @@ struct AxisConfig {
   static constexpr bool kTail = TAIL != 0;
   // Outputs written where p.out_* puts them (write_output), not at their index.
   static constexpr bool kOrdered = ORDERED != 0;
+  // Threads per SM the kernel is compiled to fit (its registers capped so that OCC /
+  // BLOCK blocks are resident), or 0, the compiler's own choice (columns only).
+  static constexpr int kMinBlocks = OCC / BLOCK;
+  static_assert(OCC == 0 || (FAMILY == axis_columns && OCC % BLOCK == 0 && OCC <= 2048),
+                "occupancy applies to columns, a multiple of the block up to 2048 threads");
   static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
                 "the batched tail is for unsplit or contiguously split rows and columns");
   static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && VEC == 1)) &&
@@ -1095,7 +1100,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
 // code weighs on the other's registers: one kernel with both ran the grid's path up to
 // 1.03 times slower (H200, f16 and f32, 100 x 2^20).
 template <class C, bool PEELED = false>
-__global__ void __launch_bounds__(C::kBlock) axis_columns_kernel(AxisParams p) {
+__global__ void __launch_bounds__(C::kBlock, C::kMinBlocks) axis_columns_kernel(AxisParams p) {
   axis_main_begin<C>(p);
   typedef typename C::Acc A;
   typedef typename C::Op Op;

@@ -1685,7 +1685,10 @@ TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
       EXPECT_LT(static_cast<std::size_t>(tails), candidates.size()) << shape.to_string();
       // The source names the batched tail as the template's last argument; without it,
       // the source is what it was before the tail existed.
-      const std::string batched = make_axis_compile_request(s, 90).source;
+      // (Both without the capped registers of short columns, the argument after it.)
+      AxisKernelSpec batched_spec = s;
+      batched_spec.occupancy = guarded.occupancy = 0;
+      const std::string batched = make_axis_compile_request(batched_spec, 90).source;
       const std::string plain = make_axis_compile_request(guarded, 90).source;
       EXPECT_NE(batched.find(", 4, 1> rt_axis_instance"), std::string::npos) << batched;
       EXPECT_NE(plain.find(", 4> rt_axis_instance"), std::string::npos) << plain;
@@ -1711,6 +1714,62 @@ TEST(AxisSpec, SixteenBitMeansOfTwoOrThreeRowsTakeNoBatchedTail) {
     }
   const CanonicalAxes shape = shape_of({3, 1 << 24}, {0});
   EXPECT_EQ(builtin_axis_spec(Op::mean, *resolve_types(Op::mean, DType::f32, DType::f32).rule, shape, 132).tail, 1u);
+}
+
+// Short columns of vectors of outputs (R = 2 and 3, a thread walking R alone, unsplit, 2^21
+// outputs and more) are compiled to fit more threads per SM: 1024 for 4-byte elements,
+// 1536 for 16-bit ones. Not from R = 4, not for 8-byte elements, not where a thread reads
+// one output, not below 2^21 outputs; the
+// tuner measures both forms, and the config text, key and source carry the cap.
+TEST(AxisSpec, ShortColumnsOfVectorsAreCompiledToFitMoreThreads) {
+  struct Case {
+    DType dtype;
+    Op op;
+    std::int64_t r, outputs;
+    std::uint32_t occupancy;
+  };
+  const Case cases[] = {
+      {DType::f32, Op::sum, 2, 1 << 23, 1024},   {DType::f32, Op::max, 3, 1 << 22, 1024},
+      {DType::f32, Op::sum, 3, 2622080, 1024},   {DType::i32, Op::min, 2, 1 << 22, 1024},
+      {DType::u32, Op::max, 3, 1 << 23, 1024},   {DType::bf16, Op::mean, 2, 1 << 23, 1536},
+      {DType::f16, Op::sum, 3, 1 << 24, 1536},   {DType::bf16, Op::sum, 2, 2622080, 1536},
+      {DType::f16, Op::max, 2, 1 << 21, 1536},   {DType::f32, Op::sum, 4, 1 << 22, 0},
+      {DType::f16, Op::max, 2, (1 << 21) - 4, 0},  {DType::f32, Op::sum, 3, 1 << 20, 0},  // under 2^21 outputs
+      {DType::bf16, Op::mean, 4, 1 << 22, 0},    {DType::f16, Op::sum, 8, 1 << 21, 0},
+      {DType::f32, Op::sum, 16, 1 << 20, 0},     {DType::f64, Op::sum, 2, 1 << 23, 0},
+      {DType::i64, Op::max, 3, 1 << 22, 0},      {DType::f32, Op::sum, 3, (1 << 22) + 1, 0},  // off the grid
+      {DType::bf16, Op::sum, 2, 4095, 0},  // too few outputs for vectors
+  };
+  for (const Case& c : cases) {
+    const TypeRule types = *resolve_types(c.op, c.dtype, default_out_dtype(c.op, c.dtype)).rule;
+    const CanonicalAxes shape = shape_of({c.r, c.outputs}, {0});
+    const AxisKernelSpec s = builtin_axis_spec(c.op, types, shape, 132);
+    const std::string what = shape.to_string() + " " + to_string(s);
+    EXPECT_EQ(s.occupancy, c.occupancy) << what;
+    EXPECT_EQ(occupancy_that_pays(s, shape), c.occupancy) << what;
+    EXPECT_EQ(axis_spec_problem(s), "") << what;
+    const auto candidates = axis_candidates(c.op, types, shape, 132);
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), s), candidates.end()) << what;
+    if (c.occupancy == 0) continue;
+    EXPECT_EQ(s.family, AxisFamily::columns) << what;
+    EXPECT_GT(s.vec, 1u) << what;
+    AxisKernelSpec plain = s;
+    plain.occupancy = 0;
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), plain), candidates.end()) << what;
+    EXPECT_NE(axis_spec_key(plain), axis_spec_key(s)) << what;
+    const std::string text = axis_config_text(s);
+    EXPECT_NE(text.find(",occ=" + std::to_string(c.occupancy)), std::string::npos) << text;
+    EXPECT_NE(to_string(s).find(",occ=" + std::to_string(c.occupancy)), std::string::npos) << what;
+    const auto parsed = parse_axis_config(text, c.op, types);
+    ASSERT_TRUE(parsed.has_value()) << text;
+    EXPECT_EQ(*parsed, s) << text;
+    // The template's last argument; the plain form's source ends before it, as it did
+    // before the cap existed.
+    const std::string source = make_axis_compile_request(s, 90).source;
+    EXPECT_NE(source.find(", " + std::to_string(c.occupancy) + "> rt_axis_instance"), std::string::npos) << source;
+    EXPECT_EQ(make_axis_compile_request(plain, 90).source.find(std::to_string(c.occupancy) + "> rt_axis_instance"),
+              std::string::npos);
+  }
 }
 
 // The batched tail's rule for columns counts the loads of every thread across R without
@@ -1756,7 +1815,7 @@ std::vector<CanonicalAxes> tuning_shapes();  // below
 TEST(AxisSpec, EverySpecHasAKeyOfItsOwn) {
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
   std::map<std::uint64_t, AxisKernelSpec> seen;
-  int twins = 0;
+  int twins = 0, capped_twins = 0;
   for (const TypeRule& types : {kF32, f16})
     for (Op op : {Op::sum, Op::max})
       for (const auto& shape : tuning_shapes())
@@ -1769,9 +1828,19 @@ TEST(AxisSpec, EverySpecHasAKeyOfItsOwn) {
           other.tail = c.tail ? 0 : 1;
           EXPECT_NE(axis_spec_key(other), axis_spec_key(c)) << to_string(c);
           twins += c.tail;
+          if (c.family == AxisFamily::columns) {
+            for (std::uint32_t occupancy : {0u, 1024u, 1536u, 2048u}) {
+              AxisKernelSpec capped = c;
+              capped.occupancy = occupancy;
+              if (capped == c || !axis_spec_problem(capped).empty()) continue;
+              EXPECT_NE(axis_spec_key(capped), axis_spec_key(c)) << to_string(c) << " occ=" << occupancy;
+            }
+            capped_twins += c.occupancy != 0;
+          }
         }
   EXPECT_GT(seen.size(), 1000u);
   EXPECT_GT(twins, 0);
+  EXPECT_GT(capped_twins, 0);
 }
 
 TEST(AxisSpec, TheChoiceComesWithThePlanOfItsSpec) {
@@ -2038,6 +2107,10 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"general:block=256,group=8,vec=1,split=none,tail=1", "tail=1 is for rows and columns"},
       {"columns_dense:block=256,group=1,vec=4,split=none,tail=1", "tail=1 is for rows and columns"},
       {"rows:block=512,group=512,vec=4,split=ticket_tiles,sm=8,tail=1", "not split in tiles"},
+      {"columns:block=256,by=1,vec=4,split=none,occ=512", "occ is 0, 1024, 1536 or 2048"},
+      {"columns:block=256,by=1,vec=4,split=none,occ=many", "number"},
+      {"rows:block=256,group=4,vec=4,split=none,occ=1024", "occ applies to columns"},
+      {"columns:block=1024,by=32,vec=1,split=none,occ=1536", "a multiple of the block"},
   };
   for (const auto& [text, why] : bad) {
     std::string error;
@@ -2205,6 +2278,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
     AxisSplit split;
     std::uint32_t rows = 1;
     std::uint32_t tail = 0;
+    std::uint32_t occupancy = 0;
   };
   const Case cases[] = {{AxisFamily::rows, 4, 4, AxisSplit::none, 4}, {AxisFamily::general, 8, 1, AxisSplit::ticket, 4},         {AxisFamily::rows, 256, 4, AxisSplit::two_pass},
                         {AxisFamily::rows, 32, 4, AxisSplit::ticket},      {AxisFamily::general, 32, 1, AxisSplit::none},
@@ -2223,6 +2297,9 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::rows, 32, 4, AxisSplit::none, 1, 1}, {AxisFamily::rows, 8, 1, AxisSplit::two_pass, 1, 1},
                         {AxisFamily::columns, 1, 4, AxisSplit::none, 1, 1}, {AxisFamily::columns, 1, 1, AxisSplit::none, 4, 1},
                         {AxisFamily::columns, 32, 1, AxisSplit::two_pass, 1, 1},
+                        // Short columns compiled to fit more threads per SM.
+                        {AxisFamily::columns, 1, 4, AxisSplit::none, 1, 1, 1024},
+                        {AxisFamily::columns, 1, 4, AxisSplit::none, 1, 0, 1536},
                         // General of a thread per output, split in two passes; of
                         // vectors along the reduced dimensions.
                         {AxisFamily::general, 1, 1, AxisSplit::two_pass}, {AxisFamily::general, 32, 4, AxisSplit::ticket},
@@ -2243,6 +2320,7 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       s.split = c.split;
       s.rows_per_pass = c.rows;
       s.tail = c.tail;
+      s.occupancy = c.occupancy;
       ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
       const CompiledProgram program = compiler.compile(make_axis_compile_request(s, 90));
       EXPECT_FALSE(program.cubin.empty()) << to_string(s);

@@ -122,6 +122,12 @@ std::string check_with(const std::function<void(const void*, void*)>& reduce, Op
   return {};
 }
 
+// A view and the axes it reduces.
+struct ViewAxes {
+  TensorDesc view;
+  AxisList axes;
+};
+
 // The split of an explained kernel ("none", "ticket", "two_pass", ...), or "" where its
 // config names none.
 std::string split_of(const std::string& kernel) {
@@ -921,21 +927,17 @@ TEST(Axes, GeneralKeptDensestFoldAcrossR) {
   const DeviceKey device = *testing::test_device();
   NvrtcCompiler compiler;
   CudaLauncher launcher;
-  struct Case {
-    TensorDesc view;
-    AxisList axes;
-  };
-  const Case cases[] = {{TensorDesc::contiguous({8, 32, 64, 128}), {0, 2}},    // 4096 outputs, unsplit (16-bit: split)
-                        {TensorDesc::contiguous({3, 6, 20000, 8}), {0, 2}},    // 48, split: a second kernel
-                        {TensorDesc::contiguous({20000, 2, 3, 2}), {0, 2}},    // 4, split: the last block folds
-                        {TensorDesc::contiguous({100, 10, 100, 20}), {0, 2}}};  // 200, split: a second kernel
+  const ViewAxes cases[] = {{TensorDesc::contiguous({8, 32, 64, 128}), {0, 2}},  // 4096 outputs, unsplit (16-bit: split)
+                            {TensorDesc::contiguous({3, 6, 20000, 8}), {0, 2}},  // 48, split: a second kernel
+                            {TensorDesc::contiguous({20000, 2, 3, 2}), {0, 2}},  // 4, split: the last block folds
+                            {TensorDesc::contiguous({100, 10, 100, 20}), {0, 2}}};  // 200, split: a second kernel
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64}};
   int checked = 0, forced = 0;
   std::set<std::string> splits;
   for (const auto& [op, dtype] : kinds) {
     const TypeRule t = rule(op, dtype);
     const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 3 * 6 * 20000 * 8 + 1, 17));
-    for (const Case& c : cases) {
+    for (const ViewAxes& c : cases) {
       const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
       EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
       EXPECT_EQ(e.kernel.find(",group=1,"), std::string::npos) << e.to_string();  // threads across R
@@ -1363,6 +1365,67 @@ TEST(Axes, ColumnsOfFewRowsOverManyOutputsAreNotSplit) {
       for (std::int64_t base : {0, 1}) EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0}), "") << e.to_string();
     }
   }
+}
+
+// Short columns of many outputs (R = 2 and 3, vectors of outputs a thread, 2^21 outputs and
+// more) take kernels compiled to fit more threads per SM, their registers capped (1024 for
+// 4-byte elements, 1536 for 16-bit ones, 40 registers and some spills): the built-in choice
+// on and off the vector grid, contiguous, with padded rows and across slices; and a config
+// compiled at every cap and at none, on fewer outputs, each against the host.
+TEST(Axes, ShortColumnsCompiledToFitMoreThreadsMatchTheHost) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const DeviceKey device = *testing::test_device();
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
+  const ViewAxes builtin[] = {{TensorDesc::contiguous({2, 2097156}), {0}},
+                              {TensorDesc::strided({3, 2100000}, {2100008, 1}), {0}},  // padded rows
+                              {TensorDesc::contiguous({4, 2, 600000}), {1}}};          // four slices
+  const ViewAxes forced_cases[] = {{TensorDesc::contiguous({2, 262148}), {0}},
+                                   {TensorDesc::strided({3, 270000}, {270008, 1}), {0}}};
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f32}, {Op::min, DType::i32},
+                                        {Op::mean, DType::bf16}, {Op::sum, DType::f16}, {Op::max, DType::bf16}};
+  int checked = 0, capped = 0, forced = 0;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 2 * 2100008 + 2100000 + 16, 23));
+    for (const ViewAxes& c : builtin) {
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+      const std::uint32_t want = size_of(t.in) == 2 ? 1536 : 1024;
+      EXPECT_NE(e.kernel.find(",occ=" + std::to_string(want)), std::string::npos) << e.to_string();
+      capped += e.kernel.find(",occ=") != std::string::npos;
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+    for (const ViewAxes& c : forced_cases) {
+      const CanonicalAxes shape = canonicalize(c.view, c.axes).axes;
+      for (std::uint32_t occupancy : {0u, 1024u, 1536u, 2048u}) {
+        AxisKernelSpec spec = builtin_axis_spec(op, t, shape, device.sm_count);
+        ASSERT_EQ(spec.family, AxisFamily::columns) << to_string(spec);
+        ASSERT_GT(spec.vec, 1u) << to_string(spec);
+        spec.occupancy = occupancy;
+        if (!axis_spec_problem(spec).empty()) continue;
+        const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+        const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+        ++forced;
+        for (std::int64_t base : {0, 1}) {
+          const std::string why = check_with(
+              [&](const void* in, void* out) {
+                enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out, nullptr, nullptr);
+              },
+              op, t, buffer, base, c.view, c.axes);
+          EXPECT_EQ(why, "") << to_string(spec) << " base " << base;
+          ++checked;
+        }
+      }
+    }
+  }
+  std::printf("[ counts   ] axes: %d short-column cases, %d built-in choices capped, %d configs forced\n", checked,
+              capped, forced);
+  EXPECT_EQ(capped, 18);
+  EXPECT_EQ(forced, 48);
 }
 
 // Long i64 rows, 2 to 4 per SM (a block each): min and max read in blocks of 512, sums

@@ -160,6 +160,7 @@ std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, 
   // the class (axis_candidates adds it for the corner shape only): rows of 512 read alike
   // either way, rows of 1016 faster batched, and the winner must hold at both.
   add_batched_twins(all, shapes);
+  add_occupancy_twins(all, shapes);
   return fitting_once(all, shapes);
 }
 

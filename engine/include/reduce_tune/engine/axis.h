@@ -62,6 +62,11 @@ struct AxisKernelSpec {
   // columns_dense and general; ",ordered=1"). Not tuned: the runtime's form of a tuned or
   // built-in spec for a reordered view written in one launch.
   std::uint32_t ordered = 0;
+  // Columns: threads per SM the kernel is compiled to fit, its registers capped so that
+  // occupancy / block blocks stay resident (1024, 1536 or 2048; ",occ=" in the config
+  // text), or 0, the compiler's own choice. Short columns of many outputs wait on their
+  // loads, and more resident threads keep more of them in flight (builtin_axis_choice).
+  std::uint32_t occupancy = 0;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
 std::string to_string(const AxisKernelSpec& spec);
@@ -76,7 +81,8 @@ std::string axis_spec_problem(const AxisKernelSpec& spec);
 
 // The tunables of a spec (not its op and types) as one canonical line, what the
 // database stores: "rows:block=256,group=4,vec=4,split=none,rows=4,unroll=4,sm=4", with
-// ",tail=1" where tail is 1. unroll and sm may be left out (4 each), tail (0).
+// ",tail=1" where tail is 1 and ",occ=N" where occupancy is set. unroll and sm may be
+// left out (4 each), tail and occ (0).
 std::string axis_config_text(const AxisKernelSpec& spec);
 // Parses axis_config_text's form into a spec of `op` and `types`; empty (with `error`
 // set when given) for text that is not one, or names an invalid instantiation.
@@ -220,6 +226,12 @@ bool batched_tail_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
 // Appends to `specs` the batched twin (tail=1) of each spec with tail 0 that
 // batched_tail_pays takes at one of `shapes` at least, where not there already.
 void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes);
+// The occupancy (threads per SM, registers capped to fit them) builtin_axis_spec gives
+// `spec` at `shape`, or 0 (the compiler's choice): short columns of vectors of outputs.
+std::uint32_t occupancy_that_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
+// Appends to `specs` the twin of each spec with occupancy 0 that occupancy_that_pays caps
+// at one of `shapes` at least, where not there already.
+void add_occupancy_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes);
 
 // The compile request for one spec: name expressions main kernel, then the finalize
 // kernel where the spec splits in two passes (no other plan launches it), then, where

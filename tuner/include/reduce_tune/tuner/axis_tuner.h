@@ -132,8 +132,11 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // set AV). 13: general views whose kept dimension is the densest, split, take blocks of
 // 128 and a second kernel from 1.5 x 2^20 elements however few their outputs (the last
 // block folded up to 64 in blocks of 256: 1.10 to 1.80 times faster), and i64 min and max of 2
-// to 4 long rows per SM take blocks of 512 (1.01 to 1.17 times faster, set AW).
-inline constexpr int kAxisRuleRevision = 13;
+// to 4 long rows per SM take blocks of 512 (1.01 to 1.17 times faster, set AW). 14:
+// columns of R = 2 or 3 read in vectors of outputs, a thread walking R alone, take kernels
+// compiled to fit 1024 threads per SM (4-byte elements) or 1536 (16-bit), their registers
+// capped, and the tuner's candidates hold both forms (set AX).
+inline constexpr int kAxisRuleRevision = 14;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
