@@ -92,6 +92,9 @@ __device__ __forceinline__ Out epilogue(Acc total, u64 n, MeanDivisor d) {
       // Totals below 2^-100, whose quotients could fall below float's normal range (where
       // the Newton step is not faithful), take the double division.
       if (fabsf(t) >= 7.888609052e-31f) {
+        // n a power of two (exact in d.n, as every n there is): its reciprocal is exact,
+        // and so is t * inv, a normal float (|t| >= 2^-100, n <= 2^24), rounded once here.
+        if ((__float_as_uint(d.n) & 0x7fffffu) == 0 && d.inv * d.n == 1.0f) return (Out)(t * d.inv);
         if (IsSame<Out, float>::value) return (Out)quotient_to_nearest(t, d);
         if (IsSame<Out, bfloat16_t>::value) return (Out)quotient_for_16bit<true>(t, d);
         if (IsSame<Out, half_t>::value) return (Out)quotient_for_16bit<false>(t, d);
