@@ -1103,9 +1103,9 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
 }  // namespace
 
 // Short columns of many outputs, vectors of them a thread, each thread walking R <= 3
-// alone: their loads are all a thread has in flight, and the kernel's registers (72 a
-// thread for f32 and bf16 sums, no spills) leave 896 threads per SM in blocks of 128, 768
-// in blocks of 256. Capped so that more stay resident, the memory is kept busier. On an
+// alone: their loads are all a thread has in flight, and the kernel's registers (68 to 77
+// a thread for f32 and bf16 sums, no spills) leave 896 threads per SM in blocks of 128,
+// 768 in blocks of 256. Capped so that more stay resident, the memory is kept busier. On an
 // H200, the built-in configs compiled at each cap against the compiler's choice (at the
 // host's pace, the lower of two rounds, `h200-2026-11-29ax-occupancy-probe.log`), from
 // 2^21 outputs: f32 sum and max at 1024 threads 1.06 to 1.17 times faster (2 x 8388608

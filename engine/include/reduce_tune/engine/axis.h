@@ -65,7 +65,7 @@ struct AxisKernelSpec {
   // Columns: threads per SM the kernel is compiled to fit, its registers capped so that
   // occupancy / block blocks stay resident (1024, 1536 or 2048; ",occ=" in the config
   // text), or 0, the compiler's own choice. Short columns of many outputs wait on their
-  // loads, and more resident threads keep more of them in flight (builtin_axis_choice).
+  // loads, and more resident threads keep more of them in flight (occupancy_that_pays).
   std::uint32_t occupancy = 0;
   friend bool operator==(const AxisKernelSpec&, const AxisKernelSpec&) = default;
 };
