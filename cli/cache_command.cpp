@@ -35,10 +35,7 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int run_cache_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto usage_error = [&](const std::string& message) {
-    err << "reduce-tune cache: " << one_line(message) << " (see reduce-tune cache --help)\n";
-    return kExitUsage;
-  };
+  auto usage_error = [&](const std::string& message) { return report_usage_error(err, "cache", message); };
   std::string action = "info";
   std::optional<std::string> dir;
   bool help = false;

@@ -73,7 +73,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         return kExitFailure;
       }
     }
-  err << "reduce-tune: unknown command '" << name << "' (commands: tune, show, report, bench, db; see --help)\n";
+  // The commands named from the table that runs them, so the list cannot go stale.
+  err << "reduce-tune: unknown command '" << name << "' (commands: ";
+  const char* separator = "";
+  for (const auto& c : subcommands()) {
+    err << separator << c.name;
+    separator = ", ";
+  }
+  err << "; see --help)\n";
   return kExitUsage;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ostream>
 
 #include "reduce_tune/db/paths.h"
 
@@ -27,6 +28,11 @@ std::filesystem::path database_path(const std::optional<std::string>& option) {
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   return text;
+}
+
+int report_usage_error(std::ostream& err, const char* command, const std::string& message) {
+  err << "reduce-tune " << command << ": " << one_line(message) << " (see reduce-tune " << command << " --help)\n";
+  return kExitUsage;
 }
 
 }  // namespace reduce_tune::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
 
@@ -33,5 +34,9 @@ std::filesystem::path database_path(const std::optional<std::string>& option);
 
 // Text for one line of an error message: line breaks become spaces.
 std::string one_line(std::string text);
+
+// Reports a bad command line of `reduce-tune COMMAND` as one line on `err`, pointing to
+// its --help, and returns kExitUsage.
+int report_usage_error(std::ostream& err, const char* command, const std::string& message);
 
 }  // namespace reduce_tune::cli

@@ -193,10 +193,7 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int run_db_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto usage_error = [&](const std::string& message) {
-    err << "reduce-tune db: " << one_line(message) << " (see reduce-tune db --help)\n";
-    return kExitUsage;
-  };
+  auto usage_error = [&](const std::string& message) { return report_usage_error(err, "db", message); };
   if (args.empty()) {
     print_usage(err);
     return kExitUsage;

@@ -115,10 +115,7 @@ void print_usage(std::ostream& out, const po::options_description& desc) {
 }  // namespace
 
 int run_report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto usage_error = [&](const std::string& message) {
-    err << "reduce-tune report: " << one_line(message) << " (see reduce-tune report --help)\n";
-    return kExitUsage;
-  };
+  auto usage_error = [&](const std::string& message) { return report_usage_error(err, "report", message); };
   ReportOptions options;
   auto optional_string = [](std::optional<std::string>& target) {
     return po::value<std::string>()->notifier([&target](const std::string& v) { target = v; });

@@ -46,7 +46,23 @@ TEST(Cli, NoArgumentsPrintsUsageAndFails) {
 TEST(Cli, UnknownCommandNamesTheCommands) {
   const Result r = run({"frobnicate"});
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_EQ(r.err, "reduce-tune: unknown command 'frobnicate' (commands: tune, show, report, bench, db; see --help)\n");
+  EXPECT_EQ(r.err,
+            "reduce-tune: unknown command 'frobnicate' (commands: tune, show, report, bench, db, cache; see --help)\n");
+}
+
+// A bad command line of cache, db and report is one line naming the command and its
+// --help, with exit code 2.
+TEST(Cli, ABadOptionOfASubcommandPointsToItsHelp) {
+  for (const char* command : {"cache", "db", "report"}) {
+    const Result r = run({command, "--no-such-option"});
+    EXPECT_EQ(r.code, kExitUsage) << command << ": " << r.err;
+    const std::string prefix = std::string("reduce-tune ") + command + ": ";
+    const std::string suffix = std::string(" (see reduce-tune ") + command + " --help)\n";
+    EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << r.err;
+    ASSERT_GE(r.err.size(), suffix.size()) << r.err;
+    EXPECT_EQ(r.err.substr(r.err.size() - suffix.size()), suffix) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 TEST(Cli, OptionsAloneMeanTune) {
