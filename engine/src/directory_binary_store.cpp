@@ -136,9 +136,7 @@ std::vector<Listed> list(const std::filesystem::path& folder, std::error_code& e
 bool stale(const Listed& f, std::filesystem::file_time_type now) {
   return f.kind == Kind::temporary && now - f.written > kStaleTemporary;
 }
-}  // namespace
 
-namespace {
 // Counts a listed file into `c`: a kept kernel (and its bytes) or a temporary.
 void count(DirectoryBinaryStore::Contents& c, const Listed& f) {
   if (f.kind == Kind::kept) {
