@@ -93,10 +93,18 @@ __device__ __forceinline__ unsigned short float_to_f16(float f) {
   return h;
 }
 __device__ __forceinline__ float bf16_to_float(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+// sm_80 and later round in one instruction; earlier, in integer arithmetic (a NaN stays
+// a quiet NaN; the instruction gives the canonical one, 0x7fff).
 __device__ __forceinline__ unsigned short float_to_bf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned short b;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
+  return b;
+#else
   const unsigned u = __float_as_uint(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // quiet NaN
   return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
 }
 // `d` toward zero to float, its last bit set when that dropped anything: rounding this
 // to 16 bits gives the once-rounded result of `d` (float keeps over two extra bits).

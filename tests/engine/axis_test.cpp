@@ -2360,6 +2360,20 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
         EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
       }
     }
+  // 16-bit results round in one instruction from sm_80 on and in integer arithmetic
+  // before it: both forms compile, for every op whose result is 16-bit.
+  for (DType in : {DType::f16, DType::bf16})
+    for (Op op : {Op::sum, Op::mean, Op::max})
+      for (int arch : {75, 80}) {
+        AxisKernelSpec s;
+        s.op = op;
+        s.types = *resolve_types(op, in, in).rule;
+        s.family = AxisFamily::columns;
+        s.group = 1;
+        s.vec = 4;
+        ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+        EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, arch)).cubin.empty()) << to_string(s) << " sm_" << arch;
+      }
 }
 
 // Rows programs of vector loads have a peeled twin, except where a lane would hold more
