@@ -1670,31 +1670,36 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
   return out;
 }
 
-void add_occupancy_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
+namespace {
+
+// Appends to `specs` the twin of each spec whose `field` is 0, that field set to what
+// `pays` gives it at the first of `shapes` where that is not 0, where not there already.
+void add_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes,
+               std::uint32_t AxisKernelSpec::*field,
+               std::uint32_t (*pays)(const AxisKernelSpec&, const CanonicalAxes&)) {
   const std::size_t count = specs.size();
   for (std::size_t i = 0; i < count; ++i) {
-    if (specs[i].occupancy != 0) continue;
+    if (specs[i].*field != 0) continue;
     for (const CanonicalAxes& shape : shapes) {
       AxisKernelSpec twin = specs[i];
-      twin.occupancy = occupancy_that_pays(specs[i], shape);
-      if (twin.occupancy == 0) continue;
+      twin.*field = pays(specs[i], shape);
+      if (twin.*field == 0) continue;
       if (std::find(specs.begin(), specs.end(), twin) == specs.end()) specs.push_back(twin);
       break;
     }
   }
 }
 
+}  // namespace
+
+void add_occupancy_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
+  add_twins(specs, shapes, &AxisKernelSpec::occupancy, occupancy_that_pays);
+}
+
 void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
-  const std::size_t count = specs.size();
-  for (std::size_t i = 0; i < count; ++i) {
-    if (specs[i].tail != 0) continue;
-    const bool pays = std::any_of(shapes.begin(), shapes.end(),
-                                  [&](const CanonicalAxes& shape) { return batched_tail_pays(specs[i], shape); });
-    if (!pays) continue;
-    AxisKernelSpec batched = specs[i];
-    batched.tail = 1;
-    if (std::find(specs.begin(), specs.end(), batched) == specs.end()) specs.push_back(batched);
-  }
+  add_twins(specs, shapes, &AxisKernelSpec::tail, [](const AxisKernelSpec& s, const CanonicalAxes& shape) {
+    return batched_tail_pays(s, shape) ? 1u : 0u;
+  });
 }
 
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {
