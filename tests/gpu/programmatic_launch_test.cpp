@@ -8,7 +8,9 @@
 //   - A call's first kernel: a kernel that lets the next one launch at its start writes
 //     the call's input late, so a first kernel that read early would find the round
 //     before's value; mutation 7 (the first kernel does not wait) shows that it would.
-// Under a tool that runs kernels one at a time the mutated programs' races cannot show.
+// The mutated programs run until their race shows, up to kControlRounds rounds: on a GPU
+// that other processes share it may take more than a few. Under a tool that runs kernels
+// one at a time the mutated programs' races cannot show.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -38,16 +40,29 @@ DeviceBuffer filled(std::size_t count, float value) {
   return buffer;
 }
 
-// Runs `reduce(in, out)` `rounds` times, its input alternating between ones and twos,
-// each result read back and compared with `outputs` values of `reduced` times the
-// input's value; returns how many rounds had a wrong output.
-int wrong_rounds(const std::function<void(const void*, void*, cudaStream_t)>& reduce, std::size_t count,
-                 std::size_t outputs, std::uint64_t reduced, cudaStream_t stream, int rounds) {
+// Rounds each unmutated program runs, and the most each mutated one runs until it
+// reads too early.
+constexpr int kRounds = 20;
+constexpr int kControlRounds = 2000;
+
+// What running a program's rounds found: how many rounds ran, how many of them had a
+// wrong output.
+struct Rounds {
+  int run = 0;
+  int wrong = 0;
+};
+
+// Runs `reduce(in, out)` `rounds` times (`until_wrong`: or until a round is wrong), its
+// input alternating between ones and twos, each result read back and compared with
+// `outputs` values of `reduced` times the input's value.
+Rounds wrong_rounds(const std::function<void(const void*, void*, cudaStream_t)>& reduce, std::size_t count,
+                    std::size_t outputs, std::uint64_t reduced, cudaStream_t stream, int rounds, bool until_wrong) {
   const DeviceBuffer ones = filled(count, 1.0f), twos = filled(count, 2.0f);
   DeviceBuffer out(outputs * sizeof(float));
   std::vector<float> got(outputs);
-  int wrong = 0;
-  for (int round = 0; round < rounds; ++round) {
+  Rounds result;
+  for (int round = 0; round < rounds && !(until_wrong && result.wrong > 0); ++round) {
+    ++result.run;
     const bool two = round % 2 == 1;
     reduce(two ? twos.get() : ones.get(), out.get(), stream);
     RT_CUDA_CHECK(cudaMemcpyAsync(got.data(), out.get(), outputs * sizeof(float), cudaMemcpyDeviceToHost, stream));
@@ -55,11 +70,11 @@ int wrong_rounds(const std::function<void(const void*, void*, cudaStream_t)>& re
     const float want = static_cast<float>(reduced) * (two ? 2.0f : 1.0f);  // exact: below 2^24
     for (float v : got)
       if (v != want) {
-        ++wrong;
+        ++result.wrong;
         break;
       }
   }
-  return wrong;
+  return result;
 }
 
 // A tool injected into CUDA may run kernels one after another (compute-sanitizer, which
@@ -86,9 +101,9 @@ std::unique_ptr<KernelSet> program_with_mutation(NvrtcCompiler& compiler, Compil
 }
 
 // Where the GPU launches programmatically, a mutated program's kernel that does not wait
-// (`what`) must have read too early in some of `rounds` rounds: `wrong` of them; under
-// a tool that serializes kernels, a note instead.
-void expect_the_race_shows(const DeviceKey& device, int wrong, int rounds, const std::string& label,
+// (`what`) must have read too early in one of the rounds it ran; under a tool that
+// serializes kernels, a note instead.
+void expect_the_race_shows(const DeviceKey& device, const Rounds& control, const std::string& label,
                            const char* what) {
   if (device.arch() < kProgrammaticLaunchArch) return;
   if (kernels_serialized_by_a_tool()) {
@@ -97,7 +112,7 @@ void expect_the_race_shows(const DeviceKey& device, int wrong, int rounds, const
                 label.c_str());
     return;
   }
-  EXPECT_GT(wrong, 0) << label << ": " << what << " read in time in all " << rounds << " rounds";
+  EXPECT_GT(control.wrong, 0) << label << ": " << what << " read in time in all " << control.run << " rounds";
 }
 
 // Compiles `request` as it is and with mutation 6, reduces with each program's kernels
@@ -109,18 +124,17 @@ void expect_second_kernel_waits(
     std::size_t outputs, std::uint64_t reduced, const std::string& label) {
   NvrtcCompiler compiler;
   Stream stream;
-  constexpr int kRounds = 20;
-  int wrong[2] = {0, 0};
+  Rounds rounds[2];
   for (int mutated : {0, 1}) {
     const auto set = program_with_mutation(compiler, request, mutated ? 6 : 0, device);
-    wrong[mutated] = wrong_rounds(
+    rounds[mutated] = wrong_rounds(
         [&](const void* in, void* out, cudaStream_t s) { enqueue(set->handles(0), in, out, s); }, count, outputs,
-        reduced, stream.get(), kRounds);
+        reduced, stream.get(), mutated ? kControlRounds : kRounds, mutated == 1);
   }
-  EXPECT_EQ(wrong[0], 0) << label << ": of " << kRounds << " rounds";
-  expect_the_race_shows(device, wrong[1], kRounds, label, "a second kernel that does not wait read the partials");
-  std::printf("[ counts   ] %s, sm_%d: %d of %d rounds wrong, %d with a second kernel that does not wait\n",
-              label.c_str(), device.arch(), wrong[0], kRounds, wrong[1]);
+  EXPECT_EQ(rounds[0].wrong, 0) << label << ": of " << rounds[0].run << " rounds";
+  expect_the_race_shows(device, rounds[1], label, "a second kernel that does not wait read the partials");
+  std::printf("[ counts   ] %s, sm_%d: %d of %d rounds wrong; a second kernel that does not wait: %d wrong in %d\n",
+              label.c_str(), device.arch(), rounds[0].wrong, rounds[0].run, rounds[1].wrong, rounds[1].run);
 }
 
 TEST(ProgrammaticLaunch, FlatFinalizeWaitsForTheReduceKernel) {
@@ -212,13 +226,14 @@ struct ChainProducer {
   }
 };
 
-// Runs the producer into `middle` and then `consume(middle, out)` `rounds` times, the
-// producer's value alternating between 1 and 2; `graph`: both captured once into a CUDA
-// graph and replayed. Returns how many rounds had an output other than `want` (for 1;
-// twice it for 2).
-int wrong_chained_rounds(const ChainProducer& producer,
-                         const std::function<void(const void*, void*, cudaStream_t)>& consume,
-                         const std::vector<float>& want, cudaStream_t stream, int rounds, bool graph) {
+// Runs the producer into `middle` and then `consume(middle, out)` `rounds` times
+// (`until_wrong`: or until a round is wrong), the producer's value alternating between 1
+// and 2; `graph`: both captured once into a CUDA graph and replayed. A round is wrong
+// whose output is other than `want` (for 1; twice it for 2).
+Rounds wrong_chained_rounds(const ChainProducer& producer,
+                            const std::function<void(const void*, void*, cudaStream_t)>& consume,
+                            const std::vector<float>& want, cudaStream_t stream, int rounds, bool graph,
+                            bool until_wrong) {
   const DeviceBuffer one = filled(1, 1.0f), two = filled(1, 2.0f), middle = filled(kChainOutputs, 0.0f);
   DeviceBuffer value(sizeof(float)), out(want.size() * sizeof(float));
   auto chain = [&](cudaStream_t s) {
@@ -235,8 +250,9 @@ int wrong_chained_rounds(const ChainProducer& producer,
     RT_CUDA_CHECK(cudaGraphDestroy(captured));
   }
   std::vector<float> got(want.size());
-  int wrong = 0;
-  for (int round = 0; round < rounds; ++round) {
+  Rounds result;
+  for (int round = 0; round < rounds && !(until_wrong && result.wrong > 0); ++round) {
+    ++result.run;
     const bool twice = round % 2 == 1;
     RT_CUDA_CHECK(cudaMemcpyAsync(value.get(), twice ? two.get() : one.get(), sizeof(float),
                                   cudaMemcpyDeviceToDevice, stream));
@@ -248,12 +264,12 @@ int wrong_chained_rounds(const ChainProducer& producer,
     RT_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (std::size_t i = 0; i < got.size(); ++i)
       if (got[i] != want[i] * (twice ? 2.0f : 1.0f)) {
-        ++wrong;
+        ++result.wrong;
         break;
       }
   }
   if (exec) RT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  return wrong;
+  return result;
 }
 
 // Compiles the consumer's `request` as it is and with mutation 7, chains it after the
@@ -266,20 +282,21 @@ void expect_first_kernel_waits(
   NvrtcCompiler compiler;
   Stream stream;
   const ChainProducer producer(device, compiler);
-  constexpr int kRounds = 20;
-  int wrong[2] = {0, 0}, wrong_in_graph = 0;
+  Rounds rounds[2], in_graph;
   for (int mutated : {0, 1}) {
     const auto set = program_with_mutation(compiler, request, mutated ? 7 : 0, device);
     const auto consume = [&](const void* in, void* out, cudaStream_t s) { enqueue(set->handles(0), in, out, s); };
-    wrong[mutated] = wrong_chained_rounds(producer, consume, want, stream.get(), kRounds, false);
-    if (!mutated) wrong_in_graph = wrong_chained_rounds(producer, consume, want, stream.get(), kRounds, true);
+    rounds[mutated] = wrong_chained_rounds(producer, consume, want, stream.get(), mutated ? kControlRounds : kRounds,
+                                           false, mutated == 1);
+    if (!mutated) in_graph = wrong_chained_rounds(producer, consume, want, stream.get(), kRounds, true, false);
   }
-  EXPECT_EQ(wrong[0], 0) << label << ": of " << kRounds << " rounds";
-  EXPECT_EQ(wrong_in_graph, 0) << label << ": of " << kRounds << " graph replays";
-  expect_the_race_shows(device, wrong[1], kRounds, label, "a first kernel that does not wait read its input");
-  std::printf("[ counts   ] %s, sm_%d: %d of %d rounds wrong (%d of the graph's), %d with a first kernel that "
-              "does not wait\n",
-              label.c_str(), device.arch(), wrong[0], kRounds, wrong_in_graph, wrong[1]);
+  EXPECT_EQ(rounds[0].wrong, 0) << label << ": of " << rounds[0].run << " rounds";
+  EXPECT_EQ(in_graph.wrong, 0) << label << ": of " << in_graph.run << " graph replays";
+  expect_the_race_shows(device, rounds[1], label, "a first kernel that does not wait read its input");
+  std::printf("[ counts   ] %s, sm_%d: %d of %d rounds wrong (%d of %d graph replays); a first kernel that does "
+              "not wait: %d wrong in %d\n",
+              label.c_str(), device.arch(), rounds[0].wrong, rounds[0].run, in_graph.wrong, in_graph.run,
+              rounds[1].wrong, rounds[1].run);
 }
 
 TEST(ProgrammaticLaunch, FlatCallWaitsForTheKernelBeforeIt) {
