@@ -255,12 +255,15 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if ((s.group & (s.group - 1)) != 0) return "group must be a power of two";
   if (s.vec < 1 || (s.vec & (s.vec - 1)) != 0 || s.vec * size_of(s.types.in) > 16)
     return "vec must be a power of two of at most 16 bytes";
-  if (s.family == AxisFamily::columns && s.vec != 1 && s.rows_per_pass != 1)
-    return "columns load vectors of adjacent outputs or several outputs per pass, not both";
+  // Columns of vectors: `rows` vectors a thread a pass (rt::axis_columns_kernel), unsplit.
+  const bool column_vectors = s.family == AxisFamily::columns && s.vec != 1;
+  if (column_vectors && s.rows_per_pass != 1 &&
+      ((s.rows_per_pass != 2 && s.rows_per_pass != 4) || s.group != 1 || s.split != AxisSplit::none))
+    return "columns of vectors take rows 1, or 2 or 4 vectors a pass with by=1 and split=none";
   if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
   if (s.blocks_per_sm != 4 && s.blocks_per_sm != 8 && s.blocks_per_sm != 16) return "sm is 4, 8 or 16";
   if (s.split == AxisSplit::none && s.blocks_per_sm != 4) return "sm applies to split plans only";
-  if (s.rows_per_pass != 1 &&
+  if (s.rows_per_pass != 1 && !column_vectors &&
       (s.rows_per_pass != 4 || s.group > 32 || (s.family == AxisFamily::columns && s.group != 1) ||
        s.family == AxisFamily::columns_dense || s.family == AxisFamily::rows_dense))
     return "rows per pass is 1, or 4 for rows and general with groups within a warp and columns with by=1";
@@ -453,6 +456,14 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 106.8 us (H100) and 71.3 against 92.1 us (H200); off the grid (rows of an odd
       // number of outputs: scalar loads) 1 to 4% slower than a thread per output, so not there.
       if (size_of(types.in) == 4 && r <= 128 && on_grid && shape.outputs >= threads_wanted) s.vec = 4;
+      // Off the grid too where R = 2 or 3 over 2^21 outputs and more: the twin's vectors
+      // with registers capped (occupancy_that_pays) read them faster than a thread per
+      // output, four a pass, at every count of outputs mod 4. H200, paced, the lower of
+      // two rounds (set AZ, `…-az-off-grid-probe-*.log`): f32 sum and max, i32 sum 1.13 to
+      // 1.31 times faster (f32 sum 2 x 2097153 8.65 -> 7.50 us, 2 x 8388611 32.11 ->
+      // 27.72, 3 x 4194303 22.63 -> 17.98, 3 x 16777215 82.93 -> 64.76; max 3 x 16777215
+      // 84.93 -> 64.93); uncapped 0.98 to 1.23.
+      if (size_of(types.in) == 4 && r >= 2 && r <= 3 && unit && !on_grid && shape.outputs >= (1u << 21)) s.vec = 4;
       // Wider elements: a 16-byte vector of adjacent outputs per thread, in blocks of
       // 128, where R is long and split across blocks over more than 256 outputs (fewer
       // than two blocks' worth per SM at 32 outputs a block). Tuned on an H200 (f32
@@ -1118,12 +1129,33 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
 // faster (f32 sum of 2 x 1048576 3.46 and 3.47 us), and at the host's pace the calls'
 // noise (3.6 to 5.0 us a call, `…-ax-ab-short-columns.log`) hid any difference.
 std::uint32_t occupancy_that_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
-  if (s.family != AxisFamily::columns || s.vec == 1 || s.group != 1 || s.rows_per_pass != 1 ||
+  if (s.family != AxisFamily::columns || s.vec == 1 || s.group != 1 || s.rows_per_pass == 4 ||
       s.split != AxisSplit::none || shape.reduced > 3 || shape.outputs < (1u << 21))
     return 0;
   const std::size_t size = size_of(s.types.in);
   const std::uint32_t threads = size == 2 ? 1536 : size == 4 ? 1024 : 0;
   return threads != 0 && threads % s.block == 0 ? threads : 0;
+}
+
+// Whether builtin_axis_spec reads `shape` with `s` two vectors of outputs a thread a
+// pass (rows=2; rt::axis_columns_kernel issues both vectors' loads along R before it
+// folds either): where occupancy_that_pays caps 4-byte columns at 1024 threads, in blocks
+// of 256. Probed on an H200 beside the built-in choice (set AZ, `…-az-probe-*.log`, paced
+// us): f32 sum 2 x 8388608 27.37 -> 25.36, 3 x 4194304 17.47 -> 17.30, 3 x 16777216
+// 64.64 -> 63.13, 2 x 2622080 8.88 -> 8.66, 2 x 2097152 7.35 -> 7.36; max 28.46 -> 25.54,
+// 17.81 -> 17.47, 64.15 -> 62.90, 9.54 -> 8.78, 7.84 -> 7.50. Uncapped, or in blocks of
+// 128, or four vectors a pass, slower (up to 1.30 times); 16-bit columns mixed: f16 sums
+// of R = 2 four vectors a pass in blocks of 128 1.15 to 1.35 times faster, of R = 3 0.87,
+// bf16 sums and means mostly slower (the tuner's candidates do not hold them).
+// Not off the grid, where the twin reads one vector a pass over half the blocks (3 x
+// 4194303: f32 sum 17.98 -> 20.97 us with two).
+bool two_vectors_a_pass_pay(const AxisKernelSpec& s, const CanonicalAxes& shape) {
+  const std::uint64_t v = s.vec;
+  const bool on_grid = shape.inner_step == 1 && shape.inner % v == 0 &&
+                       static_cast<std::uint64_t>(shape.reduced_stride) % v == 0 &&
+                       static_cast<std::uint64_t>(shape.outer_stride) % v == 0;
+  return s.family == AxisFamily::columns && s.vec > 1 && s.block == 256 && s.rows_per_pass == 1 &&
+         size_of(s.types.in) == 4 && on_grid && occupancy_that_pays(s, shape) == 1024;
 }
 
 // Whether the batched tail (AxisKernelSpec::tail, rt::batched_index) reads `shape` faster
@@ -1150,7 +1182,9 @@ std::uint32_t occupancy_that_pays(const AxisKernelSpec& s, const CanonicalAxes& 
 //     -> 29.55 (`h200-2026-11-29av-tail-configs-*.log`). 16-bit sums there were mixed
 //     (f16 0.97 to 1.16, bf16 1.00 to 1.13): kept.
 bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
-  if (s.rows_per_pass != 1 || s.split != AxisSplit::none) return false;
+  // (Columns of two vectors a pass: the twin reads one vector a pass, so as one does.)
+  const bool two_vectors = s.family == AxisFamily::columns && s.vec > 1 && s.rows_per_pass == 2;
+  if ((s.rows_per_pass != 1 && !two_vectors) || s.split != AxisSplit::none) return false;
   const std::uint64_t r = shape.reduced;
   if (s.family == AxisFamily::rows) {
     if (s.group < 8 || s.group > 32 || s.vec == 1) return false;
@@ -1393,6 +1427,7 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   AxisKernelSpec s = builtin_axis_choice(op, types, shape, sm_count, plan, in);
   s.tail = batched_tail_pays(s, shape) ? 1 : 0;
   s.occupancy = occupancy_that_pays(s, shape);
+  if (two_vectors_a_pass_pay(s, shape)) s.rows_per_pass = 2;
   return s;
 }
 
@@ -1694,6 +1729,19 @@ void add_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAx
 
 void add_occupancy_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
   add_twins(specs, shapes, &AxisKernelSpec::occupancy, occupancy_that_pays);
+  // Each capped spec's twin of two vectors a pass, where that pays at its cap.
+  const std::size_t count = specs.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (specs[i].occupancy == 0) continue;
+    for (const CanonicalAxes& shape : shapes) {
+      if (!two_vectors_a_pass_pay(specs[i], shape) || occupancy_that_pays(specs[i], shape) != specs[i].occupancy)
+        continue;
+      AxisKernelSpec twin = specs[i];
+      twin.rows_per_pass = 2;
+      if (std::find(specs.begin(), specs.end(), twin) == specs.end()) specs.push_back(twin);
+      break;
+    }
+  }
 }
 
 void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {

@@ -83,7 +83,8 @@ struct AxisConfig {
   // Split with a ticket, the splits taking tiles of R in turn (rows: fold_row_split;
   // columns_dense: tiles of whole rows).
   static constexpr bool kTiles = SPLIT == 3;
-  // rows, general: outputs a group takes per pass (their loads issued together).
+  // rows, general: outputs a group takes per pass (their loads issued together);
+  // columns: outputs a thread takes per pass, or vectors of them.
   static constexpr int kRows = ROWS;
   // Independent loads in flight per thread along R (4 or 8).
   static constexpr int kUnroll = UNROLL;
@@ -102,9 +103,10 @@ struct AxisConfig {
                 "occupancy applies to columns, a multiple of the block up to 2048 threads");
   static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
                 "the batched tail is for unsplit or contiguously split rows and columns");
-  static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && VEC == 1)) &&
+  static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && (VEC == 1 || SPLIT == 0))) &&
                               FAMILY != axis_columns_dense),
-                "several outputs per pass: rows and general with groups within a warp, columns with BY = 1");
+                "several outputs per pass: rows and general with groups within a warp, columns with BY = 1 "
+                "(of vectors: unsplit)");
   static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "block must be 32..1024, a multiple of 32");
   static_assert(GROUP >= 1 && GROUP <= BLOCK && BLOCK % GROUP == 0, "groups must tile the block");
   static_assert(GROUP <= 32 || GROUP == BLOCK || FAMILY >= axis_columns, "a group is within a warp or the block");
@@ -1117,7 +1119,83 @@ __global__ void __launch_bounds__(C::kBlock, C::kMinBlocks) axis_columns_kernel(
   const u64 chunk = (p.reduced + splits - 1) / splits;
   const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
   const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
-  if (C::kRows > 1) {
+  if (C::kRows > 1 && C::kVec > 1 && !PEELED) {
+    // kRows vectors of kVec adjacent outputs a thread (BY = 1, unsplit), kBx vectors
+    // apart, the loads of 2 x kUnroll / kRows steps along R of all of them issued before
+    // any is folded: short columns (R of a few) keep kRows times the bytes in flight
+    // that one vector a thread does. A pass with a vector off the grid or across a
+    // slice's end reads each of its outputs by itself. The twin (PEELED) takes the
+    // vector path below.
+    constexpr unsigned kRows = C::kRows;
+    constexpr int V = C::kVec;
+    constexpr int kSteps = 2 * C::kUnroll / (int)kRows;
+    const u64 vectors = (p.outputs + V - 1) / V;
+    const bool rows_on_grid = p.inner_step == 1 && (u64)p.reduced_stride % V == 0 &&
+                              (u64)p.outer_stride % V == 0 && (u64)in % (sizeof(T) * V) == 0;
+    for (u64 base = first_block * kBx * kRows; base < vectors; base += block_stride * kBx * kRows) {
+      A v[kRows][V];
+      const T* column[kRows];
+      bool live[kRows];
+      bool whole = rows_on_grid;
+#pragma unroll
+      for (unsigned u = 0; u < kRows; ++u) {
+        const u64 j = (base + u * kBx + tx) * V;
+        live[u] = j < p.outputs;
+        const ColumnIndex ci = column_index(p, live[u] ? j : 0);
+        column[u] = in + (long long)ci.slice * p.outer_stride + (long long)ci.column;
+        whole = whole && (!live[u] || (ci.column % V == 0 && ci.column + V <= p.inner));
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[u][e] = Op::template identity<A>();
+      }
+      if (whole) {
+        for (u64 k = lo; k < hi; k += kSteps) {
+          AxisVec<T, V> a[kSteps][kRows] = {};
+#pragma unroll
+          for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+            for (unsigned u = 0; u < kRows; ++u)
+              if (live[u] && k + s < hi)
+                a[s][u] = *reinterpret_cast<const AxisVec<T, V>*>(column[u] + (long long)(k + s) * p.reduced_stride);
+#pragma unroll
+          for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+            for (unsigned u = 0; u < kRows; ++u)
+#pragma unroll
+              for (int e = 0; e < V; ++e)
+                v[u][e] = Op::template apply<A>(v[u][e], live_or_identity<Op, A>(k + s < hi, (A)a[s][u].v[e]));
+        }
+      } else {
+#pragma unroll
+        for (unsigned u = 0; u < kRows; ++u)
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            const u64 je = (base + u * kBx + tx) * V + e;
+            if (je >= p.outputs) continue;
+            const T* c = in + column_offset(p, je);
+            for (u64 k = lo; k < hi; ++k) v[u][e] = Op::template apply<A>(v[u][e], (A)ldg(c + (long long)k * p.reduced_stride));
+          }
+      }
+      typedef typename C::Out O;
+#pragma unroll
+      for (unsigned u = 0; u < kRows; ++u) {
+        const u64 j = (base + u * kBx + tx) * V;
+        if (!live[u]) continue;
+        O* out = static_cast<O*>(p.out) + j;
+        if (!C::kOrdered && j + V <= p.outputs && (u64)out % (sizeof(O) * V) == 0) {
+          AxisVec<O, V> r;
+#pragma unroll
+          for (int e = 0; e < V; ++e) r.v[e] = epilogue<Op, O>(v[u][e], p.reduced, MeanDivisor{p.mean_n, p.mean_inv});
+          *reinterpret_cast<AxisVec<O, V>*>(out) = r;
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            if (j + e < p.outputs) write_output<C>(p, j + e, v[u][e]);
+        }
+      }
+    }
+    return;
+  }
+  if (C::kRows > 1 && C::kVec == 1) {
     // One thread per output (BY = 1), kRows outputs per pass with their loads
     // interleaved: short columns keep several loads in flight per thread.
     constexpr unsigned kRows = C::kRows;

@@ -330,18 +330,32 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.group, 1u);
   EXPECT_EQ(s.rows_per_pass, 1u);
   // Very short columns over many outputs off the 16-byte grid: four outputs per thread
-  // and pass; on the grid, a vector of four adjacent outputs.
-  s = builtin_axis_spec(Op::max, kF32, shape_of({3, (1 << 22) + 1}, {0}), 132);
+  // and pass (from 2^21 outputs, R = 2 or 3: the twin's vectors, capped); on the grid, a
+  // vector of four adjacent outputs.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({3, (1 << 20) + 1}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(s.group, 1u);
   EXPECT_EQ(s.vec, 1u);
   EXPECT_EQ(s.rows_per_pass, 4u);
-  s = builtin_axis_spec(Op::max, kF32, shape_of({3, 1 << 22}, {0}), 132);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({4, (1 << 22) + 1}, {0}), 132);  // from R = 4, one
+  EXPECT_EQ(s.vec, 1u);
+  EXPECT_EQ(s.rows_per_pass, 1u);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({3, (1 << 22) + 1}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(s.group, 1u);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.rows_per_pass, 1u);
+  EXPECT_EQ(s.occupancy, 1024u);
+  // (Two vectors a thread a pass: 4-byte short columns of 2^21 outputs and more.)
+  s = builtin_axis_spec(Op::max, kF32, shape_of({3, 1 << 22}, {0}), 132);
+  EXPECT_EQ(s.family, AxisFamily::columns);
+  EXPECT_EQ(s.group, 1u);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.rows_per_pass, 2u);
   EXPECT_EQ(s.split, AxisSplit::none);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({3, 1 << 20}, {0}), 132);
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.rows_per_pass, 1u);
   s = builtin_axis_spec(Op::max, kF32, shape_of({1 << 16, 1000}, {0}), 132);
   EXPECT_EQ(s.family, AxisFamily::columns);
   EXPECT_GT(s.group, 1u);
@@ -1717,9 +1731,9 @@ TEST(AxisSpec, SixteenBitMeansOfTwoOrThreeRowsTakeNoBatchedTail) {
 }
 
 // Short columns of vectors of outputs (R = 2 and 3, a thread walking R alone, unsplit, 2^21
-// outputs and more) are compiled to fit more threads per SM: 1024 for 4-byte elements,
-// 1536 for 16-bit ones. Not from R = 4, not for 8-byte elements, not where a thread reads
-// one output, not below 2^21 outputs; the
+// outputs and more; 4-byte ones off the grid too) are compiled to fit more threads per SM:
+// 1024 for 4-byte elements, 1536 for 16-bit ones. Not from R = 4, not for 8-byte elements,
+// not where a thread reads one output, not below 2^21 outputs; the
 // tuner measures both forms, and the config text, key and source carry the cap.
 TEST(AxisSpec, ShortColumnsOfVectorsAreCompiledToFitMoreThreads) {
   struct Case {
@@ -1737,7 +1751,8 @@ TEST(AxisSpec, ShortColumnsOfVectorsAreCompiledToFitMoreThreads) {
       {DType::f16, Op::max, 2, (1 << 21) - 4, 0},  {DType::f32, Op::sum, 3, 1 << 20, 0},  // under 2^21 outputs
       {DType::bf16, Op::mean, 4, 1 << 22, 0},    {DType::f16, Op::sum, 8, 1 << 21, 0},
       {DType::f32, Op::sum, 16, 1 << 20, 0},     {DType::f64, Op::sum, 2, 1 << 23, 0},
-      {DType::i64, Op::max, 3, 1 << 22, 0},      {DType::f32, Op::sum, 3, (1 << 22) + 1, 0},  // off the grid
+      {DType::i64, Op::max, 3, 1 << 22, 0},      {DType::f32, Op::sum, 3, (1 << 22) + 1, 1024},  // off the grid
+      {DType::i32, Op::sum, 2, (1 << 21) + 2, 1024}, {DType::f32, Op::max, 3, (1 << 21) - 1, 0},
       {DType::bf16, Op::sum, 2, 4095, 0},  // too few outputs for vectors
   };
   for (const Case& c : cases) {
@@ -1753,7 +1768,16 @@ TEST(AxisSpec, ShortColumnsOfVectorsAreCompiledToFitMoreThreads) {
     if (c.occupancy == 0) continue;
     EXPECT_EQ(s.family, AxisFamily::columns) << what;
     EXPECT_GT(s.vec, 1u) << what;
-    AxisKernelSpec plain = s;
+    // 4-byte elements on the grid: two vectors a thread a pass, and the candidates hold
+    // the capped form of one vector too; off it (the twin), one.
+    const bool two = c.occupancy == 1024 && c.outputs % 4 == 0;
+    EXPECT_EQ(s.rows_per_pass, two ? 2u : 1u) << what;
+    AxisKernelSpec one = s;
+    one.rows_per_pass = 1;
+    EXPECT_EQ(two_vectors_a_pass_pay(one, shape), two) << what;
+    EXPECT_FALSE(two_vectors_a_pass_pay(s, shape)) << what;  // already two
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), one), candidates.end()) << what;
+    AxisKernelSpec plain = one;
     plain.occupancy = 0;
     EXPECT_NE(std::find(candidates.begin(), candidates.end(), plain), candidates.end()) << what;
     EXPECT_NE(axis_spec_key(plain), axis_spec_key(s)) << what;
@@ -1898,7 +1922,17 @@ TEST(AxisSpec, InvalidSpecsAreNamed) {
   EXPECT_EQ(axis_spec_problem(s), "");
   s.family = AxisFamily::columns;  // vectors of adjacent outputs
   EXPECT_EQ(axis_spec_problem(s), "");
-  s.rows_per_pass = 4;  // or several outputs per pass, not both
+  s.rows_per_pass = 4;  // and 2 or 4 of them a thread a pass, unsplit, by = 1
+  EXPECT_EQ(axis_spec_problem(s), "");
+  s.rows_per_pass = 2;
+  EXPECT_EQ(axis_spec_problem(s), "");
+  s.rows_per_pass = 3;
+  EXPECT_NE(axis_spec_problem(s).find("vectors"), std::string::npos);
+  s.rows_per_pass = 2;
+  s.split = AxisSplit::two_pass;
+  EXPECT_NE(axis_spec_problem(s).find("vectors"), std::string::npos);
+  s.split = AxisSplit::none;
+  s.group = 2;
   EXPECT_NE(axis_spec_problem(s).find("vectors"), std::string::npos);
   s = AxisKernelSpec{};
   s.group = 256;
@@ -2300,6 +2334,9 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         // Short columns compiled to fit more threads per SM.
                         {AxisFamily::columns, 1, 4, AxisSplit::none, 1, 1, 1024},
                         {AxisFamily::columns, 1, 4, AxisSplit::none, 1, 0, 1536},
+                        // Columns of two and four vectors of outputs a thread a pass.
+                        {AxisFamily::columns, 1, 4, AxisSplit::none, 2, 1, 1024},
+                        {AxisFamily::columns, 1, 4, AxisSplit::none, 4},
                         // General of a thread per output, split in two passes; of
                         // vectors along the reduced dimensions.
                         {AxisFamily::general, 1, 1, AxisSplit::two_pass}, {AxisFamily::general, 32, 4, AxisSplit::ticket},
@@ -2359,6 +2396,12 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
         s.vec = 8;
         EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
       }
+      // Two vectors of them a thread a pass, unsplit.
+      s.group = 1;
+      s.split = AxisSplit::none;
+      s.rows_per_pass = 2;
+      ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+      EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
     }
   // 16-bit results round in one instruction from sm_80 on and in integer arithmetic
   // before it: both forms compile (16-bit sums, means and max of columns).

@@ -1428,6 +1428,85 @@ TEST(Axes, ShortColumnsCompiledToFitMoreThreadsMatchTheHost) {
   EXPECT_EQ(forced, 48);
 }
 
+// Columns of two or four vectors of outputs a thread a pass (rows=2|4 with vec > 1): the
+// built-in choice of 4-byte short columns of 2^21 outputs and more (off the grid, the
+// twin's vectors of one a pass), and configs forced on
+// fewer, each against the host: on the vector grid, with padded rows, across slices, where
+// a slice ends inside a vector (its pass reads each output by itself), over R long enough
+// for several rounds of loads, and from an element into the buffer (the twin).
+TEST(Axes, ColumnsOfSeveralVectorsAPassMatchTheHost) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const DeviceKey device = *testing::test_device();
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
+  // The built-in choice: two vectors a pass on the grid; off it (3 mod 4 outputs) the
+  // twin's vectors, one a pass, capped too.
+  const ViewAxes builtin[] = {{TensorDesc::contiguous({2, 2097156}), {0}},
+                              {TensorDesc::strided({3, 2100000}, {2100008, 1}), {0}},
+                              {TensorDesc::contiguous({3, 2097155}), {0}}};
+  const ViewAxes forced_cases[] = {{TensorDesc::contiguous({2, 262148}), {0}},
+                                   {TensorDesc::strided({3, 70001}, {70008, 1}), {0}},   // padded rows
+                                   {TensorDesc::contiguous({4, 2, 60000}), {1}},          // four slices
+                                   {TensorDesc::strided({3, 2, 4093}, {8192, 4096, 1}), {1}},  // a slice ends in a vector
+                                   {TensorDesc::contiguous({37, 4100}), {0}}};            // R past the loads of a round
+  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f32}, {Op::min, DType::i32},
+                                        {Op::mean, DType::bf16}, {Op::sum, DType::f16}, {Op::prod, DType::f64},
+                                        {Op::max, DType::bf16}};
+  int checked = 0, two = 0, forced = 0;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 2 * 2100008 + 2100000 + 16, 41));
+    if (size_of(t.in) == 4)
+      for (const ViewAxes& c : builtin) {
+        const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+        const bool on_grid = c.view.extents[1] % 4 == 0;
+        EXPECT_EQ(e.kernel.find(",rows=2") != std::string::npos, on_grid) << e.to_string();
+        EXPECT_NE(e.kernel.find("vec=4"), std::string::npos) << e.to_string();
+        EXPECT_NE(e.kernel.find(",occ=1024"), std::string::npos) << e.to_string();
+        two += e.kernel.find(",rows=2") != std::string::npos;
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << e.kernel << " base " << base;
+          ++checked;
+        }
+      }
+    for (const ViewAxes& c : forced_cases) {
+      const CanonicalAxes shape = canonicalize(c.view, c.axes).axes;
+      for (std::uint32_t rows : {2u, 4u})
+        for (std::uint32_t block : {128u, 256u}) {
+          AxisKernelSpec spec;
+          spec.op = op;
+          spec.types = t;
+          spec.family = AxisFamily::columns;
+          spec.block = block;
+          spec.group = 1;
+          spec.vec = static_cast<std::uint32_t>(16 / size_of(t.in));
+          spec.rows_per_pass = rows;
+          spec.tail = rows == 2 ? 1 : 0;
+          spec.occupancy = rows == 2 && block == 256 ? 1024 : 0;
+          ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
+          ASSERT_EQ(axis_spec_mismatch(spec, shape), "") << to_string(spec) << " " << shape.to_string();
+          const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+          const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+          ++forced;
+          for (std::int64_t base : {0, 1}) {
+            const std::string why = check_with(
+                [&](const void* in, void* out) {
+                  enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out, nullptr, nullptr);
+                },
+                op, t, buffer, base, c.view, c.axes);
+            EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " base " << base;
+            ++checked;
+          }
+        }
+    }
+  }
+  std::printf("[ counts   ] axes: %d cases of several vectors a pass, %d built-in choices, %d configs forced\n",
+              checked, two, forced);
+  EXPECT_EQ(two, 6);
+  EXPECT_EQ(forced, 140);
+}
+
 // Long i64 rows, 2 to 4 per SM (a block each): min and max read in blocks of 512, sums
 // in blocks of 256; rows of an odd length, so that most start off the vector grid, and
 // from an element into the buffer.

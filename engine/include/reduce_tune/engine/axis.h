@@ -48,7 +48,8 @@ struct AxisKernelSpec {
   std::uint32_t vec = 1;  // elements per load (rows)
   AxisSplit split = AxisSplit::none;
   // Outputs a group (rows, general with group <= 32) or a thread (columns with by = 1)
-  // takes per pass: 1 or 4.
+  // takes per pass: 1 or 4; columns of vectors (vec > 1, by = 1, unsplit): vectors of
+  // outputs a thread takes per pass, 1, 2 or 4.
   std::uint32_t rows_per_pass = 1;
   // Independent loads in flight per thread along R: 4 or 8.
   std::uint32_t unroll = 4;
@@ -229,8 +230,12 @@ void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<Can
 // The occupancy (threads per SM, registers capped to fit them) builtin_axis_spec gives
 // `spec` at `shape`, or 0 (the compiler's choice): short columns of vectors of outputs.
 std::uint32_t occupancy_that_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
+// Whether builtin_axis_spec reads `shape` with `spec` two vectors of outputs a thread a
+// pass (rows=2): 4-byte short columns capped at 1024 threads, in blocks of 256.
+bool two_vectors_a_pass_pay(const AxisKernelSpec& spec, const CanonicalAxes& shape);
 // Appends to `specs` the twin of each spec with occupancy 0 that occupancy_that_pays caps
-// at one of `shapes` at least, where not there already.
+// at one of `shapes` at least, and of each capped spec the twin of two vectors a pass
+// where two_vectors_a_pass_pay takes it, where not there already.
 void add_occupancy_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes);
 
 // The compile request for one spec: name expressions main kernel, then the finalize

@@ -135,8 +135,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // to 4 long rows per SM take blocks of 512 (1.01 to 1.17 times faster, set AW). 14:
 // columns of R = 2 or 3 read in vectors of outputs, a thread walking R alone, take kernels
 // compiled to fit 1024 threads per SM (4-byte elements) or 1536 (16-bit), their registers
-// capped, and the tuner's candidates hold both forms (set AX).
-inline constexpr int kAxisRuleRevision = 14;
+// capped, and the tuner's candidates hold both forms (set AX). 15: those of 4-byte
+// elements in blocks of 256 read two vectors of outputs a thread a pass (1.00 to 1.11
+// times faster, set AZ).
+inline constexpr int kAxisRuleRevision = 15;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
