@@ -1143,10 +1143,13 @@ std::uint32_t occupancy_that_pays(const AxisKernelSpec& s, const CanonicalAxes& 
 // of 256. Probed on an H200 beside the built-in choice (set AZ, `…-az-probe-*.log`, paced
 // us): f32 sum 2 x 8388608 27.37 -> 25.36, 3 x 4194304 17.47 -> 17.30, 3 x 16777216
 // 64.64 -> 63.13, 2 x 2622080 8.88 -> 8.66, 2 x 2097152 7.35 -> 7.36; max 28.46 -> 25.54,
-// 17.81 -> 17.47, 64.15 -> 62.90, 9.54 -> 8.78, 7.84 -> 7.50. Uncapped, or in blocks of
-// 128, or four vectors a pass, slower (up to 1.30 times); 16-bit columns mixed: f16 sums
-// of R = 2 four vectors a pass in blocks of 128 1.15 to 1.35 times faster, of R = 3 0.87,
-// bf16 sums and means mostly slower (the tuner's candidates do not hold them).
+// 17.81 -> 17.47, 64.15 -> 62.90, 9.54 -> 8.78, 7.84 -> 7.50. Uncapped, capped at 1536, in
+// blocks of 128 or four vectors a pass, slower than that at each (four vectors up to 1.36
+// times the built-in choice's time). The rule against the old choice's config: 0.98 to
+// 1.11 times as fast (0.98 for rows of 2100000 padded to 2100008). 16-bit columns mixed:
+// f16 sums of R = 2 four vectors a pass in blocks of 128 1.15 to 1.35 times faster, of R =
+// 3 0.86 to 0.87; bf16 sums 0.66 to 1.27; bf16 means slower on the grid (the tuner's
+// candidates do not hold them).
 // Not off the grid, where the twin reads one vector a pass over half the blocks (3 x
 // 4194303: f32 sum 17.98 -> 20.97 us with two).
 bool two_vectors_a_pass_pay(const AxisKernelSpec& s, const CanonicalAxes& shape) {
