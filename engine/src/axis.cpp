@@ -1710,18 +1710,19 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
 
 namespace {
 
-// Appends to `specs` the twin of each spec whose `field` is 0, that field set to what
-// `pays` gives it at the first of `shapes` where that is not 0, where not there already.
+// Appends to `specs` the twin of each spec whose `field` is `unset`, that field set to
+// what `pays` gives it at the first of `shapes` where that is not `unset`, where not
+// there already.
 void add_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes,
                std::uint32_t AxisKernelSpec::*field,
-               std::uint32_t (*pays)(const AxisKernelSpec&, const CanonicalAxes&)) {
+               std::uint32_t (*pays)(const AxisKernelSpec&, const CanonicalAxes&), std::uint32_t unset = 0) {
   const std::size_t count = specs.size();
   for (std::size_t i = 0; i < count; ++i) {
-    if (specs[i].*field != 0) continue;
+    if (specs[i].*field != unset) continue;
     for (const CanonicalAxes& shape : shapes) {
       AxisKernelSpec twin = specs[i];
       twin.*field = pays(specs[i], shape);
-      if (twin.*field == 0) continue;
+      if (twin.*field == unset) continue;
       if (std::find(specs.begin(), specs.end(), twin) == specs.end()) specs.push_back(twin);
       break;
     }
@@ -1733,18 +1734,14 @@ void add_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAx
 void add_occupancy_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
   add_twins(specs, shapes, &AxisKernelSpec::occupancy, occupancy_that_pays);
   // Each capped spec's twin of two vectors a pass, where that pays at its cap.
-  const std::size_t count = specs.size();
-  for (std::size_t i = 0; i < count; ++i) {
-    if (specs[i].occupancy == 0) continue;
-    for (const CanonicalAxes& shape : shapes) {
-      if (!two_vectors_a_pass_pay(specs[i], shape) || occupancy_that_pays(specs[i], shape) != specs[i].occupancy)
-        continue;
-      AxisKernelSpec twin = specs[i];
-      twin.rows_per_pass = 2;
-      if (std::find(specs.begin(), specs.end(), twin) == specs.end()) specs.push_back(twin);
-      break;
-    }
-  }
+  add_twins(
+      specs, shapes, &AxisKernelSpec::rows_per_pass,
+      [](const AxisKernelSpec& s, const CanonicalAxes& shape) {
+        return s.occupancy != 0 && occupancy_that_pays(s, shape) == s.occupancy && two_vectors_a_pass_pay(s, shape)
+                   ? 2u
+                   : 1u;
+      },
+      1);
 }
 
 void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes) {
