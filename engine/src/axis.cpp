@@ -199,6 +199,7 @@ const char* to_string(AxisFamily family) {
     case AxisFamily::columns_dense: return "columns_dense";
     case AxisFamily::rows_dense: return "rows_dense";
     case AxisFamily::transpose: return "transpose";
+    case AxisFamily::copy: return "copy";
   }
   return "?";
 }
@@ -281,7 +282,15 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
       (s.group != 1 || s.vec != 1 || s.split != AxisSplit::none || s.rows_per_pass != 1 || s.tail != 0 ||
        s.ordered != 0 || (s.block & (s.block - 1)) != 0))
     return "transpose takes a block of a power of two, group 1, vec 1, split none, rows 1, and no tail or order";
+  if (s.family == AxisFamily::copy && (s.group != 1 || s.split != AxisSplit::none || s.rows_per_pass != 1 ||
+                                       s.unroll != 4 || s.tail != 0 || s.ordered != 0 || s.occupancy != 0))
+    return "copy takes group 1, split none, rows 1, unroll 4, and no tail, order or occupancy";
   return {};
+}
+
+bool axis_copies(const CanonicalAxes& shape) {
+  return shape.layout == AxisLayout::columns && shape.reduced == 1 && shape.inner_step == 1 && shape.outputs > 0 &&
+         (shape.outputs == shape.inner || shape.outer_stride == static_cast<std::int64_t>(shape.inner));
 }
 
 int axis_transpose_dim(const CanonicalAxes& shape) {
@@ -334,6 +343,21 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
   bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
   bool many_slices = false;     // slices of short columns read a thread per output (below)
+  if (axis_copies(shape)) {
+    // Nothing reduced over one contiguous run: a converting copy, one 16-byte vector a
+    // thread (rt::axis_copy_kernel), in blocks of 256. On an H200 (set BA in
+    // docs/BENCHMARKS.md, paced), 2^24 outputs against the columns kernel's built-in
+    // choice before: f32 sum 36.59 -> 33.62 us, max 40.60 -> 33.58, off the vector grid
+    // (16777215) 42.81 -> 33.56; f16 sum 27.79 -> 17.41; bf16 mean 36.06 -> 19.91; f64 sum
+    // 67.24 -> 65.10; i32 max 36.77 -> 33.51 (cudaMemcpyAsync of those f32 bytes 35.88 in
+    // the same call). At 2^24 outputs blocks of 128 within 2% of 256, of 512 within 4%,
+    // of 1024 up to 5% slower; an element a thread 1.10 (f64) to 2.67 (f16) times slower.
+    s.family = AxisFamily::copy;
+    s.group = 1;
+    s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+    if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+    return s;
+  }
   switch (shape.layout) {
     case AxisLayout::columns: {
       // Dense only where there is enough to read to pay for it: up to 2^20 elements in
@@ -1459,7 +1483,7 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   const std::string_view family = text.substr(0, colon);
   bool family_found = false;
   for (AxisFamily f : {AxisFamily::rows, AxisFamily::general, AxisFamily::columns, AxisFamily::columns_dense,
-                       AxisFamily::rows_dense, AxisFamily::transpose})
+                       AxisFamily::rows_dense, AxisFamily::transpose, AxisFamily::copy})
     if (family == to_string(f)) {
       s.family = f;
       family_found = true;
@@ -1522,6 +1546,10 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
       return {};
     case AxisFamily::columns:
       if (shape.layout != AxisLayout::columns) return "the columns family reduces columns only";
+      return {};
+    case AxisFamily::copy:
+      if (!axis_copies(shape))
+        return "the copy family copies shapes that reduce nothing (R = 1) from one contiguous run of their outputs";
       return {};
     case AxisFamily::transpose:
       if (axis_transpose_dim(shape) < 0)
@@ -1661,6 +1689,18 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
         }
     }
   } else if (shape.layout == AxisLayout::columns) {
+    // A converting copy (R = 1): the copy family at each block, a 16-byte vector or one
+    // element a thread, beside the columns programs.
+    if (axis_copies(shape))
+      for (std::uint32_t block : {128u, 256u, 512u, 1024u})
+        for (std::uint32_t vec : {max_vec, 1u}) {
+          AxisKernelSpec c;
+          c.family = AxisFamily::copy;
+          c.block = block;
+          c.group = 1;
+          c.vec = vec;
+          add(c);
+        }
     for (std::uint32_t block : {128u, 256u, 512u, 1024u}) {
       for (std::uint32_t by = 1; by <= block / 32 && by <= 32; by *= 2) {
         if (by > 1 && r < 4ull * by) break;
@@ -1753,6 +1793,13 @@ void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<Can
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {
   AxisLaunchPlan plan;
   plan.block = s.block;
+  if (s.family == AxisFamily::copy) {
+    // A vector of `vec` outputs a thread, every thread its own (past the grid's limit,
+    // grid-stride).
+    const std::uint64_t threads = ceil_div(std::max<std::uint64_t>(shape.outputs, 1), s.vec);
+    plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(ceil_div(threads, s.block), 1, kMaxGridBlocks));
+    return plan;
+  }
   if (s.family == AxisFamily::transpose) {
     // Tiles of kAxisTransposeTile x kAxisTransposeTile over the two dimensions it
     // transposes, for each index of the others; blocks take tiles in turn.
@@ -1897,6 +1944,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
                            : spec.family == AxisFamily::columns_dense ? "rt::axis_columns_dense_kernel<"
                            : spec.family == AxisFamily::rows_dense    ? "rt::axis_rows_dense_kernel<"
                            : spec.family == AxisFamily::transpose     ? "rt::axis_transpose_kernel<"
+                           : spec.family == AxisFamily::copy          ? "rt::axis_copy_kernel<"
                                                                       : "rt::axis_rows_kernel<";
   std::ostringstream src;
   src << "// Generated by reduce-tune: " << to_string(spec) << "\n"

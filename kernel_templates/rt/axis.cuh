@@ -27,6 +27,9 @@
 //                           dimension is not the outputs' innermost: 32 x 32 tiles
 //                           through shared memory, read along the one, written along
 //                           the other.
+//   axis_copy_kernel<C>     [1, outputs] columns that reduce nothing (R = 1) over
+//                           contiguous outputs: a converting copy, one vector of kVec
+//                           elements a thread.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -55,7 +58,8 @@ enum AxisFamilyId : int {
   axis_columns = 2,
   axis_columns_dense = 3,
   axis_rows_dense = 4,
-  axis_transpose = 5
+  axis_transpose = 5,
+  axis_copy = 6
 };
 enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2, axis_split_ticket_tiles = 3 };
 
@@ -1844,6 +1848,66 @@ __global__ void __launch_bounds__(C::kBlock) axis_transpose_kernel(AxisParams p)
     }
     __syncthreads();
   }
+}
+
+// The copy family (the engine's axis_copies): nothing is reduced (R = 1) and the outputs
+// are one contiguous run read from one contiguous run ([1, outputs] columns, inner_step
+// 1). Each element is folded as the one element of its output (identity, then the
+// epilogue), so the values are the same bits the columns kernel writes. A thread takes
+// one vector of kVec elements, loaded and stored whole where both pointers are on the
+// vector's grid: few registers, so that every SM holds 2048 threads, each with its
+// 16-byte load in flight (the columns kernel's registers left it 1024, and its grid
+// stride more than one vector a thread; set BA in docs/BENCHMARKS.md). Off the grid,
+// a block's kVec * kBlock elements are read a scalar at a time, lane-adjacent.
+template <class C, class T, class O>
+__device__ __forceinline__ O copy_one(T x, const MeanDivisor& d) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  return epilogue<Op, O>(Op::template fold<A>(Op::template identity<A>(), (A)x), 1, d);
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock, 2048 / C::kBlock) axis_copy_kernel(AxisParams p) {
+  axis_main_begin<C>(p);
+  typedef typename C::In T;
+  typedef typename C::Out O;
+  constexpr int V = C::kVec;
+  const MeanDivisor d{p.mean_n, p.mean_inv};
+  const T* in = static_cast<const T*>(p.in);
+  O* out = static_cast<O*>(p.out);
+  const u64 n = p.outputs;
+  const u64 thread = (u64)blockIdx.x * C::kBlock + threadIdx.x;
+  const u64 threads = (u64)gridDim.x * C::kBlock;
+  const bool on_grid = (u64)in % (sizeof(T) * V) == 0 && (u64)out % (sizeof(O) * V) == 0;
+  if (V > 1 && !on_grid) {
+    for (u64 base = (u64)blockIdx.x * C::kBlock * V; base < n; base += threads * V) {
+      T x[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const u64 j = base + (u64)e * C::kBlock + threadIdx.x;
+        if (j < n) x[e] = ldg(in + j);
+      }
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const u64 j = base + (u64)e * C::kBlock + threadIdx.x;
+        if (j < n) out[j] = copy_one<C, T, O>(x[e], d);
+      }
+    }
+    return;
+  }
+  const u64 vectors = n / V;
+  const AxisVec<T, V>* src = reinterpret_cast<const AxisVec<T, V>*>(in);
+  AxisVec<O, V>* dst = reinterpret_cast<AxisVec<O, V>*>(out);
+  for (u64 i = thread; i < vectors; i += threads) {
+    const AxisVec<T, V> x = src[i];
+    AxisVec<O, V> r;
+#pragma unroll
+    for (int e = 0; e < V; ++e) r.v[e] = copy_one<C, T, O>(x.v[e], d);
+    dst[i] = r;
+  }
+  // The last n % V elements, a thread each.
+  const u64 j = vectors * V + thread;
+  if (V > 1 && thread < n % V) out[j] = copy_one<C, T, O>(ldg(in + j), d);
 }
 
 }  // namespace rt

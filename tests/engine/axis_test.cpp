@@ -177,16 +177,15 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.family, AxisFamily::rows);
   EXPECT_EQ(s.vec, 1u);
   EXPECT_EQ(s.rows_per_pass, 4u);
-  // R = 1 over contiguous outputs is columns [1, inner]: a 16-byte vector of four outputs
-  // per thread where the outputs lie on that grid, a thread per output off it.
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 1}, {1}), 132);
-  EXPECT_EQ(s.family, AxisFamily::columns);
-  EXPECT_EQ(s.vec, 4u);
-  EXPECT_EQ(s.group, 1u);
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({(1 << 20) + 1, 1}, {1}), 132);
-  EXPECT_EQ(s.family, AxisFamily::columns);
-  EXPECT_EQ(s.vec, 1u);
-  EXPECT_EQ(s.group, 1u);
+  // R = 1 over contiguous outputs is columns [1, inner], a converting copy: a 16-byte
+  // vector of four outputs per thread, on the vector grid or off it (the kernel reads
+  // the last ones, or a misaligned view, an element at a time).
+  for (std::int64_t outputs : {1 << 20, (1 << 20) + 1}) {
+    s = builtin_axis_spec(Op::sum, kF32, shape_of({outputs, 1}, {1}), 132);
+    EXPECT_EQ(s.family, AxisFamily::copy);
+    EXPECT_EQ(s.vec, 4u);
+    EXPECT_EQ(s.group, 1u);
+  }
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
   // 16-bit rows of 16 and 32 .. 127 elements: 8-byte vectors (four elements), lanes of
   // about four of them; others as before (25: element by element; 128: 16-byte vectors).
@@ -1577,6 +1576,78 @@ TEST(AxisSpec, CopiesThatTransposeTakeTiles) {
   }
 }
 
+// Reductions of extents of 1 only (R = 1) whose outputs lie in one contiguous run are
+// converting copies: the copy family, a 16-byte vector a thread, as many blocks as that
+// takes; strided runs, stepped columns and transposes are not, and nothing else fits it.
+TEST(AxisSpec, ConvertingCopiesTakeTheCopyFamily) {
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    bool copies;
+  };
+  const Case cases[] = {
+      {TensorDesc::contiguous({1, 16777216}), {0}, true},
+      {TensorDesc::contiguous({70001, 1}), {1}, true},
+      {TensorDesc::contiguous({3, 1, 4099}), {1}, true},            // kept dimensions merged around it
+      {TensorDesc::contiguous({1, 7}), {0}, true},                  // fewer than a vector
+      {TensorDesc::strided({5003, 1}, {3, 1}), {1}, false},          // strided outputs: rows of one element
+      {TensorDesc::strided({1000, 1}, {2, 1}), {1}, false},          // every other element: stepped columns
+      {TensorDesc::strided({100, 1, 50}, {64, 1, 1}), {1}, false},   // runs of 50 a row of 64 apart
+      {TensorDesc::strided({64, 1, 48}, {1, 1, 64}), {1}, false},    // a transpose
+      {TensorDesc::contiguous({2, 16777216}), {0}, false},          // R = 2
+  };
+  const std::pair<Op, TypeRule> kinds[] = {{Op::sum, kF32},
+                                           {Op::mean, *resolve_types(Op::mean, DType::bf16, DType::bf16).rule},
+                                           {Op::sum, *resolve_types(Op::sum, DType::f16, DType::f32).rule},
+                                           {Op::max, *resolve_types(Op::max, DType::f64, DType::f64).rule},
+                                           {Op::prod, *resolve_types(Op::prod, DType::i32, DType::i64).rule}};
+  int copies = 0;
+  for (const Case& c : cases) {
+    const CanonicalResult r = canonicalize(c.view, c.axes);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(axis_copies(r.axes), c.copies) << r.axes.to_string();
+    for (const auto& [op, t] : kinds) {
+      AxisLaunchPlan plan;
+      const AxisKernelSpec s = builtin_axis_spec(op, t, r.axes, 132, &plan);
+      EXPECT_EQ(s.family == AxisFamily::copy, c.copies) << to_string(s) << " for " << r.axes.to_string();
+      AxisKernelSpec copy;
+      copy.op = op;
+      copy.types = t;
+      copy.family = AxisFamily::copy;
+      copy.group = 1;
+      EXPECT_EQ(axis_spec_mismatch(copy, r.axes).empty(), c.copies) << r.axes.to_string();
+      std::size_t copy_candidates = 0;
+      for (const AxisKernelSpec& k : axis_candidates(op, t, r.axes, 132))
+        copy_candidates += k.family == AxisFamily::copy ? 1 : 0;
+      EXPECT_EQ(copy_candidates, c.copies ? 8u : 0u) << r.axes.to_string();
+      if (!c.copies) continue;
+      ++copies;
+      EXPECT_EQ(axis_spec_problem(s), "");
+      EXPECT_EQ(s.vec * size_of(t.in), 16u) << to_string(s);
+      EXPECT_EQ(s.block, 256u);
+      EXPECT_EQ(s.split, AxisSplit::none);
+      EXPECT_EQ(plan.grid, (r.axes.outputs + 256 * s.vec - 1) / (256 * s.vec)) << r.axes.to_string();
+      EXPECT_EQ(plan.block, 256u);
+      EXPECT_EQ(plan.splits, 1u);
+      EXPECT_EQ(plan.partial_count, 0u);
+      EXPECT_EQ(plan.finalize_grid, 0u);
+    }
+  }
+  EXPECT_EQ(copies, 4 * 5);
+  // Its config: one vector (or element) a thread, nothing split, folded, capped or ordered.
+  const std::optional<AxisKernelSpec> parsed = parse_axis_config("copy:block=512,group=1,vec=4,split=none", Op::max, kF32);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->family, AxisFamily::copy);
+  EXPECT_EQ(parse_axis_config(axis_config_text(*parsed), Op::max, kF32), parsed);
+  for (const char* bad : {"copy:block=256,group=2,vec=4,split=none", "copy:block=256,group=1,vec=4,split=two_pass",
+                          "copy:block=256,group=1,vec=4,split=none,rows=4", "copy:block=256,group=1,vec=4,split=none,occ=1024",
+                          "copy:block=256,group=1,vec=4,split=none,tail=1", "copy:block=256,group=1,vec=4,split=none,unroll=8"}) {
+    std::string error;
+    EXPECT_FALSE(parse_axis_config(bad, Op::max, kF32, &error).has_value()) << bad;
+    EXPECT_NE(error.find("copy"), std::string::npos) << error;
+  }
+}
+
 // The same over random views (rank 2 to 5, permuted, some dimensions sliced, reversed or
 // of extent 1, random axes): wherever axis_reorder takes a view, its two steps give every
 // output of the view; it takes only general views whose densest dimension is kept and not
@@ -2342,8 +2413,10 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::general, 1, 1, AxisSplit::two_pass}, {AxisFamily::general, 32, 4, AxisSplit::ticket},
                         {AxisFamily::general, 1, 4, AxisSplit::ticket},
                         {AxisFamily::general, 256, 4, AxisSplit::two_pass},
-                        // A copy in tiles (nothing reduced; every op's epilogue).
-                        {AxisFamily::transpose, 1, 1, AxisSplit::none}};
+                        // A copy in tiles (nothing reduced; every op's epilogue), and
+                        // converting copies of a vector or an element a thread.
+                        {AxisFamily::transpose, 1, 1, AxisSplit::none}, {AxisFamily::copy, 1, 4, AxisSplit::none},
+                        {AxisFamily::copy, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;

@@ -265,6 +265,88 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
   std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
+// Converting copies (R = 1 over one contiguous run) take the copy family, a vector of
+// outputs a thread: the built-in choice for every op and dtype, and every copy config the
+// tuner tries for a few of them, against the host, over fewer outputs than a vector,
+// runs that end inside a vector, and one slice after another; from an element into the
+// input (scalar loads) and into an output an element off the vector grid (scalar
+// stores); 16-bit sums into f32 (outputs wider than the inputs).
+TEST(Axes, ConvertingCopiesReadAVectorAThread) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const DeviceKey device = *testing::test_device();
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
+  const ViewAxes views[] = {{TensorDesc::contiguous({1, 7}), {0}},
+                            {TensorDesc::contiguous({2053, 1}), {1}},
+                            {TensorDesc::contiguous({1, 262151}), {0}},
+                            {TensorDesc::contiguous({5, 1, 4096}), {1}}};
+  // `reduce` into an output one element past the vector grid, then copied into `out`.
+  const auto off_grid_output = [](const TypeRule& t, std::uint64_t outputs,
+                                  const std::function<void(const void*, void*)>& reduce) {
+    return [&t, outputs, reduce](const void* in, void* out) {
+      DeviceBuffer scratch((outputs + 1) * size_of(t.out));
+      void* shifted = static_cast<unsigned char*>(scratch.get()) + size_of(t.out);
+      reduce(in, shifted);
+      RT_CUDA_CHECK(cudaMemcpy(out, shifted, outputs * size_of(t.out), cudaMemcpyDeviceToDevice));
+    };
+  };
+  std::atomic<int> checked{0}, copies{0};
+  for_each_dtype_in_threads(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)), [&](DType dtype) {
+    for (Op op : kAllOps) {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 262151 + 16, 31));
+      for (const ViewAxes& v : views) {
+        const std::uint64_t outputs = canonicalize(v.view, v.axes).axes.outputs;
+        const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, v.view, v.axes);
+        EXPECT_EQ(e.kernel.find(std::string(to_string(op)) + "<"), 0u) << e.to_string();
+        copies += e.kernel.find("> copy:") != std::string::npos;
+        EXPECT_NE(e.kernel.find("> copy:"), std::string::npos) << e.to_string();
+        const auto runtime = [&](const void* in, void* out) {
+          ctx.reduce_axes(op, t.in, t.out, in, v.view, v.axes, out, nullptr);
+        };
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check_with(runtime, op, t, buffer, base, v.view, v.axes), "") << e.kernel << " base " << base;
+          EXPECT_EQ(check_with(off_grid_output(t, outputs, runtime), op, t, buffer, base, v.view, v.axes), "")
+              << e.kernel << " base " << base << ", the output off the grid";
+          checked += 2;
+        }
+      }
+    }
+  });
+  // Every copy candidate, launched directly, for a few kinds.
+  const TypeRule kinds[] = {rule(Op::sum, DType::f32), rule(Op::max, DType::f16), rule(Op::mean, DType::bf16),
+                            rule(Op::prod, DType::i64), *resolve_types(Op::sum, DType::f16, DType::f32).rule};
+  const Op kind_ops[] = {Op::sum, Op::max, Op::mean, Op::prod, Op::sum};
+  int forced = 0;
+  for (int k = 0; k < 5; ++k) {
+    const Op op = kind_ops[k];
+    const TypeRule& t = kinds[k];
+    const Buffer buffer = upload(testing::make_input(op, t.in, testing::Pattern::exact, 262151 + 16, 37));
+    const ViewAxes& v = views[2];
+    const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+    for (const AxisKernelSpec& spec : axis_candidates(op, t, shape, device.sm_count)) {
+      if (spec.family != AxisFamily::copy) continue;
+      const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+      const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+      ++forced;
+      const auto direct = [&](const void* in, void* out) {
+        enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out, nullptr, nullptr);
+      };
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check_with(direct, op, t, buffer, base, v.view, v.axes), "") << to_string(spec) << " base " << base;
+        EXPECT_EQ(check_with(off_grid_output(t, shape.outputs, direct), op, t, buffer, base, v.view, v.axes), "")
+            << to_string(spec) << " base " << base << ", the output off the grid";
+        checked += 2;
+      }
+    }
+  }
+  std::printf("[ counts   ] converting copies: %d cases, %d built-in copies, %d copy configs forced\n", checked.load(),
+              copies.load(), forced);
+  EXPECT_EQ(copies.load(), 4 * 5 * 7);
+  EXPECT_EQ(forced, 5 * 8);
+}
+
 // Views that reduce nothing (an extent-1 reduced dimension) and whose densest kept
 // dimension is not the outputs' innermost: copies the transpose family makes in 32 x 32
 // tiles (the staged reorder's copy is one). Tiles cut at both edges (extents 8, 31, 33,
@@ -2385,7 +2467,7 @@ TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
             tuner::AxisShape{AxisLayout::rows, 13, 70001},
             tuner::AxisShape{AxisLayout::rows, 300001, 7}, tuner::AxisShape{AxisLayout::columns, 1001, 4099},
             tuner::AxisShape{AxisLayout::columns, 200003, 9}, tuner::AxisShape{AxisLayout::columns, 4097, 33},
-            tuner::AxisShape{AxisLayout::columns, 8193, 200}}) {
+            tuner::AxisShape{AxisLayout::columns, 8193, 200}, tuner::AxisShape{AxisLayout::columns, 1, 70001}}) {
         const CanonicalAxes canonical = tuner::canonical_axis_shape(shape);
         // Every family of this layout the tuner may pick here: the first candidate of
         // each (family, split) pair.
@@ -2406,7 +2488,7 @@ TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
             // peeled twin, reads them).
             if (k == 3 && !(spec.family == AxisFamily::rows && spec.vec > 1 && op == Op::sum)) continue;
             if (k == 3 && shape.reduced % spec.vec == 0) continue;
-            if (k == 2 && op != Op::sum) continue;
+            if (k == 2 && (op != Op::sum || shape.reduced == 1)) continue;  // R = 1: no element to drop
             ++cases;
             const std::string why = checker.check(spec, shape, {"-DRT_MUTATION=" + std::to_string(k)});
             if (!why.empty()) ++rejected;

@@ -22,7 +22,8 @@ enum class AxisFamily : std::uint8_t {
   columns = 2,
   columns_dense = 3,
   rows_dense = 4,
-  transpose = 5
+  transpose = 5,
+  copy = 6
 };
 const char* to_string(AxisFamily family);
 
@@ -125,6 +126,11 @@ std::uint64_t axis_columns_fold_trips(const AxisKernelSpec& spec, std::uint64_t 
 inline constexpr std::int64_t kAxisTransposeMinExtent = 8;
 inline constexpr std::uint64_t kAxisTransposeTile = 32;  // rt::kTransposeTile
 int axis_transpose_dim(const CanonicalAxes& shape);
+
+// A shape that reduces nothing (R = 1) and reads its outputs from one contiguous run
+// ([1, outputs] columns, or slices whose runs abut): a converting copy, which the copy
+// family reads one vector a thread (rt::axis_copy_kernel).
+bool axis_copies(const CanonicalAxes& shape);
 
 // The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs
 // (good everywhere, tuned by nothing), and, when `plan` is given, its launch plan, the

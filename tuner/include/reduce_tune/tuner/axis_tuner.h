@@ -139,7 +139,7 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // elements in blocks of 256 read two vectors of outputs a thread a pass on the grid (0.98
 // to 1.11 times as fast), and off it the twin's vectors, capped, where they took a thread
 // per output (1.13 to 1.30 times faster; set AZ).
-inline constexpr int kAxisRuleRevision = 15;
+inline constexpr int kAxisRuleRevision = 16;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
