@@ -3,8 +3,8 @@
 // reduction over R = 1 is such a copy (core/src/tensor.cpp canonicalizes it as columns
 // [1, outputs]). The built-in choice ran the columns kernel with one 16-byte load and
 // store a thread (block=256, by=1, vec=4), 40.5 us for 2^24 outputs on an H200 (set AE),
-// 69% of its peak for the 128 MiB moved; since set BA it runs the copy family
-// (rt::axis_copy_kernel), whose form is one/256 below. The variants:
+// 69% of its peak for the 128 MiB moved; since set BA it runs the short_columns family
+// (rt::axis_short_columns_kernel), whose form is one/256 below. The variants:
 //   memcpy        cudaMemcpyAsync, device to device;
 //   one/B/LD/ST   one 16-byte vector a thread, B threads a block, a load (plain, nc, cs)
 //                 and a store (plain, cs) instruction;

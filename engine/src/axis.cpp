@@ -199,7 +199,7 @@ const char* to_string(AxisFamily family) {
     case AxisFamily::columns_dense: return "columns_dense";
     case AxisFamily::rows_dense: return "rows_dense";
     case AxisFamily::transpose: return "transpose";
-    case AxisFamily::copy: return "copy";
+    case AxisFamily::short_columns: return "short_columns";
   }
   return "?";
 }
@@ -229,7 +229,7 @@ std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
   k = k << 5 | s.vec;
   k = k << 2 | static_cast<std::uint64_t>(s.split);
   k = k << 3 | s.rows_per_pass;
-  k = k << 1 | (s.unroll == 8 ? 1u : 0u);
+  k = k << 2 | (s.unroll == 8 ? 1u : s.unroll == 1 ? 2u : s.unroll == 2 ? 3u : 0u);
   k = k << 2 | (s.blocks_per_sm == 16 ? 2u : s.blocks_per_sm == 8 ? 1u : 0u);
   k = k << 1 | (s.tail != 0 ? 1u : 0u);
   k = k << 1 | (s.ordered != 0 ? 1u : 0u);
@@ -261,7 +261,8 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (column_vectors && s.rows_per_pass != 1 &&
       ((s.rows_per_pass != 2 && s.rows_per_pass != 4) || s.group != 1 || s.split != AxisSplit::none))
     return "columns of vectors take rows 1, or 2 or 4 vectors a pass with by=1 and split=none";
-  if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
+  if (s.unroll != 4 && s.unroll != 8 && !(s.family == AxisFamily::short_columns && (s.unroll == 1 || s.unroll == 2)))
+    return "unroll is 4 or 8 (short_columns: 1, 2, 4 or 8)";
   if (s.blocks_per_sm != 4 && s.blocks_per_sm != 8 && s.blocks_per_sm != 16) return "sm is 4, 8 or 16";
   if (s.split == AxisSplit::none && s.blocks_per_sm != 4) return "sm applies to split plans only";
   if (s.rows_per_pass != 1 && !column_vectors &&
@@ -275,22 +276,32 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.ordered > 1) return "ordered is 0 or 1";
   if (s.occupancy != 0 && s.occupancy != 1024 && s.occupancy != 1536 && s.occupancy != 2048)
     return "occ is 0, 1024, 1536 or 2048";
-  if (s.occupancy != 0 && (s.family != AxisFamily::columns || s.occupancy % s.block != 0))
-    return "occ applies to columns, a multiple of the block";
+  if (s.occupancy != 0 && ((s.family != AxisFamily::columns && s.family != AxisFamily::short_columns) || s.occupancy % s.block != 0))
+    return "occ applies to columns and copy, a multiple of the block";
   // A 32 x 32 tile, block / 32 of its rows a pass (axis_transpose_kernel).
   if (s.family == AxisFamily::transpose &&
       (s.group != 1 || s.vec != 1 || s.split != AxisSplit::none || s.rows_per_pass != 1 || s.tail != 0 ||
        s.ordered != 0 || (s.block & (s.block - 1)) != 0))
     return "transpose takes a block of a power of two, group 1, vec 1, split none, rows 1, and no tail or order";
-  if (s.family == AxisFamily::copy && (s.group != 1 || s.split != AxisSplit::none || s.rows_per_pass != 1 ||
-                                       s.unroll != 4 || s.tail != 0 || s.ordered != 0 || s.occupancy != 0))
-    return "copy takes group 1, split none, rows 1, unroll 4, and no tail, order or occupancy";
+  if (s.family == AxisFamily::short_columns &&
+      (s.group != 1 || s.split != AxisSplit::none || s.rows_per_pass != 1 || s.tail != 0 || s.ordered != 0))
+    return "short_columns takes group 1, split none, rows 1, and no tail or order";
   return {};
 }
 
 bool axis_copies(const CanonicalAxes& shape) {
   return shape.layout == AxisLayout::columns && shape.reduced == 1 && shape.inner_step == 1 && shape.outputs > 0 &&
          (shape.outputs == shape.inner || shape.outer_stride == static_cast<std::int64_t>(shape.inner));
+}
+
+bool short_16bit_columns_pay(const TypeRule& types, const CanonicalAxes& shape, const void* in) {
+  if (size_of(types.in) != 2 || shape.layout != AxisLayout::columns || shape.inner_step != 1 || shape.reduced < 2 ||
+      shape.reduced > 4 || shape.outputs < (1u << 21))
+    return false;
+  const bool one_slice = shape.outputs <= shape.inner;
+  return static_cast<std::uint64_t>(shape.reduced_stride) % 8 == 0 &&
+         (one_slice || (shape.inner % 8 == 0 && static_cast<std::uint64_t>(shape.outer_stride) % 8 == 0)) &&
+         (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
 }
 
 int axis_transpose_dim(const CanonicalAxes& shape) {
@@ -331,6 +342,7 @@ std::uint32_t columns_walk_unroll(const TypeRule& types, const CanonicalAxes& sh
   return threads_per_sm <= (size == 2 ? 1750u : 1280u) ? 8 : 4;
 }
 
+
 // The built-in choice but for its tail (builtin_axis_spec).
 AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                    AxisLaunchPlan* plan, const void* in) {
@@ -343,18 +355,37 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
   bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
   bool many_slices = false;     // slices of short columns read a thread per output (below)
+  if (short_16bit_columns_pay(types, shape, in)) {
+    // 16-bit columns of R = 2 to 4 over 2^21 outputs and more, on the 16-byte grid: the
+    // short_columns family, eight outputs a thread, every row's load in flight. On an
+    // H200 (set BA in docs/BENCHMARKS.md, paced), against the columns kernel's built-in
+    // choice (four outputs a thread in blocks of 128, capped at 1536 threads per SM): R = 2
+    // in blocks of 256, f16 sum 2 x 8388608 19.95 -> 12.95 us, 2 x 2097152 5.86 -> 3.78,
+    // bf16 mean 23.22 -> 16.40; R = 3 and 4 four rows a round in blocks of 128, f16 sum 3
+    // x 16777216 40.21 -> 32.31, 4 x 4194304 11.91 -> 10.86, bf16 mean 3 x 16777216 53.57 ->
+    // 40.72. From R = 8 within 2% either way; off the grid (scalar loads) up to 2.3 times
+    // slower; 4-byte columns within 2%.
+    s.family = AxisFamily::short_columns;
+    s.group = 1;
+    s.vec = 8;
+    s.block = r == 2 ? 256 : 128;
+    s.unroll = r == 2 ? 2 : 4;
+    if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+    return s;
+  }
   if (axis_copies(shape)) {
     // Nothing reduced over one contiguous run: a converting copy, one 16-byte vector a
-    // thread (rt::axis_copy_kernel), in blocks of 256. On an H200 (set BA in
+    // thread (rt::axis_short_columns_kernel), in blocks of 256. On an H200 (set BA in
     // docs/BENCHMARKS.md, paced), 2^24 outputs against the columns kernel's built-in
     // choice before: f32 sum 36.59 -> 33.62 us, max 40.60 -> 33.58, off the vector grid
     // (16777215) 42.81 -> 33.56; f16 sum 27.79 -> 17.41; bf16 mean 36.06 -> 19.91; f64 sum
     // 67.24 -> 65.10; i32 max 36.77 -> 33.51 (cudaMemcpyAsync of those f32 bytes 35.88 in
     // the same call). At 2^24 outputs blocks of 128 within 2% of 256, of 512 within 4%,
     // of 1024 up to 5% slower; an element a thread 1.10 (f64) to 2.67 (f16) times slower.
-    s.family = AxisFamily::copy;
+    s.family = AxisFamily::short_columns;
     s.group = 1;
     s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+    s.unroll = 1;
     if (plan) *plan = plan_axis_launch(s, shape, sm_count);
     return s;
   }
@@ -1153,6 +1184,9 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
 // faster (f32 sum of 2 x 1048576 3.46 and 3.47 us), and at the host's pace the calls'
 // noise (3.6 to 5.0 us a call, `…-ax-ab-short-columns.log`) hid any difference.
 std::uint32_t occupancy_that_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
+  // A converting copy's program (short_columns at unroll=1) fits 2048 threads with no
+  // spills (NVRTC for sm_90: 24 to 32 registers).
+  if (s.family == AxisFamily::short_columns) return s.unroll == 1 && s.occupancy == 0 ? 2048 : 0;
   if (s.family != AxisFamily::columns || s.vec == 1 || s.group != 1 || s.rows_per_pass == 4 ||
       s.split != AxisSplit::none || shape.reduced > 3 || shape.outputs < (1u << 21))
     return 0;
@@ -1483,7 +1517,7 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   const std::string_view family = text.substr(0, colon);
   bool family_found = false;
   for (AxisFamily f : {AxisFamily::rows, AxisFamily::general, AxisFamily::columns, AxisFamily::columns_dense,
-                       AxisFamily::rows_dense, AxisFamily::transpose, AxisFamily::copy})
+                       AxisFamily::rows_dense, AxisFamily::transpose, AxisFamily::short_columns})
     if (family == to_string(f)) {
       s.family = f;
       family_found = true;
@@ -1547,9 +1581,11 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
     case AxisFamily::columns:
       if (shape.layout != AxisLayout::columns) return "the columns family reduces columns only";
       return {};
-    case AxisFamily::copy:
-      if (!axis_copies(shape))
-        return "the copy family copies shapes that reduce nothing (R = 1) from one contiguous run of their outputs";
+    case AxisFamily::short_columns:
+      if (shape.layout != AxisLayout::columns || shape.inner_step != 1)
+        return "the short_columns family reads columns whose outputs are contiguous in a row";
+      if (s.unroll == 1 && !axis_copies(shape))
+        return "the short_columns family at unroll=1 copies shapes that reduce nothing (R = 1) from one contiguous run";
       return {};
     case AxisFamily::transpose:
       if (axis_transpose_dim(shape) < 0)
@@ -1689,18 +1725,34 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
         }
     }
   } else if (shape.layout == AxisLayout::columns) {
-    // A converting copy (R = 1): the copy family at each block, a 16-byte vector or one
-    // element a thread, beside the columns programs.
-    if (axis_copies(shape))
+    // The short_columns family beside the columns programs: a converting copy (R = 1) at
+    // each block, a 16-byte vector or one element a thread; short columns on the vector
+    // grid in blocks of 128 and 256, two and four rows a round.
+    if (axis_copies(shape)) {
       for (std::uint32_t block : {128u, 256u, 512u, 1024u})
         for (std::uint32_t vec : {max_vec, 1u}) {
           AxisKernelSpec c;
-          c.family = AxisFamily::copy;
+          c.family = AxisFamily::short_columns;
           c.block = block;
           c.group = 1;
           c.vec = vec;
+          c.unroll = 1;
           add(c);
         }
+    } else if (shape.inner_step == 1 && r <= 16 && static_cast<std::uint64_t>(shape.reduced_stride) % max_vec == 0 &&
+               (shape.outputs <= shape.inner ||
+                (shape.inner % max_vec == 0 && static_cast<std::uint64_t>(shape.outer_stride) % max_vec == 0))) {
+      for (std::uint32_t block : {128u, 256u})
+        for (std::uint32_t unroll : {2u, 4u}) {
+          AxisKernelSpec c;
+          c.family = AxisFamily::short_columns;
+          c.block = block;
+          c.group = 1;
+          c.vec = max_vec;
+          c.unroll = unroll;
+          add(c);
+        }
+    }
     for (std::uint32_t block : {128u, 256u, 512u, 1024u}) {
       for (std::uint32_t by = 1; by <= block / 32 && by <= 32; by *= 2) {
         if (by > 1 && r < 4ull * by) break;
@@ -1793,7 +1845,7 @@ void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<Can
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {
   AxisLaunchPlan plan;
   plan.block = s.block;
-  if (s.family == AxisFamily::copy) {
+  if (s.family == AxisFamily::short_columns) {
     // A vector of `vec` outputs a thread, every thread its own (past the grid's limit,
     // grid-stride).
     const std::uint64_t threads = ceil_div(std::max<std::uint64_t>(shape.outputs, 1), s.vec);
@@ -1944,7 +1996,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
                            : spec.family == AxisFamily::columns_dense ? "rt::axis_columns_dense_kernel<"
                            : spec.family == AxisFamily::rows_dense    ? "rt::axis_rows_dense_kernel<"
                            : spec.family == AxisFamily::transpose     ? "rt::axis_transpose_kernel<"
-                           : spec.family == AxisFamily::copy          ? "rt::axis_copy_kernel<"
+                           : spec.family == AxisFamily::short_columns          ? "rt::axis_short_columns_kernel<"
                                                                       : "rt::axis_rows_kernel<";
   std::ostringstream src;
   src << "// Generated by reduce-tune: " << to_string(spec) << "\n"

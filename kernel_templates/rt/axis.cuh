@@ -27,9 +27,10 @@
 //                           dimension is not the outputs' innermost: 32 x 32 tiles
 //                           through shared memory, read along the one, written along
 //                           the other.
-//   axis_copy_kernel<C>     [1, outputs] columns that reduce nothing (R = 1) over
-//                           contiguous outputs: a converting copy, one vector of kVec
-//                           elements a thread.
+//   axis_short_columns_kernel<C>  columns read a vector of kVec outputs a thread, R in
+//                           rounds of kUnroll rows (their loads in flight together), in
+//                           few registers; kUnroll 1: R = 1 over contiguous outputs, a
+//                           converting copy.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -59,7 +60,7 @@ enum AxisFamilyId : int {
   axis_columns_dense = 3,
   axis_rows_dense = 4,
   axis_transpose = 5,
-  axis_copy = 6
+  axis_short_columns = 6
 };
 enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2, axis_split_ticket_tiles = 3 };
 
@@ -92,7 +93,8 @@ struct AxisConfig {
   static constexpr int kRows = ROWS;
   // Independent loads in flight per thread along R (4 or 8).
   static constexpr int kUnroll = UNROLL;
-  static_assert(UNROLL == 4 || UNROLL == 8, "4 or 8 loads in flight");
+  static_assert(UNROLL == 4 || UNROLL == 8 || (FAMILY == axis_short_columns && (UNROLL == 1 || UNROLL == 2)),
+                "4 or 8 loads in flight (short_columns: 1, 2, 4 or 8)");
   // How the end of a reduced run is read (rows and columns; see batched_index):
   // false, each thread its own loop, a guarded load per step; true, the last, partial
   // tile's loads issued together. (Columns of several outputs a pass have at most one
@@ -103,8 +105,8 @@ struct AxisConfig {
   // Threads per SM the kernel is compiled to fit (its registers capped so that OCC /
   // BLOCK blocks are resident), or 0, the compiler's own choice (columns only).
   static constexpr int kMinBlocks = OCC / BLOCK;
-  static_assert(OCC == 0 || (FAMILY == axis_columns && OCC % BLOCK == 0 && OCC <= 2048),
-                "occupancy applies to columns, a multiple of the block up to 2048 threads");
+  static_assert(OCC == 0 || ((FAMILY == axis_columns || FAMILY == axis_short_columns) && OCC % BLOCK == 0 && OCC <= 2048),
+                "occupancy applies to columns and copy, a multiple of the block up to 2048 threads");
   static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
                 "the batched tail is for unsplit or contiguously split rows and columns");
   static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && (VEC == 1 || SPLIT == 0))) &&
@@ -1850,15 +1852,17 @@ __global__ void __launch_bounds__(C::kBlock) axis_transpose_kernel(AxisParams p)
   }
 }
 
-// The copy family (the engine's axis_copies): nothing is reduced (R = 1) and the outputs
-// are one contiguous run read from one contiguous run ([1, outputs] columns, inner_step
-// 1). Each element is folded as the one element of its output (identity, then the
-// epilogue), so the values are the same bits the columns kernel writes. A thread takes
-// one vector of kVec elements, loaded and stored whole where both pointers are on the
-// vector's grid: few registers, so that every SM holds 2048 threads, each with its
-// 16-byte load in flight (the columns kernel's registers left it 1024, and its grid
-// stride more than one vector a thread; set BA in docs/BENCHMARKS.md). Off the grid,
-// a block's kVec * kBlock elements are read a scalar at a time, lane-adjacent.
+// The short_columns family: columns ([outer, R, inner], inner contiguous) read a vector
+// of kVec outputs a thread, its R rows kUnroll at a time with their loads in flight
+// together; at kUnroll 1, R = 1 over one contiguous run (the engine's axis_copies), a
+// converting copy with no loop along R. Each output is folded from the identity along R
+// in order, then the epilogue, so its value is the same bits the columns kernel writes
+// with a thread per output. Vectors are loaded and stored whole where the base, the
+// output, the strides and the slices are on the vector's grid, in few registers (a copy
+// fits 2048 threads per SM, each with its load in flight; the columns kernel's registers
+// left 1024 threads or 1536 for 16-bit ones, with vectors of four 16-bit outputs; set BA
+// in docs/BENCHMARKS.md). Off the grid, a block's kVec * kBlock outputs are read a column
+// at a time, lane-adjacent.
 template <class C, class T, class O>
 __device__ __forceinline__ O copy_one(T x, const MeanDivisor& d) {
   typedef typename C::Acc A;
@@ -1867,47 +1871,110 @@ __device__ __forceinline__ O copy_one(T x, const MeanDivisor& d) {
 }
 
 template <class C>
-__global__ void __launch_bounds__(C::kBlock, 2048 / C::kBlock) axis_copy_kernel(AxisParams p) {
+__device__ __forceinline__ typename C::Acc fold_column(const AxisParams& p, const typename C::In* c) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  constexpr int U = C::kUnroll;
+  A v = Op::template identity<A>();
+  for (u64 k = 0; k < p.reduced; k += U) {
+    typename C::In x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (k + u < p.reduced) x[u] = ldg(c + (long long)(k + u) * p.reduced_stride);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (k + u < p.reduced) v = Op::template fold<A>(v, (A)x[u]);
+  }
+  return v;
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock, C::kMinBlocks) axis_short_columns_kernel(AxisParams p) {
   axis_main_begin<C>(p);
   typedef typename C::In T;
   typedef typename C::Out O;
-  constexpr int V = C::kVec;
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  constexpr int V = C::kVec, U = C::kUnroll;
   const MeanDivisor d{p.mean_n, p.mean_inv};
   const T* in = static_cast<const T*>(p.in);
   O* out = static_cast<O*>(p.out);
   const u64 n = p.outputs;
   const u64 thread = (u64)blockIdx.x * C::kBlock + threadIdx.x;
   const u64 threads = (u64)gridDim.x * C::kBlock;
-  const bool on_grid = (u64)in % (sizeof(T) * V) == 0 && (u64)out % (sizeof(O) * V) == 0;
-  if (V > 1 && !on_grid) {
-    for (u64 base = (u64)blockIdx.x * C::kBlock * V; base < n; base += threads * V) {
-      T x[V];
+  if (U == 1) {
+    // R = 1 over one contiguous run (axis_copies): a converting copy, no loop along R.
+    const bool aligned = (u64)in % (sizeof(T) * V) == 0 && (u64)out % (sizeof(O) * V) == 0;
+    if (V > 1 && !aligned) {
+      for (u64 base = (u64)blockIdx.x * C::kBlock * V; base < n; base += threads * V) {
+        T x[V];
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const u64 j = base + (u64)e * C::kBlock + threadIdx.x;
-        if (j < n) x[e] = ldg(in + j);
-      }
+        for (int e = 0; e < V; ++e) {
+          const u64 j = base + (u64)e * C::kBlock + threadIdx.x;
+          if (j < n) x[e] = ldg(in + j);
+        }
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const u64 j = base + (u64)e * C::kBlock + threadIdx.x;
-        if (j < n) out[j] = copy_one<C, T, O>(x[e], d);
+        for (int e = 0; e < V; ++e) {
+          const u64 j = base + (u64)e * C::kBlock + threadIdx.x;
+          if (j < n) out[j] = copy_one<C, T, O>(x[e], d);
+        }
       }
+      return;
     }
+    const u64 vectors = n / V;
+    const AxisVec<T, V>* src = reinterpret_cast<const AxisVec<T, V>*>(in);
+    AxisVec<O, V>* dst = reinterpret_cast<AxisVec<O, V>*>(out);
+    for (u64 i = thread; i < vectors; i += threads) {
+      const AxisVec<T, V> x = src[i];
+      AxisVec<O, V> r;
+#pragma unroll
+      for (int e = 0; e < V; ++e) r.v[e] = copy_one<C, T, O>(x.v[e], d);
+      dst[i] = r;
+    }
+    const u64 j = vectors * V + thread;
+    if (V > 1 && thread < n % V) out[j] = copy_one<C, T, O>(ldg(in + j), d);
     return;
   }
+  const bool one_slice = n <= p.inner;
+  const bool on_grid = (u64)in % (sizeof(T) * V) == 0 && (u64)out % (sizeof(O) * V) == 0 &&
+                       (p.reduced == 1 || p.reduced_stride % V == 0) &&
+                       (one_slice || (p.inner % V == 0 && p.outer_stride % V == 0));
+  if (V > 1 && !on_grid) {
+    for (u64 base = (u64)blockIdx.x * C::kBlock * V; base < n; base += threads * V)
+#pragma unroll 1
+      for (int e = 0; e < V; ++e) {
+        const u64 j = base + (u64)e * C::kBlock + threadIdx.x;
+        if (j < n) out[j] = epilogue<Op, O>(fold_column<C>(p, in + column_offset(p, j)), p.reduced, d);
+      }
+    return;
+  }
+  // Vectors within one slice (on the grid, a slice holds whole vectors, or there is one).
   const u64 vectors = n / V;
-  const AxisVec<T, V>* src = reinterpret_cast<const AxisVec<T, V>*>(in);
-  AxisVec<O, V>* dst = reinterpret_cast<AxisVec<O, V>*>(out);
   for (u64 i = thread; i < vectors; i += threads) {
-    const AxisVec<T, V> x = src[i];
+    const AxisVec<T, V>* c = reinterpret_cast<const AxisVec<T, V>*>(in + column_offset(p, i * V));
+    const long long step = p.reduced_stride / V;
+    A v[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = Op::template identity<A>();
+    for (u64 k = 0; k < p.reduced; k += U) {
+      AxisVec<T, V> x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k + u < p.reduced) x[u] = c[(long long)(k + u) * step];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k + u < p.reduced)
+#pragma unroll
+          for (int e = 0; e < V; ++e) v[e] = Op::template fold<A>(v[e], (A)x[u].v[e]);
+    }
     AxisVec<O, V> r;
 #pragma unroll
-    for (int e = 0; e < V; ++e) r.v[e] = copy_one<C, T, O>(x.v[e], d);
-    dst[i] = r;
+    for (int e = 0; e < V; ++e) r.v[e] = epilogue<Op, O>(v[e], p.reduced, d);
+    reinterpret_cast<AxisVec<O, V>*>(out)[i] = r;
   }
-  // The last n % V elements, a thread each.
+  // The last n % V outputs (one slice), a thread each.
   const u64 j = vectors * V + thread;
-  if (V > 1 && thread < n % V) out[j] = copy_one<C, T, O>(ldg(in + j), d);
+  if (V > 1 && thread < n % V) out[j] = epilogue<Op, O>(fold_column<C>(p, in + column_offset(p, j)), p.reduced, d);
 }
 
 }  // namespace rt

@@ -182,7 +182,7 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // the last ones, or a misaligned view, an element at a time).
   for (std::int64_t outputs : {1 << 20, (1 << 20) + 1}) {
     s = builtin_axis_spec(Op::sum, kF32, shape_of({outputs, 1}, {1}), 132);
-    EXPECT_EQ(s.family, AxisFamily::copy);
+    EXPECT_EQ(s.family, AxisFamily::short_columns);
     EXPECT_EQ(s.vec, 4u);
     EXPECT_EQ(s.group, 1u);
   }
@@ -1577,9 +1577,10 @@ TEST(AxisSpec, CopiesThatTransposeTakeTiles) {
 }
 
 // Reductions of extents of 1 only (R = 1) whose outputs lie in one contiguous run are
-// converting copies: the copy family, a 16-byte vector a thread, as many blocks as that
-// takes; strided runs, stepped columns and transposes are not, and nothing else fits it.
-TEST(AxisSpec, ConvertingCopiesTakeTheCopyFamily) {
+// converting copies: the short_columns family at unroll=1 (one row, no loop along R), a
+// 16-byte vector a thread, as many blocks as that takes, capped at 2048 threads per SM;
+// strided runs, stepped columns and transposes are not, and only copies fit that form.
+TEST(AxisSpec, ConvertingCopiesTakeShortColumnsOfOneRow) {
   struct Case {
     TensorDesc view;
     AxisList axes;
@@ -1609,21 +1610,26 @@ TEST(AxisSpec, ConvertingCopiesTakeTheCopyFamily) {
     for (const auto& [op, t] : kinds) {
       AxisLaunchPlan plan;
       const AxisKernelSpec s = builtin_axis_spec(op, t, r.axes, 132, &plan);
-      EXPECT_EQ(s.family == AxisFamily::copy, c.copies) << to_string(s) << " for " << r.axes.to_string();
+      EXPECT_EQ(s.family == AxisFamily::short_columns && s.unroll == 1, c.copies)
+          << to_string(s) << " for " << r.axes.to_string();
       AxisKernelSpec copy;
       copy.op = op;
       copy.types = t;
-      copy.family = AxisFamily::copy;
+      copy.family = AxisFamily::short_columns;
       copy.group = 1;
+      copy.unroll = 1;
       EXPECT_EQ(axis_spec_mismatch(copy, r.axes).empty(), c.copies) << r.axes.to_string();
+      // Four blocks, a vector or an element a thread, each also capped at 2048 threads.
       std::size_t copy_candidates = 0;
       for (const AxisKernelSpec& k : axis_candidates(op, t, r.axes, 132))
-        copy_candidates += k.family == AxisFamily::copy ? 1 : 0;
-      EXPECT_EQ(copy_candidates, c.copies ? 8u : 0u) << r.axes.to_string();
+        copy_candidates += k.family == AxisFamily::short_columns && k.unroll == 1 ? 1 : 0;
+      EXPECT_EQ(copy_candidates, c.copies ? 16u : 0u) << r.axes.to_string();
       if (!c.copies) continue;
       ++copies;
       EXPECT_EQ(axis_spec_problem(s), "");
       EXPECT_EQ(s.vec * size_of(t.in), 16u) << to_string(s);
+      EXPECT_EQ(s.unroll, 1u);
+      EXPECT_EQ(s.occupancy, 2048u);
       EXPECT_EQ(s.block, 256u);
       EXPECT_EQ(s.split, AxisSplit::none);
       EXPECT_EQ(plan.grid, (r.axes.outputs + 256 * s.vec - 1) / (256 * s.vec)) << r.axes.to_string();
@@ -1635,16 +1641,17 @@ TEST(AxisSpec, ConvertingCopiesTakeTheCopyFamily) {
   }
   EXPECT_EQ(copies, 4 * 5);
   // Its config: one vector (or element) a thread, nothing split, folded, capped or ordered.
-  const std::optional<AxisKernelSpec> parsed = parse_axis_config("copy:block=512,group=1,vec=4,split=none", Op::max, kF32);
+  const std::optional<AxisKernelSpec> parsed = parse_axis_config("short_columns:block=512,group=1,vec=4,split=none", Op::max, kF32);
   ASSERT_TRUE(parsed.has_value());
-  EXPECT_EQ(parsed->family, AxisFamily::copy);
+  EXPECT_EQ(parsed->family, AxisFamily::short_columns);
   EXPECT_EQ(parse_axis_config(axis_config_text(*parsed), Op::max, kF32), parsed);
-  for (const char* bad : {"copy:block=256,group=2,vec=4,split=none", "copy:block=256,group=1,vec=4,split=two_pass",
-                          "copy:block=256,group=1,vec=4,split=none,rows=4", "copy:block=256,group=1,vec=4,split=none,occ=1024",
-                          "copy:block=256,group=1,vec=4,split=none,tail=1", "copy:block=256,group=1,vec=4,split=none,unroll=8"}) {
+  for (const char* bad : {"short_columns:block=256,group=2,vec=4,split=none", "short_columns:block=256,group=1,vec=4,split=two_pass",
+                          "short_columns:block=256,group=1,vec=4,split=none,rows=4", "short_columns:block=512,group=1,vec=4,split=none,occ=768",
+                          "short_columns:block=256,group=1,vec=4,split=none,tail=1", "short_columns:block=256,group=1,vec=4,split=none,unroll=3",
+                          "short_columns:block=256,group=1,vec=4,split=none,ordered=1"}) {
     std::string error;
     EXPECT_FALSE(parse_axis_config(bad, Op::max, kF32, &error).has_value()) << bad;
-    EXPECT_NE(error.find("copy"), std::string::npos) << error;
+    EXPECT_NE(error.find("short_columns"), std::string::npos) << error;
   }
 }
 
@@ -1748,7 +1755,7 @@ TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
       {kF32, 1 << 20, 100, 1, 0},  // 4 lanes a row
       {kF32, 1 << 20, 3, 1, 0},    // a thread per row
       {kF32, 3, 1 << 24, 0, 1},    // columns: 3 loads a thread, under a tile, 2^25.6 elements
-      {f16, 3, 1 << 24, 0, 1},     //
+      {f16, 3, (1 << 24) + 4, 0, 1},  // (on the 16-byte grid: short_columns)
       {kF32, 3, 1 << 20, 0, 0},    // the same under 2^22 elements
       {kF32, 7, 1 << 20, 0, 0},    // a tile and three loads, one thread across R
       {kF32, 1000, 1000, 0, 1},    // 32 threads across R: 31 loads a thread, 3 past 7 tiles
@@ -1786,7 +1793,8 @@ TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
 TEST(AxisSpec, SixteenBitMeansOfTwoOrThreeRowsTakeNoBatchedTail) {
   for (DType d : {DType::f16, DType::bf16})
     for (std::int64_t r : {2, 3}) {
-      const CanonicalAxes shape = shape_of({r, 1 << 23}, {0});
+      // On the 8-byte grid, off the 16-byte one (there: short_columns).
+      const CanonicalAxes shape = shape_of({r, (1 << 23) + 4}, {0});
       const TypeRule mean = *resolve_types(Op::mean, d, d).rule;
       const TypeRule sum = *resolve_types(Op::sum, d, d).rule;
       const AxisKernelSpec m = builtin_axis_spec(Op::mean, mean, shape, 132);
@@ -1816,9 +1824,9 @@ TEST(AxisSpec, ShortColumnsOfVectorsAreCompiledToFitMoreThreads) {
   const Case cases[] = {
       {DType::f32, Op::sum, 2, 1 << 23, 1024},   {DType::f32, Op::max, 3, 1 << 22, 1024},
       {DType::f32, Op::sum, 3, 2622080, 1024},   {DType::i32, Op::min, 2, 1 << 22, 1024},
-      {DType::u32, Op::max, 3, 1 << 23, 1024},   {DType::bf16, Op::mean, 2, 1 << 23, 1536},
-      {DType::f16, Op::sum, 3, 1 << 24, 1536},   {DType::bf16, Op::sum, 2, 2622080, 1536},
-      {DType::f16, Op::max, 2, 1 << 21, 1536},   {DType::f32, Op::sum, 4, 1 << 22, 0},
+      {DType::u32, Op::max, 3, 1 << 23, 1024},   {DType::bf16, Op::mean, 2, (1 << 23) + 4, 1536},
+      {DType::f16, Op::sum, 3, (1 << 24) + 4, 1536},   {DType::bf16, Op::sum, 2, 2622084, 1536},
+      {DType::f16, Op::max, 2, (1 << 21) + 4, 1536},   {DType::f32, Op::sum, 4, 1 << 22, 0},
       {DType::f16, Op::max, 2, (1 << 21) - 4, 0},  {DType::f32, Op::sum, 3, 1 << 20, 0},  // under 2^21 outputs
       {DType::bf16, Op::mean, 4, 1 << 22, 0},    {DType::f16, Op::sum, 8, 1 << 21, 0},
       {DType::f32, Op::sum, 16, 1 << 20, 0},     {DType::f64, Op::sum, 2, 1 << 23, 0},
@@ -2316,15 +2324,83 @@ TEST(AxisConfig, AFamilyOfAnotherLayoutOrPastItsLimitsDoesNotFit) {
   EXPECT_NE(axis_spec_mismatch(cdense, shape_of({1 << 16, 257}, {0})), "");
 }
 
+// 16-bit columns of R = 2 to 4 over 2^21 outputs and more on the 16-byte grid take the
+// short_columns family: eight outputs a thread, R = 2 two rows a round in blocks of 256,
+// R = 3 and 4 four in blocks of 128; not off that grid (outputs, strides or a known base),
+// not for 4-byte elements, not from R = 5, not below 2^21 outputs. Its configs are the
+// tuner's candidates where the vectors fit, and they read the rows in rounds of any R.
+TEST(AxisSpec, ShortSixteenBitColumnsOnTheVectorGridTakeShortColumns) {
+  struct Case {
+    TypeRule types;
+    Op op;
+    TensorDesc view;
+    AxisList axes;
+    bool taken;
+  };
+  const TypeRule bf16_mean = *resolve_types(Op::mean, DType::bf16, DType::bf16).rule;
+  const Case cases[] = {
+      {kF16, Op::sum, TensorDesc::contiguous({2, 1 << 23}), {0}, true},
+      {kBF16, Op::max, TensorDesc::contiguous({3, 1 << 22}), {0}, true},
+      {bf16_mean, Op::mean, TensorDesc::contiguous({4, 2097152}), {0}, true},
+      {kF16, Op::sum, TensorDesc::contiguous({4, 3, 1 << 20}), {1}, true},          // four slices
+      {kF16, Op::sum, TensorDesc::strided({3, 2097160}, {2097168, 1}), {0}, true},  // padded rows on the grid
+      {kF16, Op::sum, TensorDesc::contiguous({2, (1 << 22) + 4}), {0}, false},      // the 8-byte grid only
+      {kF16, Op::sum, TensorDesc::contiguous({3, (1 << 22) - 1}), {0}, false},
+      {kF16, Op::sum, TensorDesc::contiguous({5, 1 << 22}), {0}, false},
+      {kF16, Op::sum, TensorDesc::contiguous({2, 1 << 20}), {0}, false},
+      {kF32, Op::sum, TensorDesc::contiguous({2, 1 << 23}), {0}, false},
+      {kF16, Op::sum, TensorDesc::strided({2, 1 << 22}, {1, 2}), {0}, false},       // stepped columns
+  };
+  for (const Case& c : cases) {
+    const CanonicalResult r = canonicalize(c.view, c.axes);
+    ASSERT_TRUE(r.ok) << r.error;
+    AxisLaunchPlan plan;
+    const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, r.axes, 132, &plan);
+    const std::string what = r.axes.to_string() + " " + to_string(s);
+    EXPECT_EQ(short_16bit_columns_pay(c.types, r.axes, nullptr), c.taken) << what;
+    EXPECT_EQ(s.family == AxisFamily::short_columns, c.taken) << what;
+    if (!c.taken) continue;
+    EXPECT_EQ(axis_spec_problem(s), "") << what;
+    EXPECT_EQ(axis_spec_mismatch(s, r.axes), "") << what;
+    EXPECT_EQ(s.vec, 8u) << what;
+    EXPECT_EQ(s.block, r.axes.reduced == 2 ? 256u : 128u) << what;
+    EXPECT_EQ(s.unroll, r.axes.reduced == 2 ? 2u : 4u) << what;
+    EXPECT_EQ(s.occupancy, 0u) << what;
+    EXPECT_EQ(plan.grid, (r.axes.outputs / 8 + s.block - 1) / s.block) << what;
+    EXPECT_EQ(plan.splits, 1u);
+    const auto candidates = axis_candidates(c.op, c.types, r.axes, 132);
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), s), candidates.end()) << what;
+    // A base off the 16-byte grid takes the columns program, whose twin reads it.
+    alignas(16) static const unsigned char buffer[32] = {};
+    EXPECT_FALSE(short_16bit_columns_pay(c.types, r.axes, buffer + 2)) << what;
+    EXPECT_EQ(builtin_axis_spec(c.op, c.types, r.axes, 132, nullptr, buffer + 2).family, AxisFamily::columns) << what;
+    EXPECT_TRUE(short_16bit_columns_pay(c.types, r.axes, buffer + 16)) << what;
+  }
+  // Any R fits the family; unroll=1 fits only a converting copy.
+  AxisKernelSpec k;
+  k.types = kF16;
+  k.family = AxisFamily::short_columns;
+  k.group = 1;
+  k.vec = 8;
+  k.unroll = 4;
+  EXPECT_EQ(axis_spec_mismatch(k, shape_of({1000, 4096}, {0})), "");
+  EXPECT_NE(axis_spec_mismatch(k, shape_of({4096, 1000}, {1})), "");  // rows
+  k.unroll = 1;
+  EXPECT_NE(axis_spec_mismatch(k, shape_of({2, 4096}, {0})), "");
+  EXPECT_EQ(axis_spec_mismatch(k, shape_of({1, 4096}, {0})), "");
+}
+
 // 16-bit columns of R <= 4 over 2^21 outputs and more, on the 4-element grid: vectors
 // of four outputs in blocks of 128; longer R, fewer outputs or off the grid, not.
 TEST(AxisSpec, ShortSixteenBitColumnsOfManyOutputsTakeBlocksOf128) {
+  // (On the 8-byte grid but not the 16-byte one: there, short_columns.)
   for (const std::int64_t r : {2, 3, 4}) {
-    const AxisKernelSpec s = builtin_axis_spec(Op::sum, kBF16, shape_of({r, 1 << 22}, {0}), 132);
+    const AxisKernelSpec s = builtin_axis_spec(Op::sum, kBF16, shape_of({r, (1 << 22) + 4}, {0}), 132);
+    EXPECT_EQ(s.family, AxisFamily::columns) << r;
     EXPECT_EQ(s.vec, 4u) << r;
     EXPECT_EQ(s.block, 128u) << r;
   }
-  EXPECT_EQ(builtin_axis_spec(Op::mean, kF16, shape_of({2, 2622080}, {0}), 132).block, 128u);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, kF16, shape_of({2, 2622084}, {0}), 132).block, 128u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kBF16, shape_of({8, 1 << 22}, {0}), 132).block, 256u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kBF16, shape_of({2, 1 << 20}, {0}), 132).block, 256u);
   EXPECT_NE(builtin_axis_spec(Op::sum, kBF16, shape_of({2, (1 << 22) + 1}, {0}), 132).block, 128u);
@@ -2415,8 +2491,8 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::general, 256, 4, AxisSplit::two_pass},
                         // A copy in tiles (nothing reduced; every op's epilogue), and
                         // converting copies of a vector or an element a thread.
-                        {AxisFamily::transpose, 1, 1, AxisSplit::none}, {AxisFamily::copy, 1, 4, AxisSplit::none},
-                        {AxisFamily::copy, 1, 1, AxisSplit::none}};
+                        {AxisFamily::transpose, 1, 1, AxisSplit::none}, {AxisFamily::short_columns, 1, 4, AxisSplit::none},
+                        {AxisFamily::short_columns, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;
@@ -2449,6 +2525,24 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       }
     }
   }
+  // Short columns at each round of rows (1: a converting copy), capped or not, of 16-bit
+  // vectors into their own type and into f32.
+  for (const TypeRule& t : {*resolve_types(Op::mean, DType::bf16, DType::bf16).rule,
+                            *resolve_types(Op::sum, DType::f16, DType::f32).rule})
+    for (std::uint32_t unroll : {1u, 2u, 8u}) {
+      AxisKernelSpec s;
+      s.op = t.out == DType::f32 ? Op::sum : Op::mean;
+      s.types = t;
+      s.family = AxisFamily::short_columns;
+      s.group = 1;
+      s.vec = 8;
+      s.unroll = unroll;
+      s.occupancy = unroll == 1 ? 2048 : 0;
+      ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+      const CompiledProgram program = compiler.compile(make_axis_compile_request(s, 90));
+      EXPECT_FALSE(program.cubin.empty()) << to_string(s);
+      EXPECT_EQ(program.lowered_names.size(), 1u) << to_string(s);
+    }
   // Columns of four adjacent outputs per thread: 16-bit ones (an 8-byte load per row on
   // the vector grid) and 4-byte ones (16 bytes), sum and max; 16-bit ones of eight.
   for (DType in : {DType::f16, DType::bf16, DType::f32})

@@ -145,6 +145,18 @@ std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, 
 
 TypeRule rule(Op op, DType in) { return *resolve_types(op, in, default_out_dtype(op, in)).rule; }
 
+// `reduce` (as check_with takes it) writing into an output one element past the vector
+// grid, then copied into check_with's output.
+std::function<void(const void*, void*)> off_grid_output(const TypeRule& t, std::uint64_t outputs,
+                                                        std::function<void(const void*, void*)> reduce) {
+  return [t, outputs, reduce](const void* in, void* out) {
+    DeviceBuffer scratch((outputs + 1) * size_of(t.out));
+    void* shifted = static_cast<unsigned char*>(scratch.get()) + size_of(t.out);
+    reduce(in, shifted);
+    RT_CUDA_CHECK(cudaMemcpy(out, shifted, outputs * size_of(t.out), cudaMemcpyDeviceToDevice));
+  };
+}
+
 // fn(dtype) for every dtype, each in a thread of its own: the kernels a test needs compile
 // in parallel (NVRTC runs outside the runtime's locks), which is most of these tests' time,
 // and the GPU work interleaves on the legacy default stream. gtest's assertions are
@@ -265,12 +277,36 @@ TEST(Axes, UnitReducedExtentsAreConvertingCopies) {
   std::printf("[ counts   ] unit extents: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
-// Converting copies (R = 1 over one contiguous run) take the copy family, a vector of
-// outputs a thread: the built-in choice for every op and dtype, and every copy config the
-// tuner tries for a few of them, against the host, over fewer outputs than a vector,
-// runs that end inside a vector, and one slice after another; from an element into the
-// input (scalar loads) and into an output an element off the vector grid (scalar
-// stores); 16-bit sums into f32 (outputs wider than the inputs).
+// `spec` compiled and launched directly on the view at `buffer`'s start and an element
+// into it, writing its outputs where check_with puts them and an element off the vector
+// grid: each against the host. Returns the cases checked.
+int check_launched_on_and_off_the_grid(Compiler& compiler, Launcher& launcher, const DeviceKey& device,
+                                       const AxisKernelSpec& spec, const Buffer& buffer, const ViewAxes& v) {
+  const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+  const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+  const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+  const std::function<void(const void*, void*)> direct = [&](const void* in, void* out) {
+    enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out, nullptr, nullptr);
+  };
+  int checked = 0;
+  for (std::int64_t base : {0, 1}) {
+    EXPECT_EQ(check_with(direct, spec.op, spec.types, buffer, base, v.view, v.axes), "")
+        << to_string(spec) << " base " << base;
+    EXPECT_EQ(check_with(off_grid_output(spec.types, shape.outputs, direct), spec.op, spec.types, buffer, base, v.view,
+                         v.axes),
+              "")
+        << to_string(spec) << " base " << base << ", the output off the grid";
+    checked += 2;
+  }
+  return checked;
+}
+
+// Converting copies (R = 1 over one contiguous run) take the short_columns family at
+// unroll=1, a vector of outputs a thread: the built-in choice for every op and dtype, and
+// every such config the tuner tries for a few of them, against the host, over fewer
+// outputs than a vector, runs that end inside a vector, and one slice after another;
+// from an element into the input (scalar loads) and into an output an element off the
+// vector grid (scalar stores); 16-bit sums into f32 (outputs wider than the inputs).
 TEST(Axes, ConvertingCopiesReadAVectorAThread) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
@@ -281,16 +317,6 @@ TEST(Axes, ConvertingCopiesReadAVectorAThread) {
                             {TensorDesc::contiguous({2053, 1}), {1}},
                             {TensorDesc::contiguous({1, 262151}), {0}},
                             {TensorDesc::contiguous({5, 1, 4096}), {1}}};
-  // `reduce` into an output one element past the vector grid, then copied into `out`.
-  const auto off_grid_output = [](const TypeRule& t, std::uint64_t outputs,
-                                  const std::function<void(const void*, void*)>& reduce) {
-    return [&t, outputs, reduce](const void* in, void* out) {
-      DeviceBuffer scratch((outputs + 1) * size_of(t.out));
-      void* shifted = static_cast<unsigned char*>(scratch.get()) + size_of(t.out);
-      reduce(in, shifted);
-      RT_CUDA_CHECK(cudaMemcpy(out, shifted, outputs * size_of(t.out), cudaMemcpyDeviceToDevice));
-    };
-  };
   std::atomic<int> checked{0}, copies{0};
   for_each_dtype_in_threads(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)), [&](DType dtype) {
     for (Op op : kAllOps) {
@@ -300,8 +326,8 @@ TEST(Axes, ConvertingCopiesReadAVectorAThread) {
         const std::uint64_t outputs = canonicalize(v.view, v.axes).axes.outputs;
         const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, v.view, v.axes);
         EXPECT_EQ(e.kernel.find(std::string(to_string(op)) + "<"), 0u) << e.to_string();
-        copies += e.kernel.find("> copy:") != std::string::npos;
-        EXPECT_NE(e.kernel.find("> copy:"), std::string::npos) << e.to_string();
+        copies += e.kernel.find("> short_columns:") != std::string::npos;
+        EXPECT_NE(e.kernel.find("> short_columns:"), std::string::npos) << e.to_string();
         const auto runtime = [&](const void* in, void* out) {
           ctx.reduce_axes(op, t.in, t.out, in, v.view, v.axes, out, nullptr);
         };
@@ -314,7 +340,7 @@ TEST(Axes, ConvertingCopiesReadAVectorAThread) {
       }
     }
   });
-  // Every copy candidate, launched directly, for a few kinds.
+  // Every candidate of the family, launched directly, for a few kinds.
   const TypeRule kinds[] = {rule(Op::sum, DType::f32), rule(Op::max, DType::f16), rule(Op::mean, DType::bf16),
                             rule(Op::prod, DType::i64), *resolve_types(Op::sum, DType::f16, DType::f32).rule};
   const Op kind_ops[] = {Op::sum, Op::max, Op::mean, Op::prod, Op::sum};
@@ -326,25 +352,91 @@ TEST(Axes, ConvertingCopiesReadAVectorAThread) {
     const ViewAxes& v = views[2];
     const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
     for (const AxisKernelSpec& spec : axis_candidates(op, t, shape, device.sm_count)) {
-      if (spec.family != AxisFamily::copy) continue;
-      const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
-      const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+      if (spec.family != AxisFamily::short_columns) continue;
       ++forced;
-      const auto direct = [&](const void* in, void* out) {
-        enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out, nullptr, nullptr);
-      };
-      for (std::int64_t base : {0, 1}) {
-        EXPECT_EQ(check_with(direct, op, t, buffer, base, v.view, v.axes), "") << to_string(spec) << " base " << base;
-        EXPECT_EQ(check_with(off_grid_output(t, shape.outputs, direct), op, t, buffer, base, v.view, v.axes), "")
-            << to_string(spec) << " base " << base << ", the output off the grid";
-        checked += 2;
-      }
+      checked += check_launched_on_and_off_the_grid(compiler, launcher, device, spec, buffer, v);
     }
   }
   std::printf("[ counts   ] converting copies: %d cases, %d built-in copies, %d copy configs forced\n", checked.load(),
               copies.load(), forced);
   EXPECT_EQ(copies.load(), 4 * 5 * 7);
-  EXPECT_EQ(forced, 5 * 8);
+  EXPECT_EQ(forced, 5 * 16);  // four blocks, a vector or an element a thread, capped or not
+}
+
+// 16-bit columns of R = 2 to 4 over 2^21 outputs and more on the 16-byte grid take the
+// short_columns family, eight outputs a thread with every row's load in flight: the
+// built-in choice for sum, min, max and mean of f16 and bf16 over one slice, four slices
+// and padded rows, from the base and from 16 bytes into the buffer (a base off the grid
+// takes the columns program); then short_columns configs forced at every round of rows
+// and block the tuner tries, over R that is and is not a multiple of the round, slices,
+// and a base and an output off the grid (read an element at a time), for 16- and 4- and
+// 8-byte elements and f16 sums into f32. Each against the host.
+TEST(Axes, ShortColumnsReadEveryRowOfAVectorAtOnce) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const DeviceKey device = *testing::test_device();
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
+  const ViewAxes builtin[] = {{TensorDesc::contiguous({2, 2097152}), {0}},
+                              {TensorDesc::contiguous({4, 3, 524288}), {1}},                    // four slices
+                              {TensorDesc::strided({3, 2097160}, {2097168, 1}), {0}}};        // padded rows
+  std::atomic<int> checked{0}, taken{0};
+  for_each_dtype_in_threads({DType::f16, DType::bf16}, [&](DType dtype) {
+    for (Op op : {Op::sum, Op::min, Op::max, Op::mean}) {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 3 * 2097168 + 16, 41));
+      for (const ViewAxes& v : builtin)
+        for (std::int64_t base : {0, 8, 1}) {
+          const void* at = static_cast<const unsigned char*>(buffer.device.get()) + base * 2;
+          const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, v.view, v.axes, at);
+          const bool short_columns = e.kernel.find("> short_columns:") != std::string::npos;
+          EXPECT_EQ(short_columns, base != 1) << e.to_string() << " base " << base;
+          taken += short_columns;
+          EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "") << e.kernel << " base " << base;
+          ++checked;
+        }
+    }
+  });
+  const ViewAxes forced_views[] = {{TensorDesc::contiguous({2, 4096}), {0}},
+                                   {TensorDesc::contiguous({5, 8200}), {0}},
+                                   {TensorDesc::contiguous({13, 1000}), {0}},
+                                   {TensorDesc::contiguous({3, 7, 512}), {1}},
+                                   {TensorDesc::contiguous({1, 1003}), {0}}};
+  const std::pair<Op, TypeRule> kinds[] = {{Op::sum, rule(Op::sum, DType::f16)},
+                                           {Op::mean, rule(Op::mean, DType::bf16)},
+                                           {Op::sum, *resolve_types(Op::sum, DType::f16, DType::f32).rule},
+                                           {Op::max, rule(Op::max, DType::f32)},
+                                           {Op::min, rule(Op::min, DType::i64)}};
+  int forced = 0;
+  for (const auto& [op, t] : kinds) {
+    const Buffer buffer = upload(testing::make_input(op, t.in, testing::Pattern::exact, 13 * 8200 + 16, 43));
+    const std::uint32_t vec = static_cast<std::uint32_t>(16 / size_of(t.in));
+    for (const ViewAxes& v : forced_views) {
+      const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+      for (std::uint32_t block : {128u, 256u})
+        for (std::uint32_t unroll : {1u, 2u, 4u, 8u}) {
+          AxisKernelSpec spec;
+          spec.op = op;
+          spec.types = t;
+          spec.family = AxisFamily::short_columns;
+          spec.block = block;
+          spec.group = 1;
+          spec.vec = vec;
+          spec.unroll = unroll;
+          ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
+          if (!axis_spec_mismatch(spec, shape).empty()) {
+            EXPECT_TRUE(unroll == 1 && shape.reduced > 1) << to_string(spec) << " " << shape.to_string();
+            continue;
+          }
+          ++forced;
+          checked += check_launched_on_and_off_the_grid(compiler, launcher, device, spec, buffer, v);
+        }
+    }
+  }
+  std::printf("[ counts   ] short columns: %d cases, %d built-in choices short_columns, %d configs forced\n",
+              checked.load(), taken.load(), forced);
+  EXPECT_EQ(taken.load(), 2 * 4 * 3 * 2);
+  EXPECT_EQ(forced, 5 * 2 * (4 * 3 + 4));
 }
 
 // Views that reduce nothing (an extent-1 reduced dimension) and whose densest kept
@@ -1453,7 +1545,8 @@ TEST(Axes, ColumnsOfFewRowsOverManyOutputsAreNotSplit) {
 // more) take kernels compiled to fit more threads per SM, their registers capped (1024 for
 // 4-byte elements, 1536 for 16-bit ones, 40 registers and some spills): the built-in choice
 // on and off the vector grid, contiguous, with padded rows and across slices; and a config
-// compiled at every cap and at none, on fewer outputs, each against the host.
+// compiled at every cap and at none, on fewer outputs, each against the host. (The views
+// lie off the 16-byte grid for 16-bit elements, where short_columns reads them.)
 TEST(Axes, ShortColumnsCompiledToFitMoreThreadsMatchTheHost) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
@@ -1461,8 +1554,8 @@ TEST(Axes, ShortColumnsCompiledToFitMoreThreadsMatchTheHost) {
   NvrtcCompiler compiler;
   CudaLauncher launcher;
   const ViewAxes builtin[] = {{TensorDesc::contiguous({2, 2097156}), {0}},
-                              {TensorDesc::strided({3, 2100000}, {2100008, 1}), {0}},  // padded rows
-                              {TensorDesc::contiguous({4, 2, 600000}), {1}}};          // four slices
+                              {TensorDesc::strided({3, 2100004}, {2100008, 1}), {0}},  // padded rows
+                              {TensorDesc::contiguous({4, 2, 600004}), {1}}};          // four slices
   const ViewAxes forced_cases[] = {{TensorDesc::contiguous({2, 262148}), {0}},
                                    {TensorDesc::strided({3, 270000}, {270008, 1}), {0}}};
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f32}, {Op::min, DType::i32},
@@ -2467,7 +2560,8 @@ TEST(AxisMutation, BrokenAxisKernelsAreRejected) {
             tuner::AxisShape{AxisLayout::rows, 13, 70001},
             tuner::AxisShape{AxisLayout::rows, 300001, 7}, tuner::AxisShape{AxisLayout::columns, 1001, 4099},
             tuner::AxisShape{AxisLayout::columns, 200003, 9}, tuner::AxisShape{AxisLayout::columns, 4097, 33},
-            tuner::AxisShape{AxisLayout::columns, 8193, 200}, tuner::AxisShape{AxisLayout::columns, 1, 70001}}) {
+            tuner::AxisShape{AxisLayout::columns, 8193, 200}, tuner::AxisShape{AxisLayout::columns, 1, 70001},
+            tuner::AxisShape{AxisLayout::columns, 5, 70000}}) {
         const CanonicalAxes canonical = tuner::canonical_axis_shape(shape);
         // Every family of this layout the tuner may pick here: the first candidate of
         // each (family, split) pair.

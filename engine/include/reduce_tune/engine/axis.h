@@ -23,7 +23,7 @@ enum class AxisFamily : std::uint8_t {
   columns_dense = 3,
   rows_dense = 4,
   transpose = 5,
-  copy = 6
+  short_columns = 6
 };
 const char* to_string(AxisFamily family);
 
@@ -128,9 +128,15 @@ inline constexpr std::uint64_t kAxisTransposeTile = 32;  // rt::kTransposeTile
 int axis_transpose_dim(const CanonicalAxes& shape);
 
 // A shape that reduces nothing (R = 1) and reads its outputs from one contiguous run
-// ([1, outputs] columns, or slices whose runs abut): a converting copy, which the copy
-// family reads one vector a thread (rt::axis_copy_kernel).
+// ([1, outputs] columns, or slices whose runs abut): a converting copy, which the
+// short_columns family reads one vector a thread (rt::axis_short_columns_kernel).
 bool axis_copies(const CanonicalAxes& shape);
+
+// 16-bit columns of R = 2 to 4 over 2^21 outputs and more whose vectors of eight outputs
+// lie on the 16-byte grid (each slice whole vectors, the strides multiples of eight, and
+// `in`, the view's base where known, aligned): the built-in choice reads them with the
+// short_columns family, every row's load in flight.
+bool short_16bit_columns_pay(const TypeRule& types, const CanonicalAxes& shape, const void* in);
 
 // The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs
 // (good everywhere, tuned by nothing), and, when `plan` is given, its launch plan, the
