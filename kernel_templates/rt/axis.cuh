@@ -91,7 +91,7 @@ struct AxisConfig {
   // rows, general: outputs a group takes per pass (their loads issued together);
   // columns: outputs a thread takes per pass, or vectors of them.
   static constexpr int kRows = ROWS;
-  // Independent loads in flight per thread along R (4 or 8).
+  // Independent loads in flight per thread along R (4 or 8; short_columns also 1 and 2).
   static constexpr int kUnroll = UNROLL;
   static_assert(UNROLL == 4 || UNROLL == 8 || (FAMILY == axis_short_columns && (UNROLL == 1 || UNROLL == 2)),
                 "4 or 8 loads in flight (short_columns: 1, 2, 4 or 8)");
@@ -103,10 +103,12 @@ struct AxisConfig {
   // Outputs written where p.out_* puts them (write_output), not at their index.
   static constexpr bool kOrdered = ORDERED != 0;
   // Threads per SM the kernel is compiled to fit (its registers capped so that OCC /
-  // BLOCK blocks are resident), or 0, the compiler's own choice (columns only).
+  // BLOCK blocks are resident), or 0, the compiler's own choice (columns and
+  // short_columns only).
   static constexpr int kMinBlocks = OCC / BLOCK;
-  static_assert(OCC == 0 || ((FAMILY == axis_columns || FAMILY == axis_short_columns) && OCC % BLOCK == 0 && OCC <= 2048),
-                "occupancy applies to columns and copy, a multiple of the block up to 2048 threads");
+  static_assert(OCC == 0 ||
+                    ((FAMILY == axis_columns || FAMILY == axis_short_columns) && OCC % BLOCK == 0 && OCC <= 2048),
+                "occupancy applies to columns and short_columns, a multiple of the block up to 2048 threads");
   static_assert(TAIL == 0 || ((FAMILY == axis_rows || FAMILY == axis_columns) && SPLIT != 3),
                 "the batched tail is for unsplit or contiguously split rows and columns");
   static_assert(ROWS == 1 || (ROWS >= 1 && GROUP <= 32 && (FAMILY != axis_columns || (GROUP == 1 && (VEC == 1 || SPLIT == 0))) &&

@@ -1641,13 +1641,17 @@ TEST(AxisSpec, ConvertingCopiesTakeShortColumnsOfOneRow) {
   }
   EXPECT_EQ(copies, 4 * 5);
   // Its config: one vector (or element) a thread, nothing split, folded, capped or ordered.
-  const std::optional<AxisKernelSpec> parsed = parse_axis_config("short_columns:block=512,group=1,vec=4,split=none", Op::max, kF32);
+  const std::optional<AxisKernelSpec> parsed =
+      parse_axis_config("short_columns:block=512,group=1,vec=4,split=none", Op::max, kF32);
   ASSERT_TRUE(parsed.has_value());
   EXPECT_EQ(parsed->family, AxisFamily::short_columns);
   EXPECT_EQ(parse_axis_config(axis_config_text(*parsed), Op::max, kF32), parsed);
-  for (const char* bad : {"short_columns:block=256,group=2,vec=4,split=none", "short_columns:block=256,group=1,vec=4,split=two_pass",
-                          "short_columns:block=256,group=1,vec=4,split=none,rows=4", "short_columns:block=512,group=1,vec=4,split=none,occ=768",
-                          "short_columns:block=256,group=1,vec=4,split=none,tail=1", "short_columns:block=256,group=1,vec=4,split=none,unroll=3",
+  for (const char* bad : {"short_columns:block=256,group=2,vec=4,split=none",
+                          "short_columns:block=256,group=1,vec=4,split=two_pass",
+                          "short_columns:block=256,group=1,vec=4,split=none,rows=4",
+                          "short_columns:block=512,group=1,vec=4,split=none,occ=768",
+                          "short_columns:block=256,group=1,vec=4,split=none,tail=1",
+                          "short_columns:block=256,group=1,vec=4,split=none,unroll=3",
                           "short_columns:block=256,group=1,vec=4,split=none,ordered=1"}) {
     std::string error;
     EXPECT_FALSE(parse_axis_config(bad, Op::max, kF32, &error).has_value()) << bad;
@@ -2491,7 +2495,8 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::general, 256, 4, AxisSplit::two_pass},
                         // A copy in tiles (nothing reduced; every op's epilogue), and
                         // converting copies of a vector or an element a thread.
-                        {AxisFamily::transpose, 1, 1, AxisSplit::none}, {AxisFamily::short_columns, 1, 4, AxisSplit::none},
+                        {AxisFamily::transpose, 1, 1, AxisSplit::none},
+                        {AxisFamily::short_columns, 1, 4, AxisSplit::none},
                         {AxisFamily::short_columns, 1, 1, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
