@@ -295,14 +295,23 @@ bool axis_copies(const CanonicalAxes& shape) {
          (shape.outputs == shape.inner || shape.outer_stride == static_cast<std::int64_t>(shape.inner));
 }
 
+namespace {
+
+// Whether columns' vectors of `vec` adjacent outputs lie on their grid whatever the base
+// (rt::axis_short_columns_kernel's on_grid but for the pointers): outputs adjacent, every
+// row a multiple of `vec` apart, and one slice or slices of whole vectors.
+bool short_columns_vectors_fit(const CanonicalAxes& shape, std::uint64_t vec) {
+  return shape.layout == AxisLayout::columns && shape.inner_step == 1 &&
+         static_cast<std::uint64_t>(shape.reduced_stride) % vec == 0 &&
+         (shape.outputs <= shape.inner ||
+          (shape.inner % vec == 0 && static_cast<std::uint64_t>(shape.outer_stride) % vec == 0));
+}
+
+}  // namespace
+
 bool short_16bit_columns_pay(const TypeRule& types, const CanonicalAxes& shape, const void* in) {
-  if (size_of(types.in) != 2 || shape.layout != AxisLayout::columns || shape.inner_step != 1 || shape.reduced < 2 ||
-      shape.reduced > 4 || shape.outputs < (1u << 21))
-    return false;
-  const bool one_slice = shape.outputs <= shape.inner;
-  return static_cast<std::uint64_t>(shape.reduced_stride) % 8 == 0 &&
-         (one_slice || (shape.inner % 8 == 0 && static_cast<std::uint64_t>(shape.outer_stride) % 8 == 0)) &&
-         (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
+  return size_of(types.in) == 2 && shape.reduced >= 2 && shape.reduced <= 4 && shape.outputs >= (1u << 21) &&
+         short_columns_vectors_fit(shape, 8) && (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
 }
 
 int axis_transpose_dim(const CanonicalAxes& shape) {
@@ -1741,9 +1750,7 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
           c.unroll = 1;
           add(c);
         }
-    } else if (shape.inner_step == 1 && r <= 16 && static_cast<std::uint64_t>(shape.reduced_stride) % max_vec == 0 &&
-               (shape.outputs <= shape.inner ||
-                (shape.inner % max_vec == 0 && static_cast<std::uint64_t>(shape.outer_stride) % max_vec == 0))) {
+    } else if (r <= 16 && short_columns_vectors_fit(shape, max_vec)) {
       for (std::uint32_t block : {128u, 256u})
         for (std::uint32_t unroll : {2u, 4u}) {
           AxisKernelSpec c;
