@@ -2574,6 +2574,15 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       s.rows_per_pass = 2;
       ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
       EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
+      // A thread per output and a vector of two, eight loads in flight (a 16-bit pair is
+      // a single word, an element alone less than one).
+      s.rows_per_pass = 1;
+      s.unroll = 8;
+      for (std::uint32_t vec : {1u, 2u}) {
+        s.vec = vec;
+        ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+        EXPECT_FALSE(compiler.compile(make_axis_compile_request(s, 90)).cubin.empty()) << to_string(s);
+      }
     }
   // 16-bit results round in one instruction from sm_80 on and in integer arithmetic
   // before it: both forms compile (16-bit sums, means and max of columns).
