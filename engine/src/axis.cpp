@@ -515,6 +515,44 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
           size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512));
       if (wants_16bit_vectors && unit && (on_grid || r < 32)) s.vec = 4;
       off_grid_16bit = wants_16bit_vectors && s.vec == 1;
+      // 16-bit columns on the 2-element grid but off the 4-element one (outputs and
+      // strides of 2 mod 4), R >= 32: two adjacent outputs a thread, one 4-byte load a
+      // row, eight loads in flight. Over many outputs a thread walks R alone in blocks of
+      // 256; over R >= 1000 and 64 outputs per SM up to the many, blocks of 512 with 16
+      // threads across R, unsplit (four loads in flight over the most of those). Not
+      // where the base is known to lie off the 4-byte grid (the twin: two scalar loads a
+      // row). On an H200 (set BB in docs/BENCHMARKS.md: f16 sums and bf16 max, paced, the
+      // lower of two rounds), against a thread per output, the choice before: 1.10 to 1.28
+      // times faster over many outputs (f16 sums: 33 x 4194302 90.1 -> 77.1 us, 100 x
+      // 1048578 64.9 -> 57.8, 257 x 262142 43.3 -> 34.7, 1000 x 262146 161.4 -> 127.3),
+      // 1.02 to 1.28 over fewer (4097 x 16386 43.2 -> 34.4, 8191 x 16382 83.7 -> 66.1,
+      // 2049 x 30002 41.0 -> 32.2, 1000 x 16386 12.4 -> 10.1, 1000 x 8450 7.7 -> 7.6,
+      // 1000 x 65538 42.5 -> 40.2 with the batched tail, 38.1 without it). Below R = 32
+      // the twin's vectors of four read faster (3 x 4194306: 12.1 against 19.4 us with
+      // pairs; 31 x 1048578 21.8 against 22.9), and so did a thread per output, 4 across
+      // R, over 600 x 40002 (16.9 against 17.5).
+      const bool pairs_on_grid = unit && !on_grid && shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 &&
+                                 shape.outer_stride % 2 == 0 &&
+                                 (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 4 == 0);
+      if (size_of(types.in) == 2 && pairs_on_grid && r >= 32 &&
+          (shape.outputs >= threads_wanted || (r >= 1000 && shape.outputs >= 64 * sms))) {
+        s.vec = 2;
+        s.split = AxisSplit::none;
+        s.unroll = 8;
+        if (shape.outputs >= threads_wanted) {
+          s.block = 256;
+          s.group = 1;
+        } else {
+          // Four loads in flight where the threads resident per SM are many (as
+          // columns_walk_unroll counts them, in pairs): 2049 x 30002 32.2 us with four,
+          // 36.7 with eight; 1000 x 16386 12.6 and 11.0.
+          s.block = 512;
+          s.group = 16;
+          if (ceil_div(shape.outputs, 2) * s.group / sms > 1750) s.unroll = 4;
+        }
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
       // 4-byte elements over short columns (R <= 128) of many outputs on the 16-byte
       // grid: four adjacent outputs per thread, one 16-byte load per row and one vector
       // store of the results. Tuned on an H100 and an H200 (f32 sums and max, R = 2 ..

@@ -424,9 +424,10 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1000}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
   // From R = 32 off the grid a thread per output, eight loads in flight where it walks R
-  // alone below R = 256; vectors again on the grid.
+  // alone below R = 256 (on the 2-element grid two: SixteenBitColumnsOnTheTwoElementGrid-
+  // ReadPairs); vectors again on the grid.
   for (const auto& off : {shape_of({32, (1 << 20) + 1}, {0}), shape_of({100, (1 << 20) - 1}, {0}),
-                          shape_of({255, (1 << 21) - 1}, {0}), shape_of({256, (1 << 19) + 2}, {0}),
+                          shape_of({255, (1 << 21) - 1}, {0}), shape_of({256, (1 << 19) + 3}, {0}),
                           shape_of({1000, (1 << 18) + 1}, {0})}) {
     s = builtin_axis_spec(Op::sum, h, off, 132);
     EXPECT_EQ(s.family, AxisFamily::columns) << off.reduced;
@@ -2333,6 +2334,75 @@ TEST(AxisConfig, AFamilyOfAnotherLayoutOrPastItsLimitsDoesNotFit) {
 // R = 3 and 4 four in blocks of 128; not off that grid (outputs, strides or a known base),
 // not for 4-byte elements, not from R = 5, not below 2^21 outputs. Its configs are the
 // tuner's candidates where the vectors fit, and they read the rows in rounds of any R.
+// 16-bit columns on the 2-element grid but off the 4-element one (outputs and strides of
+// 2 mod 4), R >= 32: two outputs a thread, eight loads in flight; a thread walking R alone
+// over many outputs, 16 threads across R in blocks of 512 over R >= 1000 and fewer (four
+// loads in flight over more than 1750 threads per SM). Not on the 4-element grid, off the
+// 2-element one, below R = 32, for 4-byte elements, for stepped columns, nor from a base
+// off the 4-byte grid.
+TEST(AxisSpec, SixteenBitColumnsOnTheTwoElementGridReadPairs) {
+  struct Case {
+    TypeRule types;
+    Op op;
+    TensorDesc view;
+    AxisList axes;
+    std::uint32_t block, by, unroll;  // block 0: not this rule
+  };
+  const TypeRule bf16_max = *resolve_types(Op::max, DType::bf16, DType::bf16).rule;
+  const TypeRule f16_mean = *resolve_types(Op::mean, DType::f16, DType::f16).rule;
+  const Case cases[] = {
+      {kF16, Op::sum, TensorDesc::contiguous({100, 1048578}), {0}, 256, 1, 8},
+      {bf16_max, Op::max, TensorDesc::contiguous({33, 4194302}), {0}, 256, 1, 8},
+      {f16_mean, Op::mean, TensorDesc::contiguous({1000, 262146}), {0}, 256, 1, 8},
+      {kF16, Op::sum, TensorDesc::contiguous({4, 40, 65538}), {1}, 256, 1, 8},             // four slices
+      {kF16, Op::sum, TensorDesc::strided({300, 262144}, {262146, 1}), {0}, 256, 1, 8},    // rows 2 mod 4 apart
+      {kF16, Op::sum, TensorDesc::contiguous({4097, 16386}), {0}, 512, 16, 8},
+      {bf16_max, Op::max, TensorDesc::contiguous({2049, 30002}), {0}, 512, 16, 4},
+      {kF16, Op::sum, TensorDesc::contiguous({1000, 8450}), {0}, 512, 16, 8},               // 64 outputs per SM
+      {kF16, Op::sum, TensorDesc::contiguous({1000, 30002}), {0}, 512, 16, 4},
+      {kF16, Op::sum, TensorDesc::contiguous({600, 40002}), {0}, 0, 0, 0},                  // R < 1000, fewer
+      {kF16, Op::sum, TensorDesc::contiguous({1000, 8446}), {0}, 0, 0, 0},                  // fewer
+      {kF16, Op::sum, TensorDesc::contiguous({31, 1048578}), {0}, 0, 0, 0},                 // R < 32
+      {kF16, Op::sum, TensorDesc::contiguous({100, 1048576}), {0}, 0, 0, 0},                // the 4-element grid
+      {kF16, Op::sum, TensorDesc::contiguous({100, 1048577}), {0}, 0, 0, 0},                // off both
+      {kF16, Op::sum, TensorDesc::strided({100, 1048576}, {1048578, 1}), {0}, 256, 1, 8},   // rows off the 4-element grid
+      {kF16, Op::sum, TensorDesc::strided({100, 1048576}, {1048577, 1}), {0}, 0, 0, 0},     // rows off both
+      {kF32, Op::sum, TensorDesc::contiguous({100, 1048578}), {0}, 0, 0, 0},
+      {kF16, Op::sum, TensorDesc::strided({100, 524289}, {1048578, 2}), {0}, 0, 0, 0},     // stepped columns
+  };
+  alignas(16) static const unsigned char buffer[32] = {};
+  for (const Case& c : cases) {
+    const CanonicalResult r = canonicalize(c.view, c.axes);
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_EQ(r.axes.layout, AxisLayout::columns) << r.axes.to_string();
+    AxisLaunchPlan plan;
+    const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, r.axes, 132, &plan);
+    const std::string what = r.axes.to_string() + " " + to_string(s);
+    const bool taken = s.family == AxisFamily::columns && s.vec == 2;
+    EXPECT_EQ(taken, c.block != 0) << what;
+    if (c.block == 0) continue;
+    EXPECT_EQ(axis_spec_problem(s), "") << what;
+    EXPECT_EQ(axis_spec_mismatch(s, r.axes), "") << what;
+    EXPECT_EQ(s.block, c.block) << what;
+    EXPECT_EQ(s.group, c.by) << what;
+    EXPECT_EQ(s.unroll, c.unroll) << what;
+    EXPECT_EQ(s.split, AxisSplit::none) << what;
+    EXPECT_EQ(s.rows_per_pass, 1u) << what;
+    EXPECT_EQ(s.occupancy, 0u) << what;
+    EXPECT_EQ(plan.splits, 1u) << what;
+    const AxisLaunchPlan again = plan_axis_launch(s, r.axes, 132);
+    EXPECT_EQ(plan.grid, again.grid) << what;
+    EXPECT_EQ(plan.block, again.block) << what;
+    // The tuner holds the choice among its candidates; from an aligned base the launch
+    // reads pairs, from one off the 4-byte grid the choice is another.
+    const auto candidates = axis_candidates(c.op, c.types, r.axes, 132);
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), s), candidates.end()) << what;
+    EXPECT_FALSE(axis_launch_takes_twin(s, r.axes, plan, buffer + 4)) << what;
+    EXPECT_EQ(builtin_axis_spec(c.op, c.types, r.axes, 132, nullptr, buffer + 4), s) << what;
+    EXPECT_NE(builtin_axis_spec(c.op, c.types, r.axes, 132, nullptr, buffer + 2).vec, 2u) << what;
+  }
+}
+
 TEST(AxisSpec, ShortSixteenBitColumnsOnTheVectorGridTakeShortColumns) {
   struct Case {
     TypeRule types;

@@ -584,6 +584,39 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
   std::printf("[ counts   ] built-in columns rules: %d (op, dtype, shape) cases\n", checked.load());
 }
 
+// 16-bit columns on the 2-element grid but off the 4-element one (engine: AxisSpec.
+// SixteenBitColumnsOnTheTwoElementGridReadPairs): two outputs a thread, a thread walking R
+// alone over many outputs or 16 across it over fewer, and the edges beside them (R < 32,
+// R < 1000 over fewer, off both grids). Each runs the kernel meant and matches the host,
+// from an aligned base and from one element in (off the 4-byte grid, where the call's
+// choice is another); f32 over the same shapes matches too.
+TEST(Axes, SixteenBitColumnsOnTheTwoElementGridReadPairs) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    std::int64_t r, inner;
+    const char* kernel;
+  };
+  const std::vector<Case> cases = {
+      {40, 262146, "columns:block=256,by=1,vec=2,split=none,unroll=8"},
+      {1000, 16386, "columns:block=512,by=16,vec=2,split=none,unroll=8"},
+      {1000, 30002, "columns:block=512,by=16,vec=2,split=none"},
+      {600, 40002, "columns:block=256,by=4,vec=1,split=none,unroll=8"},
+      {4097, 8450, "columns:block=512,by=16,vec=2,split=none,unroll=8"},
+      {31, 1048578, "columns:block=256,by=1,vec=4,split=none,unroll=8"},
+      {40, 262145, "columns:block=256,by=1,vec=1,split=none,unroll=8"},
+  };
+  std::atomic<int> checked{0};
+  for_each_columns_rule_case([&](DType dtype, Op op, const TypeRule& t) {
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 4097 * 8450 + 1, 13));
+    for (const Case& c : cases) {
+      const std::string meant = c.kernel;
+      expect_builtin_columns(ctx, op, t, buffer, c.r, c.inner, size_of(dtype) == 2 ? &meant : nullptr, checked);
+    }
+  });
+  std::printf("[ counts   ] 16-bit columns on the 2-element grid: %d (op, dtype, shape, base) cases\n", checked.load());
+}
+
 // 8-byte dense columns of up to 64 outputs a slice, split (engine: AxisSpec.
 // EightByteDenseColumnsSplitInBlocksOf256): blocks of 256, up to 16 outputs in interleaved
 // steps that the last block folds, from 17 in contiguous splits and a second kernel; one

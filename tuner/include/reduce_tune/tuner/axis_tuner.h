@@ -138,8 +138,12 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // capped, and the tuner's candidates hold both forms (set AX). 15: those of 4-byte
 // elements in blocks of 256 read two vectors of outputs a thread a pass on the grid (0.98
 // to 1.11 times as fast), and off it the twin's vectors, capped, where they took a thread
-// per output (1.13 to 1.30 times faster; set AZ).
-inline constexpr int kAxisRuleRevision = 16;
+// per output (1.13 to 1.30 times faster; set AZ). 16: converting copies (R = 1) and
+// 16-bit columns of R = 2 to 4 on the 16-byte grid take the short_columns family (1.03 to
+// 2.07 and 1.10 to 2.02 times faster, set BA). 17: 16-bit columns of R >= 32 on the
+// 2-element grid but off the 4-element one take two outputs a thread where they took one
+// (1.02 to 1.28 times faster, set BB).
+inline constexpr int kAxisRuleRevision = 17;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
