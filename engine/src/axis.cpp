@@ -511,6 +511,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       const bool unit = shape.inner_step == 1;
       const bool on_grid =
           unit && shape.inner % 4 == 0 && shape.reduced_stride % 4 == 0 && shape.outer_stride % 4 == 0;
+      const bool on_grid2 =
+          unit && shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
       const bool wants_16bit_vectors =
           size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512));
       if (wants_16bit_vectors && unit && (on_grid || r < 32)) s.vec = 4;
@@ -531,9 +533,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // the twin's vectors of four read faster (3 x 4194306: 12.1 against 19.4 us with
       // pairs; 31 x 1048578 21.8 against 22.9), and so did a thread per output, 4 across
       // R, over 600 x 40002 (16.9 against 17.5).
-      const bool pairs_on_grid = unit && !on_grid && shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 &&
-                                 shape.outer_stride % 2 == 0 &&
-                                 (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 4 == 0);
+      const bool pairs_on_grid =
+          on_grid2 && !on_grid && (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 4 == 0);
       if (size_of(types.in) == 2 && pairs_on_grid && r >= 32 &&
           (shape.outputs >= threads_wanted || (r >= 1000 && shape.outputs >= 64 * sms))) {
         s.vec = 2;
@@ -622,8 +623,6 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // and 37217 x 669 43.3 against 34.6. f32 on the 4-element grid keeps its vectors of
       // four (within 7% of the fastest config there), and 16-bit ones from R = 2^16 over
       // 512 outputs and more their four outputs a thread (above; not measured against these).
-      const bool on_grid2 =
-          unit && shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
       //
       // Min and max off the 2-element grid (a thread per output): four loads in flight at
       // eight blocks per SM. On an H200 (held device times, `..-2026-11-27aj-probe*.log`):
