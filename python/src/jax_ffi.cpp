@@ -5,10 +5,18 @@
 // The call: one operand (the array, dense row-major as jax.ffi.ffi_call passes it), one
 // result, and the attributes op (an op code), in_dtype and out_dtype (dtype codes, as
 // reduce_tune._core.OPS and DTYPES number them) and axes (the reduced dimensions).
+//
+// The handler is marked command-buffer compatible: XLA may record it into the CUDA graph
+// of a jitted function with its fusions (stream capture, then replays that do not call
+// it). The reduction allows that: it only enqueues work on the stream it is given (no
+// host wait, no allocation once warm), a first call under capture loads its kernels and
+// makes its stream's workspace in relaxed capture mode, and a workspace a graph uses is
+// kept alive after a larger call outgrows it (runtime/src/context.cpp).
 #include "jax_ffi.h"
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -23,6 +31,10 @@ namespace ffi = xla::ffi;
 
 namespace reduce_tune::python {
 namespace {
+
+// How often XLA called the handler, and how many of those calls it made while capturing
+// the stream into a command buffer (jax_handler_calls()).
+std::atomic<std::uint64_t> handler_calls{0}, captured_calls{0};
 
 ffi::DataType xla_type(DType t) {
   switch (t) {
@@ -40,6 +52,10 @@ ffi::DataType xla_type(DType t) {
 ffi::Error reduce_on_xla_stream(cudaStream_t stream, std::int32_t device, ffi::AnyBuffer in,
                                 ffi::Result<ffi::AnyBuffer> out, std::int64_t op_code, std::int64_t in_code,
                                 std::int64_t out_code, ffi::Span<const std::int64_t> axes) {
+  handler_calls.fetch_add(1, std::memory_order_relaxed);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusActive)
+    captured_calls.fetch_add(1, std::memory_order_relaxed);
   try {
     if (op_code < 0 || op_code >= static_cast<std::int64_t>(std::size(kAllOps)) || in_code < 0 ||
         in_code >= static_cast<std::int64_t>(std::size(kAllDTypes)) || out_code < 0 ||
@@ -94,8 +110,13 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(reduce_handler, reduce_on_xla_stream,
                                   .Attr<std::int64_t>("op")
                                   .Attr<std::int64_t>("in_dtype")
                                   .Attr<std::int64_t>("out_dtype")
-                                  .Attr<ffi::Span<const std::int64_t>>("axes"));
+                                  .Attr<ffi::Span<const std::int64_t>>("axes"),
+                              {ffi::Traits::kCmdBufferCompatible});
 
 void* xla_reduce_handler() { return reinterpret_cast<void*>(&reduce_handler); }
+
+HandlerCalls xla_handler_calls() {
+  return {handler_calls.load(std::memory_order_relaxed), captured_calls.load(std::memory_order_relaxed)};
+}
 
 }  // namespace reduce_tune::python

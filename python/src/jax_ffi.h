@@ -1,7 +1,17 @@
 // The XLA FFI handler of reduce_tune's reduction (jax_ffi.cpp), for JAX.
 #pragma once
 
+#include <cstdint>
+
 namespace reduce_tune::python {
 // The handler's address (an XLA_FFI_Handler*), for jax.ffi.register_ffi_target.
 void* xla_reduce_handler();
+
+// How often XLA has called the handler in this process, and how many of those calls it
+// made while capturing its stream into a command buffer (a CUDA graph that XLA replays
+// later without calling the handler).
+struct HandlerCalls {
+  std::uint64_t calls = 0, captured = 0;
+};
+HandlerCalls xla_handler_calls();
 }  // namespace reduce_tune::python

@@ -452,6 +452,14 @@ NB_MODULE(_core, m) {
         return nb::steal(capsule);
       },
       "The XLA FFI handler of the reduction (for jax.ffi.register_ffi_target).");
+  m.def(
+      "jax_handler_calls",
+      [] {
+        const reduce_tune::python::HandlerCalls c = reduce_tune::python::xla_handler_calls();
+        return nb::make_tuple(c.calls, c.captured);
+      },
+      "(calls, captured): how often XLA called the handler in this process, and how many of\n"
+      "those calls it made while capturing a command buffer (a CUDA graph it replays later).");
 #else
   m.attr("HAS_JAX_FFI") = false;
 #endif

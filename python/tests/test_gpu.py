@@ -602,6 +602,50 @@ class OtherProducers(unittest.TestCase):
             rt._plans.clear()
             rt._plans.update(plans)
 
+    # Several reductions and JAX's own ops in one jitted function, in a process whose XLA
+    # records every custom call it may into command buffers (CUDA graphs it replays without
+    # calling the handler): fresh inputs call after call, each result checked against
+    # jnp's, and the handler must have been called under capture at least once.
+    JAX_COMMAND_BUFFERS = """
+import sys
+import jax, jax.numpy as jnp, numpy as np
+import reduce_tune as rt
+from reduce_tune import _core
+f = jax.jit(lambda a, b: (rt.sum(a * 2, dim=1) + 1, rt.max(b, dim=0), jnp.tanh(rt.mean(a, dim=0)),
+                          rt.min(jnp.abs(b), dim=1)))
+for k in range(8):
+    a = jnp.round(jax.random.normal(jax.random.PRNGKey(k), (257, 1001), jnp.float32) * 8)
+    b = jnp.round(jax.random.normal(jax.random.PRNGKey(100 + k), (3, 4097), jnp.float32) * 8)
+    got = f(a, b)
+    want = (jnp.sum(a * 2, axis=1) + 1, jnp.max(b, axis=0), jnp.tanh(jnp.mean(a, axis=0)), jnp.min(jnp.abs(b), axis=1))
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        ok = np.allclose(g, w, rtol=1e-6, atol=1e-6) if i == 2 else np.array_equal(g, w)
+        if not ok:
+            sys.exit(f"call {k}, result {i}: max |diff| {np.abs(g - w).max()}")
+print(*_core.jax_handler_calls())
+"""
+
+    def test_jax_in_command_buffers(self):
+        try:
+            import jax
+        except ImportError:
+            self.skipTest("JAX is not installed")
+        if not any(d.platform in ("gpu", "cuda") for d in jax.devices()):
+            self.skipTest("JAX sees no GPU")
+        if not _core.HAS_JAX_FFI:
+            self.skipTest("the module was built without XLA's FFI headers (no custom call for XLA to record)")
+        package = os.path.dirname(os.path.dirname(os.path.abspath(rt.__file__)))
+        env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false",
+                   XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1",
+                   PYTHONPATH=os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH", "")) if p))
+        done = subprocess.run([sys.executable, "-c", self.JAX_COMMAND_BUFFERS], env=env, capture_output=True,
+                              text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        calls, captured = (int(v) for v in done.stdout.split()[-2:])
+        self.assertGreater(calls, 0)
+        self.assertGreater(captured, 0, f"XLA called the handler {calls} times, never under capture")
+
 
 def reduce_tune_command():
     """The reduce-tune executable: $REDUCE_TUNE_CLI, the staged one, the built one or PATH's."""
