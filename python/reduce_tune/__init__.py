@@ -12,8 +12,9 @@ The input is any object that offers ``__dlpack__`` or ``__cuda_array_interface__
 included, without a copy. The result is a new array of the caller's framework (or
 ``out=``), written C-contiguous, enqueued without the host waiting: on PyTorch's or
 CuPy's current stream, or the ``__cuda_array_interface__`` producer's stream. A JAX array
-is reduced by an XLA FFI custom call on JAX's stream (also inside ``jax.jit``) where the
-module was built with XLA's FFI headers, else through DLPack like any other DLPack
+is reduced by an XLA FFI custom call on JAX's stream (also inside ``jax.jit``, where XLA
+may record it into the function's CUDA graph; ``REDUCE_TUNE_JAX_COMMAND_BUFFERS=0`` keeps
+it out) where the module was built with XLA's FFI headers, else through DLPack like any other DLPack
 producer: its data made ready for the package's own stream, the result handed back with
 the consumer's stream waiting for ours.
 
@@ -36,6 +37,7 @@ import atexit as _atexit
 import builtins as _builtins
 import collections as _collections
 import operator as _operator
+import os as _os
 import sys as _sys
 import threading as _threading
 import warnings as _warnings
@@ -547,7 +549,10 @@ def _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax):
                             "jax_enable_x64 set")
         if not _jax_registered:
             try:
-                jax.ffi.register_ffi_target(_JAX_TARGET, _core.jax_handler(), platform="CUDA")
+                # XLA may record the call into a jitted function's command buffer (CUDA
+                # graph) unless REDUCE_TUNE_JAX_COMMAND_BUFFERS=0.
+                handler = _core.jax_handler(_os.environ.get("REDUCE_TUNE_JAX_COMMAND_BUFFERS", "1") != "0")
+                jax.ffi.register_ffi_target(_JAX_TARGET, handler, platform="CUDA")
             except Exception as e:  # noqa: BLE001 (JAX raises its own runtime error types)
                 # Typically XLA FFI headers of another JAX version than the one running:
                 # JAX arrays then go through DLPack, and tracers are refused.

@@ -101,19 +101,26 @@ ffi::Error reduce_on_xla_stream(cudaStream_t stream, std::int32_t device, ffi::A
 
 }  // namespace
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(reduce_handler, reduce_on_xla_stream,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Ctx<ffi::DeviceOrdinal>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<std::int64_t>("op")
-                                  .Attr<std::int64_t>("in_dtype")
-                                  .Attr<std::int64_t>("out_dtype")
-                                  .Attr<ffi::Span<const std::int64_t>>("axes"),
-                              {ffi::Traits::kCmdBufferCompatible});
+#define REDUCE_TUNE_XLA_BINDING                 \
+  ffi::Ffi::Bind()                              \
+      .Ctx<ffi::PlatformStream<cudaStream_t>>() \
+      .Ctx<ffi::DeviceOrdinal>()                \
+      .Arg<ffi::AnyBuffer>()                    \
+      .Ret<ffi::AnyBuffer>()                    \
+      .Attr<std::int64_t>("op")                 \
+      .Attr<std::int64_t>("in_dtype")           \
+      .Attr<std::int64_t>("out_dtype")          \
+      .Attr<ffi::Span<const std::int64_t>>("axes")
 
-void* xla_reduce_handler() { return reinterpret_cast<void*>(&reduce_handler); }
+XLA_FFI_DEFINE_HANDLER_SYMBOL(reduce_handler, reduce_on_xla_stream, REDUCE_TUNE_XLA_BINDING,
+                              {ffi::Traits::kCmdBufferCompatible});
+// The same handler without the trait: XLA then launches it on its own, outside its
+// command buffers (REDUCE_TUNE_JAX_COMMAND_BUFFERS=0).
+XLA_FFI_DEFINE_HANDLER_SYMBOL(reduce_handler_uncaptured, reduce_on_xla_stream, REDUCE_TUNE_XLA_BINDING);
+
+void* xla_reduce_handler(bool command_buffers) {
+  return command_buffers ? reinterpret_cast<void*>(&reduce_handler) : reinterpret_cast<void*>(&reduce_handler_uncaptured);
+}
 
 HandlerCalls xla_handler_calls() {
   return {handler_calls.load(std::memory_order_relaxed), captured_calls.load(std::memory_order_relaxed)};

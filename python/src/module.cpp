@@ -445,13 +445,15 @@ NB_MODULE(_core, m) {
   m.attr("HAS_JAX_FFI") = true;
   m.def(
       "jax_handler",
-      [] {
+      [](bool command_buffers) {
         // An unnamed capsule of the handler's address, as jax.ffi.register_ffi_target takes it.
-        PyObject* capsule = PyCapsule_New(reduce_tune::python::xla_reduce_handler(), nullptr, nullptr);
+        PyObject* capsule = PyCapsule_New(reduce_tune::python::xla_reduce_handler(command_buffers), nullptr, nullptr);
         if (capsule == nullptr) throw nb::python_error();
         return nb::steal(capsule);
       },
-      "The XLA FFI handler of the reduction (for jax.ffi.register_ffi_target).");
+      nb::arg("command_buffers") = true,
+      "The XLA FFI handler of the reduction (for jax.ffi.register_ffi_target); with\n"
+      "command_buffers false, one XLA never records into its command buffers.");
   m.def(
       "jax_handler_calls",
       [] {

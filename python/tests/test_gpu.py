@@ -605,7 +605,8 @@ class OtherProducers(unittest.TestCase):
     # Several reductions and JAX's own ops in one jitted function, in a process whose XLA
     # records every custom call it may into command buffers (CUDA graphs it replays without
     # calling the handler): fresh inputs call after call, each result checked against
-    # jnp's, and the handler must have been called under capture at least once.
+    # jnp's; the handler must have been called under capture at least once, and never
+    # with REDUCE_TUNE_JAX_COMMAND_BUFFERS=0.
     JAX_COMMAND_BUFFERS = """
 import sys
 import jax, jax.numpy as jnp, numpy as np
@@ -626,6 +627,20 @@ for k in range(8):
 print(*_core.jax_handler_calls())
 """
 
+    def run_jax_command_buffers(self, **extra_env):
+        """Runs JAX_COMMAND_BUFFERS in a fresh process; returns (calls, captured)."""
+        package = os.path.dirname(os.path.dirname(os.path.abspath(rt.__file__)))
+        env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false",
+                   XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1",
+                   PYTHONPATH=os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH", "")) if p),
+                   **extra_env)
+        done = subprocess.run([sys.executable, "-c", self.JAX_COMMAND_BUFFERS], env=env, capture_output=True,
+                              text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        calls, captured = (int(v) for v in done.stdout.split()[-2:])
+        self.assertGreater(calls, 0)
+        return calls, captured
+
     def test_jax_in_command_buffers(self):
         try:
             import jax
@@ -635,16 +650,12 @@ print(*_core.jax_handler_calls())
             self.skipTest("JAX sees no GPU")
         if not _core.HAS_JAX_FFI:
             self.skipTest("the module was built without XLA's FFI headers (no custom call for XLA to record)")
-        package = os.path.dirname(os.path.dirname(os.path.abspath(rt.__file__)))
-        env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false",
-                   XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1",
-                   PYTHONPATH=os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH", "")) if p))
-        done = subprocess.run([sys.executable, "-c", self.JAX_COMMAND_BUFFERS], env=env, capture_output=True,
-                              text=True, timeout=300)
-        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
-        calls, captured = (int(v) for v in done.stdout.split()[-2:])
-        self.assertGreater(calls, 0)
+        calls, captured = self.run_jax_command_buffers(REDUCE_TUNE_JAX_COMMAND_BUFFERS="1")
         self.assertGreater(captured, 0, f"XLA called the handler {calls} times, never under capture")
+        # REDUCE_TUNE_JAX_COMMAND_BUFFERS=0: the handler without the trait, never recorded,
+        # every call made on the stream as it runs.
+        calls, captured = self.run_jax_command_buffers(REDUCE_TUNE_JAX_COMMAND_BUFFERS="0")
+        self.assertEqual(captured, 0, f"XLA recorded {captured} of {calls} calls of the handler without the trait")
 
 
 def reduce_tune_command():
