@@ -1,11 +1,11 @@
 // Probe (not part of the package): whether XLA may capture reduce_tune's FFI custom call
 // into its command buffers (CUDA graphs), and what XLA's custom-call path itself costs.
-// It compiles the package's handler (python/src/jax_ffi.cpp) as it is, then exports four
-// handler symbols over the same binding:
-//   probe_rt_plain   the package's reduction, no traits (what the package registered
-//                    before 2026-11-29);
-//   probe_rt_graph   the same reduction, marked command-buffer compatible (as the
-//                    package's handler is since);
+// It compiles the package's handlers (python/src/jax_ffi.cpp) as they are, which gives
+// four handler symbols over the same binding (the probe's names for them first):
+//   probe_rt_plain   reduce_handler_uncaptured: the reduction without traits (what the
+//                    package registered before 2026-11-29);
+//   probe_rt_graph   reduce_handler: the same reduction, marked command-buffer
+//                    compatible (what the package registers since);
 //   probe_noop       a handler that does nothing (XLA's custom-call path alone);
 //   probe_noop_graph the same, marked command-buffer compatible.
 // bench/probes/jax_command_buffer_probe.py loads it with ctypes and times each against
@@ -27,21 +27,9 @@ ffi::Error do_nothing(cudaStream_t, std::int32_t, ffi::AnyBuffer, ffi::Result<ff
 }
 }  // namespace
 
-#define REDUCE_TUNE_PROBE_BINDING                              \
-  ffi::Ffi::Bind()                                             \
-      .Ctx<ffi::PlatformStream<cudaStream_t>>()                \
-      .Ctx<ffi::DeviceOrdinal>()                               \
-      .Arg<ffi::AnyBuffer>()                                   \
-      .Ret<ffi::AnyBuffer>()                                   \
-      .Attr<std::int64_t>("op")                                \
-      .Attr<std::int64_t>("in_dtype")                          \
-      .Attr<std::int64_t>("out_dtype")                         \
-      .Attr<ffi::Span<const std::int64_t>>("axes")
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(probe_rt_plain, reduce_on_xla_stream, REDUCE_TUNE_PROBE_BINDING);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(probe_rt_graph, reduce_on_xla_stream, REDUCE_TUNE_PROBE_BINDING,
-                              {ffi::Traits::kCmdBufferCompatible});
-XLA_FFI_DEFINE_HANDLER_SYMBOL(probe_noop, do_nothing, REDUCE_TUNE_PROBE_BINDING);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(probe_noop_graph, do_nothing, REDUCE_TUNE_PROBE_BINDING,
+// The package's handler without and with the trait are its own symbols,
+// reduce_handler_uncaptured and reduce_handler; the probe adds the ones that do nothing.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(probe_noop, do_nothing, REDUCE_TUNE_XLA_BINDING);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(probe_noop_graph, do_nothing, REDUCE_TUNE_XLA_BINDING,
                               {ffi::Traits::kCmdBufferCompatible});
 }  // namespace reduce_tune::python

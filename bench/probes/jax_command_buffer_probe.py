@@ -22,13 +22,16 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from jax_dispatch_probe import wall_us  # noqa: E402
 
-HANDLERS = ("probe_rt_plain", "probe_rt_graph", "probe_noop", "probe_noop_graph")
+# The probe's name for each handler, and its symbol in the library.
+SYMBOLS = {"probe_rt_plain": "reduce_handler_uncaptured", "probe_rt_graph": "reduce_handler",
+           "probe_noop": "probe_noop", "probe_noop_graph": "probe_noop_graph"}
+HANDLERS = tuple(SYMBOLS)
 
 
 def main():
     lib = ctypes.cdll.LoadLibrary(os.path.abspath(sys.argv[1]))
     for name in HANDLERS:
-        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(getattr(lib, name)), platform="CUDA")
+        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(getattr(lib, SYMBOLS[name])), platform="CUDA")
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}",
           flush=True)
 
