@@ -15,7 +15,8 @@ of 1 ms was two or three large calls, over which the batch's first dispatch and 
 tens of microseconds, were spread). Inputs past a quarter of L2 rotate through
 copies that together exceed 4x L2 (torch_axes.rotation_count). Each case first compares the
 two results (a "MISMATCH" marks a difference beyond rounding). JAX's speedup is against the
-jitted call. CuPy has no bfloat16.
+jitted call; two more columns time rt inside jax.jit (the custom call without the package's
+Python) and its speedup over the jitted jnp call. CuPy has no bfloat16.
 
 Host overhead: microseconds of host time per call on a (4, 1024) float32 array reduced along
 dim 1, the Python loop alone (chunks of calls short enough that the launch queue never fills,
@@ -201,16 +202,19 @@ def jax_cases(jax, args, es, l2, available_bytes):
 
 
 def jax_impls(jax, op, dim, arrays):
+    """rt eager against jnp jitted (the table's speedup), and both sides eager and both
+    jitted (rt inside jax.jit: the custom call without the package's Python)."""
     rt_op, jnp_op = getattr(rt, op), getattr(jax.numpy, op)
     jitted = jax.jit(lambda a: jnp_op(a, axis=dim))
+    rt_jitted = jax.jit(lambda a: rt_op(a, dim=dim))
     return {"rt": lambda s: rt_op(arrays[s], dim=dim), "fw": lambda s: jitted(arrays[s]),
-            "eager": lambda s: jnp_op(arrays[s], axis=dim)}
+            "eager": lambda s: jnp_op(arrays[s], axis=dim), "rt_jit": lambda s: rt_jitted(arrays[s])}
 
 
 def run_framework(framework, title, fw_column, cases, clock, args, es):
     """Times every case, printing a line each; returns the rows."""
     print(f"\n== {framework}: {title} ==")
-    eager = " eager us" if framework == "jax" else ""
+    eager = " eager us  rt jit us jit speedup" if framework == "jax" else ""
     print(f"layout  op       R   outputs |      rt us {fw_column:>10s} speedup     GB/s{eager}")
     rows = []
     for case, impls, rotations, close in cases:
@@ -224,6 +228,10 @@ def run_framework(framework, title, fw_column, cases, clock, args, es):
         if "eager" in ms:
             row["eager_us"] = ms["eager"] * 1e3
             line += f" {row['eager_us']:8.2f}"
+        if "rt_jit" in ms:
+            row["rt_jit_us"] = ms["rt_jit"] * 1e3
+            row["jit_speedup"] = ms["fw"] / ms["rt_jit"]
+            line += f" {row['rt_jit_us']:9.2f} {row['jit_speedup']:10.2f}x"
         print(line + ("" if match else "  MISMATCH"), flush=True)
         rows.append(row)
     return rows
@@ -243,6 +251,12 @@ def summarize(framework, rows):
           f"({name(worst)}), median {statistics.median(ratios):.2f}x")
     if below:
         print("  below 1.0x: " + ", ".join(f"{name(row)} ({row['speedup']:.2f}x)" for row in below))
+    if all("jit_speedup" in row for row in rows):
+        jit_ratios = [row["jit_speedup"] for row in rows]
+        jit_worst = min(rows, key=lambda row: row["jit_speedup"])
+        print(f"{framework}, both sides jitted: rt >= 1.0x on {sum(r >= 1.0 for r in jit_ratios)} of {len(rows)} "
+              f"shapes; worst {jit_worst['jit_speedup']:.2f}x ({name(jit_worst)}), median "
+              f"{statistics.median(jit_ratios):.2f}x")
     if mismatches:
         print("  MISMATCH: " + ", ".join(name(row) for row in mismatches))
 

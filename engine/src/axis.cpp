@@ -803,9 +803,25 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         return s;
       }
       const std::uint64_t row_bytes = r * size_of(types.in);
+      // Contiguous rows of 2 to 7 four-byte elements, from 2^22 rows (R = 2, 3) or 2^24
+      // (R = 4 to 7): staged too, a lane per row. A thread per row reading its elements
+      // one by one leaves a warp's loads 8 to 28 bytes apart. On an H200 (set BC in
+      // docs/BENCHMARKS.md, paced; f32 sum, f32 max and i32 sum alike within 2%), the
+      // built-in choice before against rows_dense in blocks of 256: R = 2 over 16777216
+      // rows 62.10 -> 53.98 us, over 4194304 17.09 -> 15.59; R = 3 over 16777216 74.51 ->
+      // 66.58, over 4194304 20.26 -> 19.18; R = 4 to 7 over 16777216 1.02 to 1.04 times
+      // faster. Not below: R = 3 over 1048577 rows 4.51 -> 5.48, R = 2 and 3 over 2097152
+      // 0.94 to 0.98 times as fast, R = 4 and 6 over 4194304 0.96 to 0.99; nor 16-bit rows
+      // (their built-in choice 1.02 to 1.6 times faster than staging them); nor means over
+      // R that is not a power of two (f32, 16777216 rows: R = 3 84.23 -> 90.72 us, R = 5
+      // 101.30 -> 119.35; R = 2 67.69 -> 60.78).
+      const bool tiny_dense_rows = size_of(types.in) == 4 && r >= 2 && r <= 7 &&
+                                   shape.outputs >= (r <= 3 ? (1ull << 22) : (1ull << 24)) &&
+                                   (op != Op::mean || (r & (r - 1)) == 0);
       if (shape.layout == AxisLayout::rows && size_of(types.in) == 4 &&
-          shape.outer_stride == static_cast<std::int64_t>(r) && row_bytes >= 128 && row_bytes <= 512 &&
-          (row_bytes & (row_bytes - 1)) != 0 && r * shape.outputs >= (1u << 21)) {
+          shape.outer_stride == static_cast<std::int64_t>(r) &&
+          (tiny_dense_rows || (row_bytes >= 128 && row_bytes <= 512 && (row_bytes & (row_bytes - 1)) != 0 &&
+                               r * shape.outputs >= (1u << 21)))) {
         s.family = AxisFamily::rows_dense;
         s.vec = 4;
         s.unroll = 4;

@@ -312,6 +312,36 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::max, kF32, shape_of({65537, 33}, {1}), 132);
   EXPECT_EQ(s.family, AxisFamily::rows_dense);
   EXPECT_EQ(s.group, 1u);
+  // Rows of 2 to 7 four-byte elements: staged too, a lane per row, from 2^22 rows (R = 2
+  // and 3) or 2^24 (R = 4 to 7); below, and for other element sizes, a thread per row.
+  const TypeRule i32_sum{DType::i32, DType::i32, DType::i32};
+  for (const auto& [outputs, r] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1 << 22, 2}, {(1 << 22) + 1, 3}, {1 << 24, 4}, {(1 << 24) + 3, 7}}) {
+    s = builtin_axis_spec(Op::sum, kF32, shape_of({outputs, r}, {1}), 132);
+    EXPECT_EQ(s.family, AxisFamily::rows_dense) << outputs << " x " << r;
+    EXPECT_EQ(s.group, 1u);
+    EXPECT_EQ(s.block, 256u);
+    EXPECT_EQ(s.vec, 4u);
+    EXPECT_EQ(axis_spec_mismatch(s, shape_of({outputs, r}, {1})), "");
+    EXPECT_EQ(builtin_axis_spec(Op::max, i32_sum, shape_of({outputs, r}, {1}), 132).family, AxisFamily::rows_dense);
+  }
+  for (const auto& [outputs, r] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {(1 << 22) - 1, 2}, {(1 << 22) - 1, 3}, {(1 << 24) - 1, 4}, {(1 << 24) - 1, 7}, {1 << 24, 8}, {1 << 24, 1}})
+    EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({outputs, r}, {1}), 132).family, AxisFamily::rows_dense)
+        << outputs << " x " << r;
+  // Means: over a power of two only (a mean of 3 or 5 is slower staged).
+  const TypeRule f32_mean = *resolve_types(Op::mean, DType::f32, DType::f32).rule;
+  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 22, 2}, {1}), 132).family, AxisFamily::rows_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 24, 4}, {1}), 132).family, AxisFamily::rows_dense);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 22, 3}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 24, 5}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({1 << 24, 3}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, TypeRule{DType::f64, DType::f64, DType::f64}, shape_of({1 << 24, 3}, {1}), 132)
+                .family,
+            AxisFamily::rows);
+  const CanonicalResult spaced_rows = canonicalize(TensorDesc::strided({1 << 22, 3}, {4, 1}), {1});
+  ASSERT_TRUE(spaced_rows.ok);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, spaced_rows.axes, 132).family, AxisFamily::rows);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 64}, {1}), 132).family, AxisFamily::rows);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 129}, {1}), 132).family, AxisFamily::rows);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({20000, 100}, {1}), 132).family, AxisFamily::rows);

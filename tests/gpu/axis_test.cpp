@@ -518,21 +518,28 @@ TEST(Axes, TransposedCopiesTakeTilesOfBothDimensions) {
 // The built-in choice (no database) over columns [r, inner]: it runs `meant` where given
 // (a part of the config text the runtime explains; without an unroll in it, not unroll=8)
 // and matches the host at bases 0 and 1.
-void expect_builtin_columns(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, std::int64_t r,
-                            std::int64_t inner, const std::string* meant, std::atomic<int>& checked) {
-  const TensorDesc view = TensorDesc::contiguous({r, inner});
+// The built-in choice (no database) over [a, b] along `axis`: as above.
+void expect_builtin(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, std::int64_t a, std::int64_t b,
+                    int axis, const std::string* meant, std::atomic<int>& checked) {
+  const TensorDesc view = TensorDesc::contiguous({a, b});
   if (meant != nullptr) {
-    const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {0}).kernel;
+    const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {axis}).kernel;
     EXPECT_NE(kernel.find(*meant), std::string::npos)
-        << to_string(t.in) << " " << r << " x " << inner << " ran " << kernel << ", meant " << *meant;
+        << to_string(t.in) << " " << a << " x " << b << " along " << axis << " ran " << kernel << ", meant " << *meant;
     if (meant->find("unroll") == std::string::npos) {
       EXPECT_EQ(kernel.find("unroll=8"), std::string::npos) << kernel;
     }
   }
   for (std::int64_t base : {0, 1}) {
-    EXPECT_EQ(check(ctx, op, t, buffer, base, view, {0}), "") << r << " x " << inner << " base " << base;
+    EXPECT_EQ(check(ctx, op, t, buffer, base, view, {axis}), "") << a << " x " << b << " along " << axis << " base "
+                                                                 << base;
     ++checked;
   }
+}
+
+void expect_builtin_columns(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, std::int64_t r,
+                            std::int64_t inner, const std::string* meant, std::atomic<int>& checked) {
+  expect_builtin(ctx, op, t, buffer, r, inner, 0, meant, checked);
 }
 
 // The (dtype, op) pairs the built-in columns tests run, a thread per dtype: f16 sum alone
@@ -588,6 +595,42 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
     }
   });
   std::printf("[ counts   ] built-in columns rules: %d (op, dtype, shape) cases\n", checked.load());
+}
+
+// Rows of 2 to 7 four-byte elements (engine: AxisSpec.BuiltInChoiceFollowsTheShape):
+// staged a tile at a time, a lane per row, from 2^22 rows (R = 2, 3) or 2^24 (R = 4 to 7);
+// a thread per row just below, and for means over R = 3 (not a power of two). Each runs
+// the kernel meant and matches the host from an aligned base and one element in (every
+// tile's start off the vector grid), for f32 sum, max and mean and i32 sum. In quick mode
+// (the sanitizer run): f32 sum, up to 2^22 rows.
+TEST(Axes, TinyFourByteRowsAreStaged) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  struct Case {
+    std::int64_t outputs, r;
+    const char* kernel;
+  };
+  const bool quick = testing::quick_mode();
+  std::vector<Case> cases = {{1 << 22, 2, "rows_dense:block=256,group=1,vec=4,split=none"},
+                             {(1 << 22) + 1, 3, "rows_dense:block=256,group=1,vec=4,split=none"},
+                             {(1 << 22) - 1, 3, "rows:block=256,group=1,vec=1,split=none"}};
+  if (!quick) {
+    cases.push_back({1 << 24, 4, "rows_dense:block=256,group=1,vec=4,split=none"});
+    cases.push_back({(1 << 24) - 1, 4, "rows:block=256,group=1,vec=1,split=none"});
+  }
+  std::atomic<int> checked{0};
+  std::vector<std::pair<Op, DType>> calls = {{Op::sum, DType::f32}};
+  if (!quick) calls.insert(calls.end(), {{Op::max, DType::f32}, {Op::mean, DType::f32}, {Op::sum, DType::i32}});
+  for (const auto& [op, dtype] : calls) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer =
+        upload(testing::make_input(op, dtype, testing::Pattern::exact, quick ? (1 << 22) * 3 + 4 : (1 << 24) * 4 + 2, 23));
+    for (const Case& c : cases) {
+      const std::string meant = op == Op::mean && c.r == 3 ? "rows:block=256,group=1,vec=1,split=none" : c.kernel;
+      expect_builtin(ctx, op, t, buffer, c.outputs, c.r, 1, &meant, checked);
+    }
+  }
+  std::printf("[ counts   ] tiny staged rows: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
 // 16-bit columns on the 2-element grid but off the 4-element one (engine: AxisSpec.

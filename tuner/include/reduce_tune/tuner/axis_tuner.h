@@ -142,8 +142,11 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // 16-bit columns of R = 2 to 4 on the 16-byte grid take the short_columns family (1.03 to
 // 2.07 and 1.10 to 2.02 times faster, set BA). 17: 16-bit columns of R >= 32 on the
 // 2-element grid but off the 4-element one take two outputs a thread where they took one
-// (1.02 to 1.28 times faster, set BB).
-inline constexpr int kAxisRuleRevision = 17;
+// (1.02 to 1.28 times faster, set BB). 18: contiguous rows of 2 to 7 four-byte elements
+// from 2^22 rows (R = 2, 3) or 2^24 (R = 4 to 7) are staged a tile at a time (rows_dense,
+// a lane per row; means only over R = 2 and 4) where a thread read its row alone (1.01 to
+// 1.17 times faster, set BC).
+inline constexpr int kAxisRuleRevision = 18;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
