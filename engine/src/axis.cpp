@@ -812,7 +812,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 66.58, over 4194304 20.26 -> 19.18; R = 4 to 7 over 16777216 1.02 to 1.04 times
       // faster. Not below: R = 3 over 1048577 rows 4.51 -> 5.48, R = 2 and 3 over 2097152
       // 0.94 to 0.98 times as fast, R = 4 and 6 over 4194304 0.96 to 0.99; nor 16-bit rows
-      // (their built-in choice 1.02 to 1.6 times faster than staging them); nor means over
+      // (staged 0.58 to 1.02 times as fast as their built-in choice); nor means over
       // R that is not a power of two (f32, 16777216 rows: R = 3 84.23 -> 90.72 us, R = 5
       // 101.30 -> 119.35; R = 2 67.69 -> 60.78).
       const bool tiny_dense_rows = size_of(types.in) == 4 && r >= 2 && r <= 7 &&
