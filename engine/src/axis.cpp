@@ -815,8 +815,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // (staged 0.58 to 1.02 times as fast as their built-in choice); nor means over
       // R that is not a power of two (f32, 16777216 rows: R = 3 84.23 -> 90.72 us, R = 5
       // 101.30 -> 119.35; R = 2 67.69 -> 60.78).
-      const bool tiny_dense_rows = size_of(types.in) == 4 && r >= 2 && r <= 7 &&
-                                   shape.outputs >= (r <= 3 ? (1ull << 22) : (1ull << 24)) &&
+      const bool tiny_dense_rows = r >= 2 && r <= 7 && shape.outputs >= (r <= 3 ? (1ull << 22) : (1ull << 24)) &&
                                    (op != Op::mean || (r & (r - 1)) == 0);
       if (shape.layout == AxisLayout::rows && size_of(types.in) == 4 &&
           shape.outer_stride == static_cast<std::int64_t>(r) &&

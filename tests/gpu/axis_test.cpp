@@ -542,6 +542,12 @@ void expect_builtin_columns(Context& ctx, Op op, const TypeRule& t, const Buffer
   expect_builtin(ctx, op, t, buffer, r, inner, 0, meant, checked);
 }
 
+// A view [a, b] and a part of the config text of the kernel its built-in choice means to run.
+struct BuiltinCase {
+  std::int64_t a, b;
+  const char* kernel;
+};
+
 // The (dtype, op) pairs the built-in columns tests run, a thread per dtype: f16 sum alone
 // in quick mode; f32, f16 and bf16, sum and max otherwise.
 void for_each_columns_rule_case(const std::function<void(DType, Op, const TypeRule&)>& body) {
@@ -607,14 +613,11 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
 TEST(Axes, TinyFourByteRowsAreStaged) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
-  struct Case {
-    std::int64_t outputs, r;
-    const char* kernel;
-  };
   const bool quick = testing::quick_mode();
-  std::vector<Case> cases = {{1 << 22, 2, "rows_dense:block=256,group=1,vec=4,split=none"},
-                             {(1 << 22) + 1, 3, "rows_dense:block=256,group=1,vec=4,split=none"},
-                             {(1 << 22) - 1, 3, "rows:block=256,group=1,vec=1,split=none"}};
+  // [outputs, R] along 1
+  std::vector<BuiltinCase> cases = {{1 << 22, 2, "rows_dense:block=256,group=1,vec=4,split=none"},
+                                    {(1 << 22) + 1, 3, "rows_dense:block=256,group=1,vec=4,split=none"},
+                                    {(1 << 22) - 1, 3, "rows:block=256,group=1,vec=1,split=none"}};
   if (!quick) {
     cases.push_back({1 << 24, 4, "rows_dense:block=256,group=1,vec=4,split=none"});
     cases.push_back({(1 << 24) - 1, 4, "rows:block=256,group=1,vec=1,split=none"});
@@ -627,10 +630,10 @@ TEST(Axes, TinyFourByteRowsAreStaged) {
     const bool large = !quick && op == Op::sum && dtype == DType::f32;
     const Buffer buffer =
         upload(testing::make_input(op, dtype, testing::Pattern::exact, large ? (1 << 24) * 4 + 2 : (1 << 22) * 3 + 4, 23));
-    for (const Case& c : cases) {
-      if (c.outputs >= (1 << 24) - 1 && !large) continue;
-      const std::string meant = op == Op::mean && c.r == 3 ? "rows:block=256,group=1,vec=1,split=none" : c.kernel;
-      expect_builtin(ctx, op, t, buffer, c.outputs, c.r, 1, &meant, checked);
+    for (const BuiltinCase& c : cases) {
+      if (c.a >= (1 << 24) - 1 && !large) continue;
+      const std::string meant = op == Op::mean && c.b == 3 ? "rows:block=256,group=1,vec=1,split=none" : c.kernel;
+      expect_builtin(ctx, op, t, buffer, c.a, c.b, 1, &meant, checked);
     }
   }
   std::printf("[ counts   ] tiny staged rows: %d (op, dtype, shape, base) cases\n", checked.load());
@@ -645,11 +648,7 @@ TEST(Axes, TinyFourByteRowsAreStaged) {
 TEST(Axes, SixteenBitColumnsOnTheTwoElementGridReadPairs) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
-  struct Case {
-    std::int64_t r, inner;
-    const char* kernel;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<BuiltinCase> cases = {  // [R, inner] along 0
       {40, 262146, "columns:block=256,by=1,vec=2,split=none,unroll=8"},
       {1000, 16386, "columns:block=512,by=16,vec=2,split=none,unroll=8"},
       {1000, 30002, "columns:block=512,by=16,vec=2,split=none"},
@@ -661,9 +660,9 @@ TEST(Axes, SixteenBitColumnsOnTheTwoElementGridReadPairs) {
   std::atomic<int> checked{0};
   for_each_columns_rule_case([&](DType dtype, Op op, const TypeRule& t) {
     const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 4097 * 8450 + 1, 13));
-    for (const Case& c : cases) {
+    for (const BuiltinCase& c : cases) {
       const std::string meant = c.kernel;
-      expect_builtin_columns(ctx, op, t, buffer, c.r, c.inner, size_of(dtype) == 2 ? &meant : nullptr, checked);
+      expect_builtin_columns(ctx, op, t, buffer, c.a, c.b, size_of(dtype) == 2 ? &meant : nullptr, checked);
     }
   });
   std::printf("[ counts   ] 16-bit columns on the 2-element grid: %d (op, dtype, shape, base) cases\n", checked.load());
