@@ -592,6 +592,81 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     result.binaries_stored += options.keep_all_binaries ? device.store().keep_all() : device.store().keep(keep);
   };
 
+  // The built-in choice at each sample shape of a class (it can change inside a class):
+  // each is timed at its own shape at least, and sets the bar a winner must hold against
+  // there. (Those that cannot reduce every shape of the class are dropped from the
+  // candidates, as any config is, and set no bar.)
+  auto class_builtins = [&](const AxisWorkItem& w, const std::vector<AxisShape>& shapes,
+                            std::vector<std::string>* texts) {
+    std::vector<AxisKernelSpec> builtins;
+    for (const auto& s : shapes) {
+      const AxisKernelSpec b = builtin_axis_spec(w.op, w.types, canonical_axis_shape(s), sm_count);
+      if (texts) texts->push_back(axis_config_text(b));
+      if (!fitting_once({b}, class_fit_shapes(w.problem)).empty()) builtins.push_back(b);
+    }
+    return builtins;
+  };
+  // A class's candidates. The sum searches the whole space; another op starts from the
+  // sum's best configs of the same class (the traversal is the op-independent part), where
+  // they are stored. So does bf16's sum from f16's: the same bytes through the same code,
+  // only the conversion to float differs. `ahead`: asked for a class after the one in
+  // hand, whose sum may not be stored yet; then nothing (the whole space is not guessed).
+  auto class_candidates = [&](const AxisWorkItem& w, const std::vector<AxisShape>& shapes,
+                              const std::vector<AxisKernelSpec>& builtins,
+                              bool ahead) -> std::optional<std::vector<AxisKernelSpec>> {
+    if (w.fill) return w.candidates;
+    if (w.op == Op::sum && w.types.in != DType::bf16)
+      return axis_class_candidates(w.op, w.types, w.problem, sm_count);
+    std::vector<AxisKernelSpec> candidates;
+    const DType lead_dtype = w.op == Op::sum ? DType::f16 : w.types.in;
+    const db::AxisProblemClass sum_class{Op::sum, lead_dtype, lead_dtype, w.problem.layout,
+                                         w.problem.reduced_bucket, w.problem.outputs_bucket};
+    const auto ranked = rank_axis_configs(database.axis_measurements(device_id, sum_class), shapes);
+    for (const auto& b : builtins)
+      if (std::find(candidates.begin(), candidates.end(), b) == candidates.end()) candidates.push_back(b);
+    const std::size_t builtin_count = candidates.size();
+    for (std::size_t i = 0; i < ranked.size() && i < 4; ++i)
+      if (auto spec = parse_axis_config(ranked[i].first, w.op, w.types))
+        if (std::find(candidates.begin(), candidates.end(), *spec) == candidates.end()) candidates.push_back(*spec);
+    // Nothing from the sum (not tuned here): the whole space.
+    if (candidates.size() == builtin_count) {
+      if (ahead) return std::nullopt;
+      candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
+    }
+    return candidates;
+  };
+  // The programs of the classes ahead compile in the background while the class in hand
+  // is timed, up to a few per compile thread: a class of a few candidates (another op
+  // than the sum, a filled class) otherwise waited for NVRTC at its start, one class at a
+  // time. A class's own programs are asked for sooner than those ahead.
+  const std::size_t ahead_programs = 4 * static_cast<std::size_t>(device.compile_threads());
+  std::size_t ahead_next = 0;  // the first class whose programs were not queued yet
+  auto queue_programs = [&](const AxisWorkItem& w, const std::vector<AxisKernelSpec>& candidates,
+                            DeviceState::Urgency urgency) {
+    for (const auto& c : candidates) device.compile_request_async(axis_kernel_key(c, {}), axis_request(c, arch, {}), urgency);
+    // The coverage twins of the finalists (below) come from these candidates.
+    if (const auto twin_types = verify::coverage_twin(w.op, w.types))
+      for (AxisKernelSpec twin : candidates) {
+        twin.op = Op::sum;
+        twin.types = *twin_types;
+        device.compile_request_async(axis_kernel_key(twin, {}), axis_request(twin, arch, {}),
+                                     DeviceState::Urgency::background);
+      }
+  };
+  auto queue_ahead = [&](std::size_t index) {
+    std::size_t queued = 0;
+    ahead_next = std::max(ahead_next, index + 1);
+    while (ahead_next < plan.items.size() && queued < ahead_programs) {
+      const AxisWorkItem& next = plan.items[ahead_next];
+      const std::vector<AxisShape> shapes = axis_sample_shapes(next.problem);
+      const auto candidates = class_candidates(next, shapes, class_builtins(next, shapes, nullptr), true);
+      if (!candidates) break;  // its sum is not stored yet: asked again from the next class
+      queue_programs(next, *candidates, DeviceState::Urgency::speculative);
+      queued += candidates->size();
+      ++ahead_next;
+    }
+  };
+
   for (std::size_t index = 0; index < plan.items.size(); ++index) {
     if (interrupt.load()) {
       result.interrupted = true;
@@ -601,45 +676,14 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     const auto class_started = Clock::now();
     const AxisWorkItem& w = plan.items[index];
     const std::vector<AxisShape> shapes = axis_sample_shapes(w.problem);
-    // The built-in choice at each sample shape (it can change inside a class): each is
-    // timed at its own shape at least, and sets the bar a winner must hold against there.
-    // (Those that cannot reduce every shape of the class are dropped from the candidates,
-    // as any config is, and set no bar.)
-    std::vector<AxisKernelSpec> builtins;
     std::vector<std::string> builtin_texts;
-    for (const auto& s : shapes) {
-      const AxisKernelSpec b = builtin_axis_spec(w.op, w.types, canonical_axis_shape(s), sm_count);
-      builtin_texts.push_back(axis_config_text(b));
-      if (!fitting_once({b}, class_fit_shapes(w.problem)).empty()) builtins.push_back(b);
-    }
+    const std::vector<AxisKernelSpec> builtins = class_builtins(w, shapes, &builtin_texts);
     auto is_builtin = [&](const AxisKernelSpec& c) {
       return std::find(builtins.begin(), builtins.end(), c) != builtins.end();
     };
-
-    // The sum searches the whole space; another op starts from the sum's best configs of
-    // the same class (the traversal is the op-independent part), where they are stored.
-    // So does bf16's sum from f16's: the same bytes through the same code, only the
-    // conversion to float differs.
-    std::vector<AxisKernelSpec> candidates;
-    if (w.fill) {
-      candidates = w.candidates;
-    } else if (w.op != Op::sum || w.types.in == DType::bf16) {
-      const DType lead_dtype = w.op == Op::sum ? DType::f16 : w.types.in;
-      const db::AxisProblemClass sum_class{Op::sum, lead_dtype, lead_dtype, w.problem.layout,
-                                           w.problem.reduced_bucket, w.problem.outputs_bucket};
-      const auto ranked = rank_axis_configs(database.axis_measurements(device_id, sum_class), shapes);
-      for (const auto& b : builtins)
-        if (std::find(candidates.begin(), candidates.end(), b) == candidates.end()) candidates.push_back(b);
-      const std::size_t builtin_count = candidates.size();
-      for (std::size_t i = 0; i < ranked.size() && i < 4; ++i)
-        if (auto spec = parse_axis_config(ranked[i].first, w.op, w.types))
-          if (std::find(candidates.begin(), candidates.end(), *spec) == candidates.end()) candidates.push_back(*spec);
-      // Nothing from the sum (not tuned here): the whole space.
-      if (candidates.size() == builtin_count) candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
-    } else {
-      candidates = axis_class_candidates(w.op, w.types, w.problem, sm_count);
-    }
-    for (const auto& c : candidates) device.compile_request_async(axis_kernel_key(c, {}), axis_request(c, arch, {}));
+    const std::vector<AxisKernelSpec> candidates = *class_candidates(w, shapes, builtins, false);
+    queue_programs(w, candidates, DeviceState::Urgency::soon);
+    queue_ahead(index);
 
     BucketReport report;
     report.device_name = device.key().name;

@@ -153,7 +153,8 @@ class DeviceState {
         database_store_(store_database_ ? &*store_database_ : nullptr),
         store_(database_store_),
         cache_(compiler_, &store_),
-        pool_(std::max(2u, std::thread::hardware_concurrency()), true) {
+        compile_threads_(std::max(2u, std::thread::hardware_concurrency())),
+        pool_(compile_threads_, true) {
     limits_.arch = key.arch();
     limits_.sm_count = key.sm_count;
     int max_threads = 0;
@@ -164,6 +165,7 @@ class DeviceState {
 
   const DeviceKey& key() const { return key_; }
   const DeviceLimits& limits() const { return limits_; }
+  unsigned compile_threads() const { return compile_threads_; }
   BinaryCache& cache() { return cache_; }
   DeferredBinaryStore& store() { return store_; }
   cudaStream_t stream() const { return stream_.get(); }
@@ -349,6 +351,7 @@ class DeviceState {
   std::unique_ptr<LoadedLibrary> fill_library_;
   std::mutex mutex_;
   std::map<std::string, Entry> kernels_;
+  unsigned compile_threads_;
   ThreadPool pool_;  // last: joined first, while the members its jobs use still exist
 };
 
