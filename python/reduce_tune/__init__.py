@@ -319,6 +319,7 @@ def _axes(fname, dim, rank, torch_dims=False):
             raise TypeError(f"reduce_tune.{fname}: dim must be an int, a tuple of ints or None, not "
                             f"{type(dim).__name__}") from None
     axes = []
+    zero_d_named = False  # a 0-d tensor's dim 0 (or -1), once
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, int):
             try:
@@ -331,7 +332,11 @@ def _axes(fname, dim, rank, torch_dims=False):
             raise ValueError(f"reduce_tune.{fname}: dim {d} is out of range for a tensor of {rank} "
                              f"dimension{'s' if rank != 1 else ''} (allowed: {-span} .. {span - 1})")
         if rank == 0:
-            continue  # a 0-d tensor's only "dimension" reduces nothing
+            # A 0-d tensor's only "dimension" reduces nothing, and is named once at most.
+            if zero_d_named:
+                raise ValueError(f"reduce_tune.{fname}: dim {d} is named more than once")
+            zero_d_named = True
+            continue
         if a in axes:
             raise ValueError(f"reduce_tune.{fname}: dim {d} is named more than once")
         axes.append(a)
@@ -357,6 +362,15 @@ _plans = {}
 _MAX_PLANS = 4096
 _torch_bound = []  # non-empty once the PyTorch fast path knows torch's objects
 _fast = _core.torch_call
+
+
+def _dim_key(dim):
+    """A dim as part of a plan's key. 1, 1.0 and True are equal and hash alike in Python,
+    but only the int is a dim: each entry that is not an int keeps its type beside it, so
+    a call with dim=1.0 is not served by the plan of dim=1 (it is checked, and refused)."""
+    if type(dim) in (tuple, list):
+        return tuple(d if type(d) is int else (type(d), d) for d in dim)
+    return (type(dim), dim)
 
 
 def _plan(fname, op_name, view, dim, keepdim, dtype):
@@ -407,8 +421,9 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
                              _torch_stream_function(torch))
             _torch_bound.append(True)
         shape, strides, device = x.shape, x.stride(), x.get_device()
-        key = ("torch", op_name, x.dtype, shape, strides, device, tuple(dim) if type(dim) is list else dim, keepdim,
-               dtype, None if out is None else (out.dtype, out.shape, out.stride(), out.is_cuda))
+        dim_key = dim if type(dim) is int or dim is None else _dim_key(dim)
+        key = ("torch", op_name, x.dtype, shape, strides, device, dim_key, keepdim, dtype,
+               None if out is None else (out.dtype, out.shape, out.stride(), out.is_cuda))
         try:
             plan = _plans.get(key)
         except TypeError:  # an unhashable dim: _axes says what is wrong with it
@@ -446,7 +461,8 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         cupy = _sys.modules.get("cupy")
         if cupy is not None and type(x) is cupy.ndarray:
             # CuPy's array: the same, on CuPy's current stream.
-            key = ("cupy", op_name, x.dtype, x.shape, x.strides, tuple(dim) if type(dim) is list else dim, keepdim, dtype)
+            dim_key = dim if type(dim) is int or dim is None else _dim_key(dim)
+            key = ("cupy", op_name, x.dtype, x.shape, x.strides, dim_key, keepdim, dtype)
             try:
                 plan = _plans.get(key)
             except TypeError:
@@ -522,7 +538,8 @@ def _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax):
     # A concrete array's sharding (its device) is part of the kind of call: checked once.
     tracer = isinstance(x, jax.core.Tracer)
     sharding = None if tracer else x.sharding
-    key = ("jax", op_name, x.dtype, x.shape, sharding, tuple(dim) if type(dim) is list else dim, keepdim, dtype)
+    dim_key = dim if type(dim) is int or dim is None else _dim_key(dim)
+    key = ("jax", op_name, x.dtype, x.shape, sharding, dim_key, keepdim, dtype)
     try:
         call = _plans.get(key)
     except TypeError:

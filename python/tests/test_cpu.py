@@ -74,6 +74,20 @@ class ArgumentErrorTest(unittest.TestCase):
     def test_dim_repeated(self):
         self.assertRaisesMessage(ValueError, "dim -1 is named more than once", rt.sum, FakeCuda((3, 4)), dim=(1, -1))
 
+    def test_dim_repeated_on_a_0d_tensor(self):
+        # A 0-d tensor takes dim 0 and -1 (as in PyTorch), each naming its one "dimension".
+        self.assertEqual(rt._axes("sum", (0,), 0, torch_dims=True), ())
+        self.assertEqual(rt._axes("sum", -1, 0, torch_dims=True), ())
+        for dim in ((0, 0), (0, -1), [-1, -1]):
+            self.assertRaisesMessage(ValueError, "is named more than once", rt._axes, "sum", dim, 0, torch_dims=True)
+
+    def test_plan_keys_tell_an_int_dim_from_its_equals(self):
+        # 1 == 1.0 == True in Python: a checked plan for dim=1 must not serve dim=1.0.
+        for int_dim, other in ((1, 1.0), (1, True), ((0, 1), (0, 1.0)), ([1], [True])):
+            int_key = int_dim if type(int_dim) is int else rt._dim_key(int_dim)
+            self.assertNotEqual(int_key, rt._dim_key(other), other)
+        self.assertEqual(rt._dim_key([0, 1]), (0, 1))  # a list of ints shares the tuple's plan
+
     def test_an_empty_tuple_of_dims(self):
         # Every dimension for a PyTorch tensor (torch.sum(x, dim=())), none for the rest.
         for dim in ((), []):
@@ -220,6 +234,10 @@ call("out= on another device", dim=1, out=Tensor((4,), device=1))
 call("out= on another device, again", dim=1, out=Tensor((4,), device=1))
 call("out= of the wrong shape", dim=1, out=Tensor((5,)))
 call("a CPU tensor", x=Tensor((4, 1024), device=-1), dim=1)
+# Equal to a checked kind's dim in Python, but not ints: checked, and refused, each time.
+call("dim as a float after the int", dim=1.0)
+call("dim as a bool after the int", dim=True)
+call("dims as floats after the ints", dim=(1.0,))
 # Forms the fast path leaves to the Python layer, even after a call of the kind.
 steps.append({"label": "fast path for keepdim=1",
               "raised": str(_core.torch_call(rt._SUM, x, 1, 1, None, None, None) is NotImplemented)})
@@ -266,6 +284,11 @@ class TorchFastPathTest(unittest.TestCase):
             self.assertIn("out= is on device 1, the input on device 0", steps[label]["raised"], label)
         self.assertIn("out= has shape [5]", steps["out= of the wrong shape"]["raised"])
         self.assertIn("TypeError: reduce_tune.sum: the input is a tensor on", steps["a CPU tensor"]["raised"])
+        for label, text in (("dim as a float after the int", "dim must be an int"),
+                            ("dim as a bool after the int", "not bool"),
+                            ("dims as floats after the ints", "dim entries must be ints")):
+            self.assertTrue(steps[label]["raised"].startswith("TypeError: reduce_tune.sum: "), steps[label])
+            self.assertIn(text, steps[label]["raised"], label)
 
 
 class CheckTest(unittest.TestCase):
