@@ -639,8 +639,11 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
   // is timed, up to a few per compile thread: a class of a few candidates (another op
   // than the sum, a filled class) otherwise waited for NVRTC at its start, one class at a
   // time. A class's own programs are asked for sooner than those ahead.
+  // The window is bounded: the pool finishes what is queued before a run stops (Ctrl-C).
   const std::size_t ahead_programs = 4 * static_cast<std::size_t>(device.compile_threads());
-  std::size_t ahead_next = 0;  // the first class whose programs were not queued yet
+  std::size_t ahead_next = 0;    // the first class whose programs were not queued yet
+  std::size_t ahead_queued = 0;  // the candidates of the classes queued ahead of the one in hand
+  std::vector<std::size_t> ahead_counts(plan.items.size(), 0);
   auto queue_programs = [&](const AxisWorkItem& w, const std::vector<AxisKernelSpec>& candidates,
                             DeviceState::Urgency urgency) {
     for (const auto& c : candidates) device.compile_request_async(axis_kernel_key(c, {}), axis_request(c, arch, {}), urgency);
@@ -653,16 +656,17 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
                                      DeviceState::Urgency::background);
       }
   };
-  auto queue_ahead = [&](std::size_t index) {
-    std::size_t queued = 0;
+  auto queue_ahead = [&](std::size_t index) {  // once per class, as it comes in hand
+    if (index < ahead_next) ahead_queued -= ahead_counts[index];
     ahead_next = std::max(ahead_next, index + 1);
-    while (ahead_next < plan.items.size() && queued < ahead_programs) {
+    while (ahead_next < plan.items.size() && ahead_queued < ahead_programs) {
       const AxisWorkItem& next = plan.items[ahead_next];
       const std::vector<AxisShape> shapes = axis_sample_shapes(next.problem);
       const auto candidates = class_candidates(next, shapes, class_builtins(next, shapes, nullptr), true);
       if (!candidates) break;  // its sum is not stored yet: asked again from the next class
       queue_programs(next, *candidates, DeviceState::Urgency::speculative);
-      queued += candidates->size();
+      ahead_counts[ahead_next] = candidates->size();
+      ahead_queued += candidates->size();
       ++ahead_next;
     }
   };
