@@ -440,6 +440,65 @@ class Streams(unittest.TestCase):
             t.join()
         self.assertEqual(errors, [])
 
+    def test_sixteen_threads_of_first_calls_on_the_default_stream(self):
+        # As an application's thread pool calls it: sixteen threads on PyTorch's default
+        # stream, each making the first calls of many kinds at once (every op and dtype,
+        # with and without a dtype= widening, over rows, columns, two dimensions and
+        # everything), each kind twice in a row (the second by the fast path), the threads
+        # starting at different kinds. (A black-box script's sixteen threads met a
+        # segmentation fault on an H200: docs/BENCHMARKS.md, set BD.)
+        shapes = [((37, 41), 1), ((41, 37), 0), ((5, 33, 7), (0, 2)), ((3, 1027), None)]
+        cases = []
+        for op in OPS:
+            for dtype in DTYPES:
+                if op in ("sum", "prod"):
+                    wider = WIDER.get(dtype)
+                elif op == "mean" and dtype in ("float32",) + SIXTEEN:
+                    wider = WIDER[dtype]
+                else:
+                    wider = None
+                for out in (None, wider) if wider else (None,):
+                    for k, (shape, dim) in enumerate(shapes):
+                        x = data(shape, dtype, op, seed=len(cases))
+                        want = reference(op, x, dim, out_dtype=None if out is None else tdtype(out))
+                        cases.append((op, x, dim, None if out is None else tdtype(out), want))
+        torch.cuda.synchronize()
+        errors = []
+
+        def same(got, want):
+            if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
+                return False
+            if want.dtype.is_floating_point:
+                g, w = got.double(), want.double()
+                tol = torch.finfo(want.dtype).eps * w.abs()  # a mean's one rounding
+                return bool((((g - w).abs() <= tol) | (g == w)).all())
+            return bool((got.to(torch.int64) == want.to(torch.int64)).all())
+
+        def bits(t):
+            return t.reshape(-1).view(torch.uint8)
+
+        def work(t):
+            try:
+                n = len(cases)
+                for i in range(n):
+                    op, x, dim, dtype, want = cases[(i + t * n // 16) % n]
+                    fn = getattr(rt, op)
+                    kw = {} if dtype is None else {"dtype": dtype}
+                    first = fn(x, dim=dim, **kw)
+                    again = fn(x, dim=dim, **kw)
+                    if not same(first, want) or not bits(first).equal(bits(again)):
+                        errors.append(f"thread {t}: {op}<{x.dtype}> dtype={dtype} dim={dim}")
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(f"thread {t}: {e!r}")
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors[:10], [])
+        self.assertGreater(len(cases), 100)
+
 
 class Errors(unittest.TestCase):
     def test_cpu_tensor(self):

@@ -1972,6 +1972,111 @@ TEST(Axes, ThreadsOnTheirOwnStreamsShareOneContext) {
   std::printf("[ counts   ] threads on their own streams: %d results compared\n", compared);
 }
 
+// Sixteen threads on the legacy default stream (where PyTorch's current stream is unless
+// a program picks another), each making the first calls of many kinds at once: every op,
+// dtype and output type the type rules allow over rows, columns, general, transposed and
+// flat views, each kind called twice in a row into outputs carved from one allocation per
+// thread (as PyTorch's caching allocator gives them), the threads starting at different
+// kinds so that first uses and compiles collide. Each pair gives the same bits, and every
+// thread the bits of one call checked against the host afterwards.
+TEST(Axes, SixteenThreadsOfFirstCallsOfEveryKindOnTheLegacyStream) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::vector<ViewAxes> views = {
+      {TensorDesc::contiguous({3, 5, 7}), {2}},
+      {TensorDesc::contiguous({3, 5, 7}), {0}},
+      {TensorDesc::contiguous({3, 5, 7}), {0, 2}},
+      {TensorDesc::contiguous({17, 1, 33}), {0}},
+      {TensorDesc::contiguous({2, 3, 4, 5, 6}), {1, 3}},
+      {TensorDesc::strided({129, 257}, {1, 129}), {0}},
+      {TensorDesc::contiguous({1, 100003}), {1}},
+      {TensorDesc::contiguous({100003}), {0}},
+  };
+  struct Kind {
+    Op op;
+    TypeRule types;
+    std::size_t input;  // into inputs: one exact input per (op, dtype)
+  };
+  std::vector<Kind> kinds;
+  std::vector<Buffer> inputs;
+  const std::size_t count = 100003 + 64;
+  for (Op op : kAllOps)
+    for (DType in : kAllDTypes) {
+      inputs.push_back(upload(testing::make_input(op, in, testing::Pattern::exact, count, 53)));
+      for (DType out : kAllDTypes)
+        if (const auto r = resolve_types(op, in, out).rule) kinds.push_back({op, *r, inputs.size() - 1});
+    }
+  const std::size_t cells = kinds.size() * views.size();
+  std::uint64_t max_outputs = 1;
+  std::vector<std::uint64_t> outputs(views.size());
+  for (std::size_t v = 0; v < views.size(); ++v) {
+    const CanonicalResult c = canonicalize(views[v].view, views[v].axes);
+    ASSERT_TRUE(c.ok) << c.error;
+    outputs[v] = c.axes.outputs;
+    max_outputs = std::max(max_outputs, outputs[v]);
+  }
+  constexpr int kThreads = 16;
+  // results[thread][cell]: the first call's bits; errors[thread]: the first failure.
+  std::vector<std::vector<std::vector<unsigned char>>> results(kThreads, std::vector<std::vector<unsigned char>>(cells));
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th)
+    threads.emplace_back([&, th] {
+      try {
+        RT_CUDA_CHECK(cudaSetDevice(0));
+        const std::size_t slot = (max_outputs * 8 + 255) / 256 * 256;
+        constexpr std::size_t kSlots = 64;
+        DeviceBuffer pool(kSlots * slot);
+        std::size_t next = static_cast<std::size_t>(th);
+        for (std::size_t k = 0; k < cells; ++k) {
+          const std::size_t cell = (k + static_cast<std::size_t>(th) * cells / kThreads) % cells;
+          const Kind& kind = kinds[cell / views.size()];
+          const std::size_t v = cell % views.size();
+          const std::size_t bytes = outputs[v] * size_of(kind.types.out);
+          unsigned char* out[2];
+          for (auto& o : out) o = static_cast<unsigned char*>(pool.get()) + (next++ % kSlots) * slot;
+          for (unsigned char* o : out)
+            ctx.reduce_axes(kind.op, kind.types.in, kind.types.out, inputs[kind.input].device.get(), views[v].view,
+                            views[v].axes, o, nullptr);
+          std::vector<unsigned char> first(bytes), again(bytes);
+          RT_CUDA_CHECK(cudaMemcpy(first.data(), out[0], bytes, cudaMemcpyDeviceToHost));
+          RT_CUDA_CHECK(cudaMemcpy(again.data(), out[1], bytes, cudaMemcpyDeviceToHost));
+          if (first != again) {
+            errors[th] = std::string(to_string(kind.op)) + "<" + std::string(to_string(kind.types.in)) + "->" +
+                         std::string(to_string(kind.types.out)) + "> view " + std::to_string(v) +
+                         ": a repeated call gave other bits";
+            return;
+          }
+          results[th][cell] = std::move(first);
+        }
+      } catch (const std::exception& e) {
+        errors[th] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int th = 0; th < kThreads; ++th) ASSERT_EQ(errors[th], "") << "thread " << th;
+  int compared = 0;
+  for (std::size_t cell = 0; cell < cells; ++cell) {
+    const Kind& kind = kinds[cell / views.size()];
+    const ViewAxes& va = views[cell % views.size()];
+    ASSERT_EQ(check(ctx, kind.op, kind.types, inputs[kind.input], 0, va.view, va.axes), "");
+    const std::size_t bytes = outputs[cell % views.size()] * size_of(kind.types.out);
+    DeviceBuffer once(bytes + 16);
+    ctx.reduce_axes(kind.op, kind.types.in, kind.types.out, inputs[kind.input].device.get(), va.view, va.axes, once.get(),
+                    nullptr);
+    std::vector<unsigned char> want(bytes);
+    RT_CUDA_CHECK(cudaMemcpy(want.data(), once.get(), bytes, cudaMemcpyDeviceToHost));
+    for (int th = 0; th < kThreads; ++th) {
+      EXPECT_EQ(results[th][cell], want) << to_string(kind.op) << "<" << to_string(kind.types.in) << "->"
+                                         << to_string(kind.types.out) << "> view " << cell % views.size()
+                                         << ", thread " << th;
+      ++compared;
+    }
+  }
+  std::printf("[ counts   ] %zu kinds over %zu views, %d threads on the legacy stream: %d results compared\n",
+              kinds.size(), views.size(), kThreads, compared);
+}
+
 // Axis reductions captured into a CUDA graph as a fresh context's first calls on a stream
 // (compiling, and making the stream's workspace, inside the capture): a split with a
 // second kernel, the last block's fold (its ticket) and a permuted view staged in the
