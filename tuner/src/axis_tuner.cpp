@@ -647,8 +647,10 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
   auto queue_programs = [&](const AxisWorkItem& w, const std::vector<AxisKernelSpec>& candidates,
                             DeviceState::Urgency urgency) {
     for (const auto& c : candidates) device.compile_request_async(axis_kernel_key(c, {}), axis_request(c, arch, {}), urgency);
-    // The coverage twins of the finalists (below) come from these candidates.
-    if (const auto twin_types = verify::coverage_twin(w.op, w.types))
+    // The coverage twins of the finalists (below) come from these candidates: asked for
+    // ahead where the candidates are few (another op than the sum: most are finalists);
+    // a 16-bit sum's whole space waits to know its finalists.
+    if (const auto twin_types = verify::coverage_twin(w.op, w.types); twin_types && w.op != Op::sum)
       for (AxisKernelSpec twin : candidates) {
         twin.op = Op::sum;
         twin.types = *twin_types;
