@@ -320,7 +320,8 @@ struct TorchState {
   nb::object shape_name, stride_name, get_device_name, dtype_name, is_cuda_name, data_ptr_name;
   std::unordered_map<TorchKey, TorchPlan, TorchKeyHash> plans;
 };
-// Touched with the GIL held only; never destroyed (the interpreter may outlive it).
+// Touched with the GIL held only, and never changed while Python code runs (see
+// torch_remember); never destroyed (the interpreter may outlive it).
 TorchState& torch_state() {
   static TorchState* state = new TorchState;
   return *state;
@@ -670,9 +671,15 @@ NB_MODULE(_core, m) {
         plan.out = dtype_of(out_code);
         plan.axes = axes_of(axes);
         plan.result_template = std::move(result_template);
-        if (st.plans.size() >= kMaxTorchPlans) st.plans.clear();
-        st.plans[k] = std::move(plan);
-        return true;
+        // Dropping a plan can drop the last reference to its template, and a tensor's
+        // deallocation may run Python code and let other threads in (torch's does): such
+        // a thread must find the cache whole. So the cache is changed first and the
+        // plans it lets go of die after it is no longer touched: a full cache is swapped
+        // for an empty one, and a plan stored again is swapped with its old self.
+        std::unordered_map<TorchKey, TorchPlan, TorchKeyHash> dropped;
+        if (st.plans.size() >= kMaxTorchPlans) dropped.swap(st.plans);
+        std::swap(st.plans[k], plan);
+        return true;  // `dropped`, then `plan` (the one replaced, if any), die here
       },
       nb::arg("op"), nb::arg("x").none(), nb::arg("dim").none(), nb::arg("keepdim").none(),
       nb::arg("keepdims").none(), nb::arg("dtype").none(), nb::arg("out").none(), nb::arg("in_dtype"),

@@ -155,7 +155,7 @@ class ArgumentErrorTest(unittest.TestCase):
 # it sees, for the life of the process): a CUDA tensor at a made-up address, and
 # counters of what only the package's Python layer reads (a tensor's layout) and what
 # every call does (allocate its result).
-FAKE_TORCH = r"""
+FAKE_TORCH_STANDIN = r"""
 import json, sys, types
 torch = types.ModuleType("torch")
 class dtype:
@@ -166,7 +166,7 @@ for name in ("int32", "int64", "uint32", "float32", "float64", "float16", "bfloa
 torch.dtype = dtype
 torch.strided = object()
 torch.contiguous_format = object()
-counts = {"layout": 0, "empty_like": 0}
+counts = {"layout": 0, "empty_like": 0, "stride": 0}
 def contiguous(shape):
     strides, step = [], 1
     for e in reversed(shape):
@@ -182,7 +182,9 @@ class Tensor:
     def layout(self):
         counts["layout"] += 1
         return torch.strided
-    def stride(self): return self._strides
+    def stride(self):
+        counts["stride"] += 1
+        return self._strides
     def get_device(self): return self._device
     device = property(lambda self: "cuda:%d" % self._device if self._device >= 0 else "cpu")
     def data_ptr(self): return self._ptr
@@ -200,6 +202,9 @@ import reduce_tune as rt
 from reduce_tune import _core
 # A made-up address: refused by the pointer check where there is a device.
 device_error = rt.InvalidArgument if _core.device_count() > 0 else rt.NoDeviceError
+"""
+
+FAKE_TORCH = FAKE_TORCH_STANDIN + r"""
 x = Tensor((4, 1024))
 steps = []
 def call(label, **kwargs):
@@ -289,6 +294,61 @@ class TorchFastPathTest(unittest.TestCase):
                             ("dims as floats after the ints", "dim entries must be ints")):
             self.assertTrue(steps[label]["raised"].startswith("TypeError: reduce_tune.sum: "), steps[label])
             self.assertIn(text, steps[label]["raised"], label)
+
+    def test_a_call_made_while_the_cache_is_emptied_finds_it_whole(self):
+        import json
+        import subprocess
+        run = subprocess.run([sys.executable, "-c", FAKE_TORCH_CACHE_RESET], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        result = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertTrue(result["reentered"], result)  # a template died while the cache was emptied
+        # The calls its deallocation made were remembered in the emptied cache, not lost
+        # with what it dropped (or worse: a double free, as 16 threads of PyTorch calls hit).
+        self.assertTrue(result["new kind served fast"], result)
+        self.assertTrue(result["checked kind served fast"], result)
+
+
+# The fast path's cache of checked kinds is emptied when full. A plan it drops may hold
+# the last reference to its result template, a tensor whose deallocation can run Python
+# code and so let another call in (PyTorch's lets other threads in): such a call must
+# find the cache whole. Here a template's __del__ makes that call itself.
+FAKE_TORCH_CACHE_RESET = FAKE_TORCH_STANDIN + r"""
+armed, reentered = [False], []
+class Template(Tensor):
+    def expand(self, shape):
+        t = Template(shape, (0,) * len(shape), self.dtype, self._device)
+        t.cached = True  # the template a plan holds (torch.empty's 0-d tensor dies at once)
+        return t
+    def __del__(self):
+        if armed[0] and not reentered and getattr(self, "cached", False):
+            reentered.append(True)
+            for t in (Tensor((3, 5, 7)), Tensor((4, 1024))):  # a new kind, and one checked before
+                try:
+                    rt.sum(t, dim=1)
+                except device_error:
+                    pass
+torch.empty = lambda shape, dtype=None, device=None: Template(shape, None, dtype, device)
+def served_fast(t):
+    before = counts["stride"]
+    try:
+        rt.sum(t, dim=1)
+    except device_error:
+        pass
+    return counts["stride"] - before == 1  # the fast path reads the layout once; a miss, three times
+served_fast(Tensor((4, 1024)))
+# From here the fast path's cache alone holds the templates of the kinds checked so far:
+# the first of them to die, when that cache is next emptied, calls again.
+rt._plans.clear()
+armed[0] = True
+n = 1
+while not reentered and n < 3 * rt._MAX_PLANS:
+    n += 1
+    served_fast(Tensor((2, n)))
+print(json.dumps({"reentered": bool(reentered), "calls": n,
+                  "new kind served fast": served_fast(Tensor((3, 5, 7))),
+                  "checked kind served fast": served_fast(Tensor((4, 1024)))}))
+"""
 
 
 class CheckTest(unittest.TestCase):
