@@ -502,6 +502,8 @@ def _reduce(fname, op_name, x, dim, keepdim, keepdims, dtype, out):
         result, out_ptr = out, o.ptr
     else:
         op, in_code, out_code, axes, out_shape = _plan(fname, op_name, view, dim, keepdim, dtype)
+        if view.kind == "jax":
+            _check_jax_x64(fname, _sys.modules["jax"], _DT_NAME[out_code])
         _resolve_device(fname, view, "the input")
         result = _new_output(view, out_shape, _DT_NAME[out_code])
         out_ptr = (result.data_ptr() if view.kind == "torch" else
@@ -528,6 +530,13 @@ def _is_jax(x, jax):
         _jax_types.add(type(x))
         return True
     return False
+
+
+def _check_jax_x64(fname, jax, out_name):
+    """A 64-bit result needs jax_enable_x64: without it JAX would not hold it as it is."""
+    if out_name in ("i64", "f64") and not jax.config.jax_enable_x64:
+        raise TypeError(f"reduce_tune.{fname}: the result is {_NAME_OF[out_name]}, which JAX holds only with "
+                        "jax_enable_x64 set")
 
 
 def _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax):
@@ -561,9 +570,7 @@ def _jax_reduce(fname, op_name, x, dim, keepdim, dtype, out, jax):
         view = _View("jax", x, 0, shape, _contiguous_strides(shape), in_name, None, None)
         op, in_code, out_code, axes, out_shape = _plan(fname, op_name, view, dim, keepdim, dtype)
         out_name = _DT_NAME[out_code]
-        if ("i64" in (in_name, out_name) or "f64" in (in_name, out_name)) and not jax.config.jax_enable_x64:
-            raise TypeError(f"reduce_tune.{fname}: the result is {_NAME_OF[out_name]}, which JAX holds only with "
-                            "jax_enable_x64 set")
+        _check_jax_x64(fname, jax, out_name)
         if not _jax_registered:
             try:
                 # XLA may record the call into a jitted function's command buffer (CUDA

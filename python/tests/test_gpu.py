@@ -628,6 +628,9 @@ class OtherProducers(unittest.TestCase):
             self.assertTrue(bool(jnp.all(got == jnp.sum(a[:, 7:].astype(jnp.float32), axis=1))))
             with self.assertRaisesRegex(TypeError, "tracer.*no XLA FFI"):
                 jax.jit(lambda v: rt.max(v, dim=0))(a)
+            if not jax.config.jax_enable_x64:
+                with self.assertRaisesRegex(TypeError, "jax_enable_x64"):
+                    rt.mean(i, dim=1)  # through DLPack too: float64, which JAX holds only with x64
         finally:
             _core.HAS_JAX_FFI = built_with_ffi
         # JAX refusing the custom call (headers of another JAX version than the one
