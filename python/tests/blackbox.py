@@ -13,9 +13,10 @@ later sections is left, and says how many it skipped), --workers N (threads for 
 section, default min(16, cores)), --only a,b (section names), --skip a,b, --no-large,
 --seed N, --verbose, --cases A:B (a slice of the bulk cases, after their sort).
 
-Where it stands (docs/BENCHMARKS.md, set BD): on an H200 the bulk section on one thread
-ran its 7600 cases; on 16 threads the process died of a segmentation fault after about
-6000 cases, twice (not yet explained). The nan, out, errors and streams sections ran;
+Where it stands (docs/BENCHMARKS.md, sets BD and BE): on an H200 the bulk section ran its
+7600 cases on one thread, and on 16 threads since d55a39b (before it the process died
+once the PyTorch fast path's cache of 4096 kinds was cleared). The nan, out, errors and
+streams sections ran;
 the cupy section was cut off by the time limit, and the jax, isolated, graphs and final
 sections have not run on a GPU yet.
 
