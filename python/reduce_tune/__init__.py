@@ -257,10 +257,14 @@ _held_lock = _threading.Lock()  # a check of the oldest and its release are one 
 
 def _hold(capsule, stream, device):
     event = _core.StreamEvent(stream, device)
+    done = []
     with _held_lock:
         while _held and _held[0][0].done():
-            _held.popleft()
+            done.append(_held.popleft())
         _held.append((event, capsule))
+    # Released after the lock: a producer's deleter may run any Python code, a call of
+    # this package's included.
+    del done
 
 
 @_atexit.register

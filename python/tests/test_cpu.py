@@ -351,6 +351,33 @@ print(json.dumps({"reentered": bool(reentered), "calls": n,
 """
 
 
+# A DLPack producer's tensor is held until the reduction that reads it has run, and let
+# go by a later call; its deleter may run any Python code, a call of the package included.
+HELD_RELEASE = r"""
+import reduce_tune as rt
+class Event:  # a stand-in for the CUDA event: the reduction has run
+    def __init__(self, stream, device): pass
+    def done(self): return True
+rt._core.StreamEvent = Event
+calls = []
+class Producer:
+    def __del__(self):
+        calls.append("deleter")
+        rt._hold(object(), 0, 0)  # the package again, from the deleter
+rt._hold(Producer(), 0, 0)
+rt._hold(object(), 0, 0)  # lets the producer go
+print(calls)
+"""
+
+
+class HeldProducerTest(unittest.TestCase):
+    def test_a_deleter_that_calls_the_package_does_not_deadlock(self):
+        import subprocess
+        run = subprocess.run([sys.executable, "-c", HELD_RELEASE], capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        self.assertEqual(run.stdout.strip(), "['deleter']")
+
+
 class CheckTest(unittest.TestCase):
     """_core.check: the canonical form without the device."""
 
