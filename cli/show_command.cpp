@@ -86,6 +86,7 @@ int run_show_command(const std::vector<std::string>& args, std::ostream& out, st
         out << "  " << std::left << std::setw(40) << db::to_string(w.problem) << std::right << std::fixed
             << std::setprecision(4) << std::setw(11) << w.median_ms << std::setprecision(1) << std::setw(10) << w.gbps
             << "  " << w.config;
+        if (!w.grid_config.empty()) out << "  on the 16-byte grid: " << w.grid_config;
         if (!tuned.count(w.problem)) out << "  (filled)";
         out << '\n';
       }

@@ -100,7 +100,8 @@ inline constexpr auto kAxisMeasurementIdentity =
 inline constexpr auto kAxisWinnerKey = join(column_list("device_id"), kAxisClassColumns);
 inline constexpr auto kAxisWinnerColumns =
     join(column_list("id"), kAxisWinnerKey,
-         column_list("config", "median_ms", "gbps", "measurement_id", "source", "tool_version", "created_at_us"));
+         column_list("config", "median_ms", "gbps", "measurement_id", "source", "tool_version", "created_at_us",
+                     "grid_config"));
 
 inline constexpr auto kAxisTunedBucketKey = kAxisWinnerKey;
 inline constexpr auto kAxisTunedBucketColumns = join(kAxisTunedBucketKey, column_list("tool_version", "created_at_us"));

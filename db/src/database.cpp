@@ -128,6 +128,13 @@ void check_axis_bucket(const AxisBucketResult& r) {
     if (m.status != MeasurementStatus::ok) fail("a winner must come from an ok measurement");
     if (!std::isfinite(m.median_ms)) fail("a winner needs a measured time");
   }
+  if (r.grid_winner) {
+    if (!r.winner) fail("a winner on the 16-byte grid needs a winner for the class");
+    if (*r.grid_winner >= r.measurements.size()) fail("the grid's winner names a measurement that is not there");
+    const AxisMeasurement& m = r.measurements[*r.grid_winner];
+    if (m.status != MeasurementStatus::ok) fail("the grid's winner must come from an ok measurement");
+    if (m.config == r.measurements[*r.winner].config) fail("the grid's winner repeats the class's winner");
+  }
 }
 
 }  // namespace
@@ -365,6 +372,7 @@ StoredBucket Database::store_axis_bucket(const AxisBucketResult& result) {
     w.config = m.config;
     w.median_ms = m.median_ms;
     w.gbps = m.gbps;
+    if (result.grid_winner) w.grid_config = result.measurements[*result.grid_winner].config;
     w.tool_version = result.tool_version;
     w.created_at = result.created_at;
     writer.put_axis_winner(stored.device_id, w, stored.measurement_ids[*result.winner], WinnerSource::tuned);

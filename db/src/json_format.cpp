@@ -171,7 +171,7 @@ void write_fields(FieldWriter& out, const AxisMeasurement& m) {
 }
 void write_fields(FieldWriter& out, const AxisWinner& w) {
   out.write(w.id, w.device_id, w.problem, w.config, w.median_ms, w.gbps, w.measurement_id, w.source, w.tool_version,
-            w.created_at);
+            w.created_at, w.grid_config);
 }
 void write_fields(FieldWriter& out, const AxisTunedBucket& b) {
   out.write(b.device_id, b.problem, b.tool_version, b.created_at);
@@ -369,6 +369,7 @@ void read_fields(FieldReader& in, AxisWinner& w) {
   in.read(w.median_ms, w.gbps, w.measurement_id);
   in.read_optional(w.source, WinnerSource::imported);  // as for flat winners
   in.read(w.tool_version, w.created_at);
+  in.read_optional(w.grid_config, std::string());  // files of schema 5 and older have none
 }
 void read_fields(FieldReader& in, AxisTunedBucket& b) { in.read(b.device_id, b.problem, b.tool_version, b.created_at); }
 

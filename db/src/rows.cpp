@@ -241,7 +241,7 @@ void read_row(ColumnReader& in, AxisMeasurement& m) {
 }
 void read_row(ColumnReader& in, AxisWinner& w) {
   in.read(w.id, w.device_id, w.problem, w.config, w.median_ms, w.gbps, w.measurement_id, w.source, w.tool_version,
-          w.created_at);
+          w.created_at, w.grid_config);
 }
 void read_row(ColumnReader& in, AxisTunedBucket& b) { in.read(b.device_id, b.problem, b.tool_version, b.created_at); }
 
@@ -521,7 +521,7 @@ void RowWriter::put_axis_winner(RowId device_id, const AxisWinner& w, std::optio
                                  set_excluded(kAxisWinnerColumns, kAxisWinnerKey);
   auto& s = prepared(put_axis_winner_, sql);
   bind_values(s, device_id, w.problem, w.config, w.median_ms, w.gbps, measurement_id, source, w.tool_version,
-              w.created_at);
+              w.created_at, w.grid_config);
   s.run();
 }
 

@@ -248,9 +248,19 @@ DROP TABLE axis_measurements;
 ALTER TABLE axis_measurements_v5 RENAME TO axis_measurements;
 )sql";
 
+// Version 6: an axis class may keep a second winner for its shapes on the 16-byte grid
+// (the contiguous extent and every stride whole 16-byte vectors). Where the built-in
+// choice itself changes kernel family on that grid (16-bit columns of R = 2 to 4: eight
+// outputs a thread on it, four off it), no one config held against it at every sample
+// shape of such a class, and the one stored ran up to 1.4 times slower than no tuning on
+// the grid. '' when `config` serves every shape of the class.
+constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE axis_winners ADD COLUMN grid_config TEXT NOT NULL DEFAULT '';
+)sql";
+
 // kSteps[i] takes a file from version i to i + 1. Append only: a released step never
 // changes, or files made by it would no longer match.
-constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
+constexpr const char* kSteps[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5, kSchemaV6};
 static_assert(std::size(kSteps) == kSchemaVersion, "kSchemaVersion names the last step");
 
 // kReadShims[i] lets a read-only connection to a file of version i + 1 or older read it
@@ -278,7 +288,7 @@ CREATE TEMP TABLE axis_winners (
   id INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
   out_dtype TEXT NOT NULL, layout TEXT NOT NULL, reduced_bucket INTEGER NOT NULL, outputs_bucket INTEGER NOT NULL,
   config TEXT NOT NULL, median_ms REAL NOT NULL, gbps REAL, measurement_id INTEGER, source TEXT NOT NULL,
-  tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL);
+  tool_version TEXT NOT NULL, created_at_us INTEGER NOT NULL, grid_config TEXT NOT NULL DEFAULT '');
 CREATE TEMP TABLE axis_tuned_buckets (
   device_id INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL, out_dtype TEXT NOT NULL, layout TEXT NOT NULL,
   reduced_bucket INTEGER NOT NULL, outputs_bucket INTEGER NOT NULL, tool_version TEXT NOT NULL,
@@ -317,6 +327,7 @@ CREATE TEMP TABLE bench_results (
 )sql"},
     {kAxisTablesShim},
     {kAxisIdsShim, 4},
+    {"CREATE TEMP VIEW axis_winners AS SELECT *, '' AS grid_config FROM main.axis_winners;", 4},
 };
 static_assert(std::size(kReadShims) == std::size(kSteps), "every schema step needs a read shim");
 

@@ -314,6 +314,22 @@ bool short_16bit_columns_pay(const TypeRule& types, const CanonicalAxes& shape, 
          short_columns_vectors_fit(shape, 8) && (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
 }
 
+bool axis_on_16byte_grid(const CanonicalAxes& shape, std::size_t element_bytes, const void* base) {
+  if (element_bytes == 0) return false;
+  const auto whole = [&](std::int64_t elements) {
+    return (static_cast<std::uint64_t>(elements) * element_bytes) % 16 == 0;
+  };
+  if (base != nullptr &&
+      (reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uint64_t>(shape.base_offset) * element_bytes) % 16 != 0)
+    return false;
+  if (shape.layout == AxisLayout::rows)
+    return whole(static_cast<std::int64_t>(shape.reduced)) && (shape.outputs <= 1 || whole(shape.outer_stride));
+  if (shape.layout == AxisLayout::columns)
+    return shape.inner_step == 1 && whole(static_cast<std::int64_t>(shape.inner)) && whole(shape.reduced_stride) &&
+           (shape.outputs <= shape.inner || whole(shape.outer_stride));
+  return false;
+}
+
 int axis_transpose_dim(const CanonicalAxes& shape) {
   if (shape.layout != AxisLayout::general || shape.reduced != 1 || shape.outputs == 0 || shape.kept_rank < 2)
     return -1;

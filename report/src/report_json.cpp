@@ -97,6 +97,7 @@ Json axis_winner_json(const DeviceReport& device, const AxisReport& axis, const 
             {"filled", entry.filled},
             {"tool_version", w.tool_version},
             {"measurement", nullptr}};
+  if (!w.grid_config.empty()) json["grid_config"] = w.grid_config;  // the class's winner on the 16-byte grid
   if (const auto& m = entry.measurement)
     json["measurement"] = Json{{"measurement_id", m->id},
                                {"reduced", m->reduced},

@@ -247,7 +247,11 @@ Table axis_winners_table(const DeviceReport& device, const AxisReport& axis) {
       }
       const auto& m = w->measurement;
       const double gbps = axis_gbps(*w);
-      std::vector<TableCell> row = {text(bucket_label(r)), text(bucket_label(o)), code(w->winner.config),
+      // A class with a second winner for its shapes on the 16-byte grid shows both.
+      const std::string config = w->winner.grid_config.empty()
+                                     ? w->winner.config
+                                     : w->winner.config + "; on the 16-byte grid: " + w->winner.grid_config;
+      std::vector<TableCell> row = {text(bucket_label(r)), text(bucket_label(o)), code(config),
                                     number(m ? std::to_string(m->reduced) : "-"),
                                     number(m ? std::to_string(m->outputs) : "-")};
       if (columns) row.push_back(number(m ? std::to_string(m->inner) : "-"));

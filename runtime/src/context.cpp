@@ -794,10 +794,12 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   AxisKernelSpec chosen;
   const auto choose = [&](Op kernel_op, const TypeRule& kernel_types, const CanonicalAxes& shape, const void* base) {
     const AxisSelection s = d.axis_selector->select(kernel_op, kernel_types, shape);
-    const bool fits = axis_spec_mismatch(s.spec, shape).empty();
     chosen = axis_spec_for(s, kernel_op, kernel_types, shape, d.key.sm_count, nullptr, base);
+    const bool on_grid = s.winner && s.grid_spec && chosen == *s.grid_spec;
+    const bool fits = s.winner && (chosen == s.spec || on_grid);
     e.kernel += reduce_tune::to_string(chosen);
-    return std::make_pair(fits ? s.match : MatchKind::default_config, s.reason);
+    return std::make_pair(fits ? s.match : MatchKind::default_config,
+                          on_grid ? s.reason + " (its winner for shapes on the 16-byte grid)" : s.reason);
   };
   const auto at = [&](const CanonicalAxes& shape) -> const void* {
     return in == nullptr ? nullptr

@@ -99,10 +99,13 @@ Selection Selector::select(Op op, const TypeRule& types, std::uint64_t n, bool a
 
 AxisKernelSpec axis_spec_for(const AxisSelection& selection, Op op, const TypeRule& types, const CanonicalAxes& shape,
                              int sm_count, AxisLaunchPlan* plan, const void* base) {
-  if (!selection.winner || !axis_spec_mismatch(selection.spec, shape).empty())
+  const AxisKernelSpec& spec = selection.grid_spec && axis_on_16byte_grid(shape, size_of(types.in), base)
+                                   ? *selection.grid_spec
+                                   : selection.spec;
+  if (!selection.winner || !axis_spec_mismatch(spec, shape).empty())
     return builtin_axis_spec(op, types, shape, sm_count, plan, base);
-  if (plan) *plan = plan_axis_launch(selection.spec, shape, sm_count);
-  return selection.spec;
+  if (plan) *plan = plan_axis_launch(spec, shape, sm_count);
+  return spec;
 }
 
 std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& types, const CanonicalAxes& shape) {
@@ -203,6 +206,8 @@ AxisSelection AxisSelector::select(Op op, const TypeRule& types, const Canonical
   if (w) {
     s.winner = *w;
     s.spec = spec;
+    if (!w->grid_config.empty())
+      if (auto grid = parse_axis_config(w->grid_config, op, types)) s.grid_spec = *grid;
   } else {
     s.spec = builtin_axis_spec(op, types, shape, device_.sm_count);
   }

@@ -65,6 +65,49 @@ TEST(DbCommand, GcKeepsTheBinariesOfWinnersAndOfOtherCompilersOnly) {
   EXPECT_EQ(database->counts().measurements, 5);  // every measurement stays
 }
 
+// An axis class with a second winner for its shapes on the 16-byte grid: gc keeps the
+// binaries of both (each its sum and the mean it serves), and removes the rest.
+TEST(DbCommand, GcKeepsTheBinariesOfAnAxisWinnerOnTheGrid) {
+  TempDir dir;
+  const auto path = (dir / "tuning.db").string();
+  NvrtcCompiler compiler;
+  const std::string version = compiler.version();
+  const db::AxisProblemClass problem{Op::sum, DType::f16, DType::f16, AxisLayout::columns, 1, 23};
+  const std::string off = "columns:block=256,by=1,vec=4,split=none,rows=1,unroll=4,sm=4,tail=1,occ=1536";
+  const std::string on = "short_columns:block=256,group=1,vec=8,split=none,rows=1,unroll=2,sm=4";
+  std::set<std::string> needed, grid_only;
+  {
+    auto database = db::Database::open(path);
+    auto bucket = sample_axis_bucket(sample_device("GPU-h200"), problem, 2);
+    bucket.measurements[0].config = off;
+    bucket.measurements[1].config = on;
+    bucket.winner = 0;
+    bucket.grid_winner = 1;
+    database.store_axis_bucket(bucket);
+    needed = tuner::winner_binary_keys(database, compiler);
+    ASSERT_EQ(needed.size(), 4u);
+    bucket.grid_winner.reset();  // the same class with one winner: half the binaries
+    database.store_axis_bucket(bucket);
+    const auto one = tuner::winner_binary_keys(database, compiler);
+    ASSERT_EQ(one.size(), 2u);
+    for (const auto& key : needed)
+      if (!one.count(key)) grid_only.insert(key);
+    ASSERT_EQ(grid_only.size(), 2u);
+    bucket.grid_winner = 1;
+    database.store_axis_bucket(bucket);
+    for (const auto& key : needed) database.put_binary({key, 90, version, {std::byte{7}}, fixed_time()});
+    database.put_binary({"orphan", 90, version, std::vector<std::byte>(64, std::byte{1}), fixed_time()});
+  }
+  const auto r = run({"gc", "--db", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("removed 1 binaries"), std::string::npos) << r.out;
+  auto database = db::Database::open_read_only(path);
+  ASSERT_TRUE(database);
+  for (const auto& key : grid_only) EXPECT_TRUE(database->find_binary(key)) << key;
+  for (const auto& key : needed) EXPECT_TRUE(database->find_binary(key)) << key;
+  EXPECT_FALSE(database->find_binary("orphan"));
+}
+
 TEST(DbCommand, InfoShowsPathVersionDevicesAndCounts) {
   TempDir dir;
   const auto path = (dir / "tuning.db").string();

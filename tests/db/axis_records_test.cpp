@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "database_access.h"
@@ -105,6 +106,7 @@ TEST(AxisDatabase, StoreAndReadRoundTripEveryField) {
   EXPECT_EQ(w.source, WinnerSource::tuned);
   EXPECT_EQ(w.tool_version, "0.3.0");
   EXPECT_EQ(w.created_at, fixed_time(5));
+  EXPECT_EQ(w.grid_config, "");  // one winner serves the class
 
   EXPECT_EQ(database.axis_tuned_buckets(stored.device_id), std::vector<AxisProblemClass>{bucket.problem});
   const auto counts = database.counts();
@@ -233,6 +235,66 @@ TEST(AxisDatabase, ClassWithoutWinnerIsStillMarkedTuned) {
 
 // Every way a result can be inconsistent, each refused with InvalidArgument before
 // anything is written.
+// A class's second winner, for its shapes on the 16-byte grid: stored beside the first,
+// replaced by a rerun that finds one config for every shape, and carried through an
+// export, an import and a merge.
+TEST(AxisDatabase, AWinnerOnTheGridIsStoredExportedAndMerged) {
+  TempDir dir;
+  auto database = Database::open(dir / "a.db");
+  auto bucket = sample_axis_bucket(sample_device(), axis_class(AxisLayout::columns, 10, 23), 3, fixed_time(5));
+  bucket.winner = 2;
+  bucket.grid_winner = 0;
+  database.store_axis_bucket(bucket);
+  const RowId id = *database.find_device(sample_device().uuid);
+  auto winners = database.axis_winners_for_device(id);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].config, bucket.measurements[2].config);
+  EXPECT_EQ(winners[0].grid_config, bucket.measurements[0].config);
+  EXPECT_EQ(database.axis_winners_for_same_arch(sample_device("GPU-twin"))[0].grid_config,
+            bucket.measurements[0].config);
+
+  // Exported and imported into another file: the same pair.
+  std::ostringstream out;
+  write_json(read_snapshot(database), out);
+  const std::string json = out.str();
+  EXPECT_NE(json.find("\"grid_config\": \"" + bucket.measurements[0].config + "\""), std::string::npos) << json;
+  std::istringstream in(json);
+  auto other = Database::open(dir / "b.db");
+  import_snapshot(other, read_json(in, "grid.json"));
+  const auto imported = other.axis_winners_for_device(*other.find_device(sample_device().uuid));
+  ASSERT_EQ(imported.size(), 1u);
+  EXPECT_EQ(imported[0].config, winners[0].config);
+  EXPECT_EQ(imported[0].grid_config, winners[0].grid_config);
+  // Merged into a file whose winner of the class is slower: the pair replaces it.
+  auto third = Database::open(dir / "c.db");
+  auto slower = sample_axis_bucket(sample_device(), bucket.problem, 1, fixed_time(4));
+  slower.measurements[0].config = "columns:block=64,group=1,vec=1";
+  slower.measurements[0].median_ms = 9.0;
+  third.store_axis_bucket(slower);
+  merge_snapshot(third, read_snapshot(database));
+  const auto merged = third.axis_winners_for_device(*third.find_device(sample_device().uuid));
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].config, winners[0].config);
+  EXPECT_EQ(merged[0].grid_config, winners[0].grid_config);
+
+  // An export of an older tool (no grid_config) reads with one winner for the class.
+  const std::string older = std::regex_replace(json, std::regex(R"(,\s*"grid_config": "[^"]*")"), "");
+  ASSERT_EQ(older.find("grid_config"), std::string::npos);
+  std::istringstream older_in(older);
+  const auto old_snapshot = read_json(older_in, "older.json");
+  ASSERT_EQ(old_snapshot.axis_winners.size(), 1u);
+  EXPECT_EQ(old_snapshot.axis_winners[0].config, winners[0].config);
+  EXPECT_EQ(old_snapshot.axis_winners[0].grid_config, "");
+
+  // A rerun whose one winner holds everywhere leaves no grid winner behind.
+  auto rerun = sample_axis_bucket(sample_device(), bucket.problem, 2, fixed_time(6));
+  database.store_axis_bucket(rerun);
+  winners = database.axis_winners_for_device(id);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].grid_config, "");
+  EXPECT_TRUE(database.integrity_problems().empty());
+}
+
 TEST(AxisDatabase, StoreRejectsInconsistentResults) {
   auto database = Database::open_in_memory();
   const auto good = sample_axis_bucket(sample_device(), axis_class(AxisLayout::columns, 10, 14), 3);
@@ -280,6 +342,16 @@ TEST(AxisDatabase, StoreRejectsInconsistentResults) {
   add("winner not ok", [](auto& r) { r.measurements[2].status = MeasurementStatus::wrong_result; });
   add("winner skipped", [](auto& r) { r.measurements[2].status = MeasurementStatus::skipped; });
   add("winner without a time", [](auto& r) { r.measurements[2].median_ms = std::nan(""); });
+  add("grid winner without a winner", [](auto& r) {
+    r.winner.reset();
+    r.grid_winner = 1;
+  });
+  add("grid winner out of range", [](auto& r) { r.grid_winner = 3; });
+  add("grid winner not ok", [](auto& r) {
+    r.grid_winner = 1;
+    r.measurements[1].status = MeasurementStatus::launch_failed;
+  });
+  add("grid winner repeats the winner", [](auto& r) { r.grid_winner = 2; });
   add("bucket out of range", [](auto& r) {
     r.problem.reduced_bucket = 64;
     r.measurements.clear();

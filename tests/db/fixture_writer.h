@@ -6,7 +6,8 @@
 // writers speak the current schema. Version 1 to 4 files hold the same rows (each with its
 // own device UUID); version 2 adds a failure detail, the column it introduced, version 3
 // one bench row, the table it introduced, and version 4 one tuned axis class (four
-// measurements, a winner and its mark), the tables it introduced.
+// measurements, a winner and its mark), the tables it introduced; version 5 holds the
+// same axis rows with their texts in the lookup tables it introduced.
 #pragma once
 
 #include <bit>
@@ -107,14 +108,31 @@ inline void write_fixture(const std::filesystem::path& path, int version) {
     bench.bind(1, n).bind(2, kTime);
     bench.run();
   }
-  if (version >= 4) {  // v4: one tuned axis class, its config and tool version as text
+  if (version >= 4) {  // v4: one tuned axis class, its config and tool version as text (v5: as ids)
+    // v5 stores each text once, in axis_configs and tool_versions, and a row's ids.
+    auto text_id = [&](const char* table, const char* text) -> std::int64_t {
+      Statement find(c, std::string("SELECT id FROM ") + table + " WHERE text = ?1");
+      find.bind(1, text);
+      if (find.step()) return find.int64(0);
+      Statement add(c, std::string("INSERT INTO ") + table + " (text) VALUES (?1)");
+      add.bind(1, text);
+      add.run();
+      return sqlite3_last_insert_rowid(c.get());
+    };
     auto axis = [&](const char* config, const char* status, double median_ms, const char* tool_version,
                     std::int64_t at) -> std::int64_t {
-      Statement m(c,
-                  "INSERT INTO axis_measurements (device_id, op, dtype, out_dtype, layout, reduced, outputs, inner, "
-                  "config, status, median_ms, spread, repetitions, gbps, tool_version, created_at_us, detail) "
-                  "VALUES (1, 'sum', 'f32', 'f32', 'rows', 1024, 16384, 1, ?1, ?2, ?3, 0.01, 25, ?4, ?5, ?6, ?7)");
-      m.bind(1, config).bind(2, status).bind(5, tool_version).bind(6, at);
+      const bool ids = version >= 5;
+      Statement m(c, std::string("INSERT INTO axis_measurements (device_id, op, dtype, out_dtype, layout, reduced, "
+                                 "outputs, inner, ") +
+                         (ids ? "config_id" : "config") + ", status, median_ms, spread, repetitions, gbps, " +
+                         (ids ? "tool_version_id" : "tool_version") +
+                         ", created_at_us, detail) VALUES (1, 'sum', 'f32', 'f32', 'rows', 1024, 16384, 1, ?1, ?2, "
+                         "?3, 0.01, 25, ?4, ?5, ?6, ?7)");
+      if (ids)
+        m.bind(1, text_id("axis_configs", config)).bind(5, text_id("tool_versions", tool_version));
+      else
+        m.bind(1, config).bind(5, tool_version);
+      m.bind(2, status).bind(6, at);
       if (median_ms > 0)
         m.bind(3, median_ms).bind(4, 1024.0 * 16384 * 4 / (median_ms * 1e6)).bind(7, "");
       else

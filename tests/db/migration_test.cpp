@@ -125,6 +125,7 @@ void expect_fixture_rows(const Database& database, int version) {
   ASSERT_EQ(axis_winners.size(), 1u);
   EXPECT_EQ(axis_winners[0].config, axis[1].config);
   EXPECT_EQ(axis_winners[0].measurement_id, axis[1].id);
+  EXPECT_EQ(axis_winners[0].grid_config, "");  // before v6: one winner serves the class
   EXPECT_EQ(database.axis_tuned_buckets(*device_id), std::vector<AxisProblemClass>{axis_class()});
   EXPECT_EQ(counts.axis_measurements, 4);
   EXPECT_EQ(counts.axis_winners, 1);

@@ -2494,6 +2494,42 @@ TEST(AxisSpec, ShortSixteenBitColumnsOnTheVectorGridTakeShortColumns) {
   EXPECT_EQ(axis_spec_mismatch(k, shape_of({1, 4096}, {0})), "");
 }
 
+// The 16-byte grid a tuned class may keep a second winner for: rows whose length and
+// pitch, or columns whose slice, R stride and slice stride, are whole 16-byte vectors, and
+// a base on the grid where one is given; never general views or stepped columns.
+TEST(AxisSpec, TheSixteenByteGridOfTunedClasses) {
+  struct Case {
+    TensorDesc view;
+    AxisList axes;
+    std::size_t bytes;
+    bool on;
+  };
+  const Case cases[] = {
+      {TensorDesc::contiguous({1000, 8}), {1}, 2, true},              // rows of 16 bytes
+      {TensorDesc::contiguous({1000, 4}), {1}, 4, true},
+      {TensorDesc::contiguous({1000, 4}), {1}, 2, false},             // rows of 8 bytes
+      {TensorDesc::contiguous({1000, 1021}), {1}, 4, false},
+      {TensorDesc::strided({1000, 8}, {12, 1}), {1}, 2, false},       // rows 24 bytes apart
+      {TensorDesc::strided({1000, 8}, {16, 1}), {1}, 2, true},        // padded rows on the grid
+      {TensorDesc::contiguous({3, 1 << 23}), {0}, 2, true},           // columns
+      {TensorDesc::contiguous({3, (1 << 23) + 1}), {0}, 2, false},
+      {TensorDesc::contiguous({3, 12}), {0}, 4, true},                // 48 bytes: three vectors
+      {TensorDesc::contiguous({5, 3, 8}), {1}, 2, true},              // slices of 16 bytes
+      {TensorDesc::contiguous({5, 3, 4}), {1}, 2, false},             // slices of 8 bytes
+      {TensorDesc::strided({2, 1 << 20}, {1, 2}), {0}, 2, false},     // stepped columns
+      {TensorDesc::contiguous({64, 64, 64}), {0, 2}, 4, false},       // general
+  };
+  for (const Case& c : cases) {
+    const CanonicalResult r = canonicalize(c.view, c.axes);
+    ASSERT_TRUE(r.ok) << r.error;
+    const std::string what = r.axes.to_string() + " of " + std::to_string(c.bytes) + "-byte elements";
+    EXPECT_EQ(axis_on_16byte_grid(r.axes, c.bytes), c.on) << what;
+    alignas(16) static const unsigned char buffer[64] = {};
+    EXPECT_EQ(axis_on_16byte_grid(r.axes, c.bytes, buffer), c.on) << what;
+    EXPECT_FALSE(axis_on_16byte_grid(r.axes, c.bytes, buffer + c.bytes)) << what;  // one element in
+  }
+}
+
 // 16-bit columns of R <= 4 over 2^21 outputs and more, on the 4-element grid: vectors
 // of four outputs in blocks of 128; longer R, fewer outputs or off the grid, not.
 TEST(AxisSpec, ShortSixteenBitColumnsOfManyOutputsTakeBlocksOf128) {

@@ -2492,6 +2492,73 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   std::filesystem::remove_all(dir);
 }
 
+// A class that keeps a second winner for its shapes on the 16-byte grid (as the tuner
+// stores it where no one config holds against the built-in choice on and off the grid):
+// a context over the database runs the grid's winner for f16 columns on the grid, the
+// class's winner off it (odd outputs, or a base one element off), each reported as the
+// class's tuned winner, and every result right (sum, and the mean it serves).
+TEST(AxisTuning, AWinnerOnTheGridServesItsShapesAndTheClassWinnerTheRest) {
+  RT_REQUIRE_GPU();
+  const DeviceKey key = *testing::test_device();
+  const auto dir = testing::temp_dir("rt_axis_grid");
+  const auto db_path = dir / "tuning.db";
+  std::filesystem::remove(db_path);
+  const std::string off = "columns:block=256,by=1,vec=4,split=none,rows=1,unroll=4,sm=4,tail=1";
+  const std::string on = "short_columns:block=256,group=1,vec=8,split=none,rows=1,unroll=2,sm=4";
+  {
+    auto database = db::Database::open(db_path);
+    db::AxisBucketResult result;
+    result.device = key;
+    result.problem = {Op::sum, DType::f16, DType::f16, AxisLayout::columns, 1, 20};
+    for (const std::string& config : {off, on}) {
+      db::AxisMeasurement m;
+      m.op = Op::sum;
+      m.dtype = m.out_dtype = DType::f16;
+      m.layout = AxisLayout::columns;
+      m.reduced = 2;
+      m.outputs = m.inner = 1u << 20;
+      m.config = config;
+      m.status = db::MeasurementStatus::ok;
+      m.median_ms = 0.004;
+      m.repetitions = 10;
+      m.tool_version = "reduce-tune test";
+      m.created_at = db::now_timestamp();
+      result.measurements.push_back(m);
+    }
+    result.winner = 0;
+    result.grid_winner = 1;
+    result.tool_version = "reduce-tune test";
+    result.created_at = db::now_timestamp();
+    database.store_axis_bucket(result);
+  }
+  ContextOptions options;
+  options.database = db_path;
+  Context ctx(options);
+  struct Case {
+    TensorDesc view;
+    std::int64_t base;
+    bool grid;
+  };
+  const Case cases[] = {{TensorDesc::contiguous({3, 1 << 20}), 0, true},
+                        {TensorDesc::contiguous({2, (1 << 20) + 8}), 8, true},
+                        {TensorDesc::contiguous({3, 1 << 20}), 1, false},
+                        {TensorDesc::contiguous({3, (1 << 20) + 1}), 0, false},
+                        {TensorDesc::contiguous({2, (1 << 21) - 1}), 0, false}};
+  for (Op op : {Op::sum, Op::mean}) {
+    const TypeRule t = rule(op, DType::f16);
+    const Buffer buffer = upload(testing::make_input(op, DType::f16, testing::Pattern::exact, 3 * (1 << 21) + 16, 51));
+    for (const Case& c : cases) {
+      const void* at = static_cast<const unsigned char*>(buffer.device.get()) + c.base * 2;
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, {0}, at);
+      EXPECT_EQ(e.match, MatchKind::exact) << e.to_string();
+      EXPECT_NE(e.kernel.find(c.grid ? "> short_columns:" : "> columns:"), std::string::npos) << e.to_string();
+      EXPECT_EQ(e.reason.find("16-byte grid") != std::string::npos, c.grid) << e.to_string();
+      EXPECT_EQ(check(ctx, op, t, buffer, c.base, c.view, {0}), "") << e.kernel << " base " << c.base;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // The axis tuner's checks bite: every family compiled with a deliberate fault (the last
 // reduced element dropped, the rows' scalar head dropped, the identity returned, the
 // last output left unwritten) is rejected at shapes with odd extents, and passes without

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "reduce_tune/context.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/error.h"
@@ -341,6 +343,66 @@ TEST(AxisSelector, EachShapeOfAClassWithoutAWinnerTakesItsOwnBuiltInChoice) {
   ASSERT_TRUE(tuned.winner);
   EXPECT_EQ(axis_config_text(axis_spec_for(tuned, Op::sum, kF32Sum, columns_shape(1100, 4097), 132, nullptr, nullptr)),
             kColumnsConfig);
+}
+
+// A class that keeps a second winner for its shapes on the 16-byte grid (f16 columns of
+// R = 2 to 3 over 2^23 outputs, as an H200 tuned them: eight outputs a thread on the grid,
+// four with a peeled tail off it): each shape takes its side's winner, and a base off the
+// grid takes the winner off it.
+TEST(AxisSelector, AClassWithAWinnerOnTheGridServesEachSideItsOwn) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  const char* const off = "columns:block=256,by=1,vec=4,split=none,rows=1,unroll=4,sm=4,tail=1,occ=1536";
+  const char* const on = "short_columns:block=128,group=1,vec=8,split=none,rows=1,unroll=2,sm=4";
+  db::AxisBucketResult result;
+  result.device = me;
+  result.problem = {Op::max, DType::f16, DType::f16, AxisLayout::columns, 1, 23};
+  for (const auto& [r, outputs, config] : {std::tuple{2ull, 1ull << 23, off}, {2ull, 1ull << 23, on}}) {
+    db::AxisMeasurement m;
+    m.op = Op::max;
+    m.dtype = m.out_dtype = DType::f16;
+    m.layout = AxisLayout::columns;
+    m.reduced = r;
+    m.outputs = m.inner = outputs;
+    m.config = config;
+    m.status = db::MeasurementStatus::ok;
+    m.median_ms = 0.02;
+    m.repetitions = 10;
+    m.tool_version = "reduce-tune test";
+    m.created_at = db::now_timestamp();
+    result.measurements.push_back(m);
+  }
+  result.winner = 0;
+  result.grid_winner = 1;
+  result.tool_version = "reduce-tune test";
+  result.created_at = db::now_timestamp();
+  database.store_axis_bucket(result);
+  const auto sel = axis_selector_for(database, me);
+  const TypeRule f16 = *resolve_types(Op::max, DType::f16, DType::f16).rule;
+  const CanonicalAxes grid = columns_shape(3, 1 << 23), odd = columns_shape(3, (1 << 23) + 1);
+  ASSERT_TRUE(axis_on_16byte_grid(grid, 2));
+  ASSERT_FALSE(axis_on_16byte_grid(odd, 2));
+  const auto s = sel.select(Op::max, f16, grid);
+  ASSERT_TRUE(s.winner);
+  EXPECT_EQ(s.match, MatchKind::exact);
+  ASSERT_TRUE(s.grid_spec);
+  EXPECT_EQ(axis_config_text(*s.grid_spec), on);
+  EXPECT_EQ(axis_config_text(s.spec), off);
+  alignas(16) static const unsigned char buffer[32] = {};
+  EXPECT_EQ(axis_config_text(axis_spec_for(s, Op::max, f16, grid, 132, nullptr, nullptr)), on);
+  EXPECT_EQ(axis_config_text(axis_spec_for(s, Op::max, f16, grid, 132, nullptr, buffer)), on);
+  EXPECT_EQ(axis_config_text(axis_spec_for(s, Op::max, f16, grid, 132, nullptr, buffer + 2)), off);
+  EXPECT_EQ(axis_config_text(axis_spec_for(s, Op::max, f16, odd, 132, nullptr, nullptr)), off);
+  // The same selection made first at a shape off the grid serves the grid alike (one
+  // selection serves a class).
+  const auto first_odd = sel.select(Op::max, f16, odd);
+  EXPECT_EQ(axis_config_text(axis_spec_for(first_odd, Op::max, f16, grid, 132, nullptr, nullptr)), on);
+  // A class without one serves every shape its one winner.
+  store_axis_winner(database, me, Op::max, DType::f16, AxisLayout::columns, 2, 1 << 21, off, 0.01);
+  const auto one = axis_selector_for(database, me).select(Op::max, f16, columns_shape(2, 1 << 21));
+  EXPECT_FALSE(one.grid_spec);
+  EXPECT_EQ(axis_config_text(axis_spec_for(one, Op::max, f16, columns_shape(2, 1 << 21), 132, nullptr, nullptr)),
+            off);
 }
 
 // Columns stepped over their outputs (x[:, ::2] along 0) are not tuned: the built-in

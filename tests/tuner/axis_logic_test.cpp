@@ -475,6 +475,51 @@ TEST(AxisWinner, WhereNoneHoldsTheBestWorstRatioWins) {
   EXPECT_EQ(ms[*w].config, "c");  // worst ratios: a 1.5, b 2.0, c 1.4
 }
 
+// f16 max of columns of R 2^1 x 2^23 outputs, as an H200 timed them (us): eight outputs a
+// thread ("short", the built-in choice on the 16-byte grid) is 1.58x faster than four with
+// a peeled tail ("tail", the built-in choice off it) at the corner, which is on the grid,
+// and 2.0-2.4x slower at the two odd shapes. Neither holds against the built-in choice at
+// every shape, so each side of the grid gets its own winner; the one winner before this
+// ran 1.4x slower than no tuning on the grid.
+TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigHoldsAtEveryShape) {
+  db::AxisProblemClass columns{Op::max, DType::f16, DType::f16, AxisLayout::columns, 1, 23};
+  const auto shapes = axis_sample_shapes(columns);
+  ASSERT_EQ(shapes.size(), 3u);
+  std::vector<bool> on_grid;
+  for (const auto& shape : shapes) on_grid.push_back(axis_on_16byte_grid(canonical_axis_shape(shape), 2));
+  EXPECT_EQ(on_grid, (std::vector<bool>{true, false, false}));  // 2^23; 1.5 * 2^23 + 1 and 2^24 - 1 are odd
+  const std::map<std::string, std::vector<double>> times = {{"short", {12.95, 69.30, 105.38}},
+                                                            {"tail", {20.50, 33.83, 43.97}},
+                                                            {"slow", {40.0, 60.0, 80.0}}};
+  std::vector<db::AxisMeasurement> ms;
+  for (const auto& [config, t] : times)
+    for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], config, t[i]));
+  const std::vector<std::string> builtins = {"short", "tail", "tail"};
+  // One winner, as before: the best worst ratio ("tail", 1.58x at the corner).
+  const auto one = choose_axis_winner(ms, shapes, builtins);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(ms[*one].config, "tail");
+  const auto both = choose_axis_winners(ms, shapes, builtins, on_grid);
+  ASSERT_TRUE(both.winner);
+  ASSERT_TRUE(both.grid_winner);
+  EXPECT_EQ(ms[*both.winner].config, "tail");
+  EXPECT_EQ(ms[*both.grid_winner].config, "short");
+  EXPECT_EQ(ms[*both.winner].outputs, shapes[0].outputs);  // each at the corner, where it was timed
+  EXPECT_EQ(ms[*both.grid_winner].outputs, shapes[0].outputs);
+  // Without a sample on one side, or with no split asked for, one winner.
+  EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {false, false, false}).grid_winner);
+  EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {true, true, true}).grid_winner);
+  EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {}).grid_winner);
+  EXPECT_EQ(ms[*choose_axis_winners(ms, shapes, builtins, {}).winner].config, "tail");
+  // A config that holds against the built-in choice at every shape serves both sides.
+  const std::vector<double> both_times = {12.95, 33.83, 43.97};  // each side's best
+  for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], "both", both_times[i]));
+  const auto held = choose_axis_winners(ms, shapes, builtins, on_grid);
+  ASSERT_TRUE(held.winner);
+  EXPECT_EQ(ms[*held.winner].config, "both");
+  EXPECT_FALSE(held.grid_winner);
+}
+
 TEST(AxisWinner, AFloatSumWinnerAlsoServesTheMean) {
   const std::string config = "rows:block=256,group=32,vec=4,split=none,rows=1,unroll=8,sm=4";
   const auto specs = axis_runtime_specs(rows_class(10, 14), config);

@@ -201,10 +201,11 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
   if (!options.fill_axis_neighbours) return plan;
   const auto tuned_list = database.axis_tuned_buckets(device_id);
   const std::set<db::AxisProblemClass> tuned(tuned_list.begin(), tuned_list.end());
-  std::map<db::AxisProblemClass, std::string> winners;
+  std::map<db::AxisProblemClass, std::vector<std::string>> winners;  // a class's winner and its grid's
   std::set<db::AxisProblemClass> current;  // winners this version of the tool stored
   for (const auto& w : database.axis_winners_for_device(device_id)) {
-    winners[w.problem] = w.config;
+    winners[w.problem] = {w.config};
+    if (!w.grid_config.empty()) winners[w.problem].push_back(w.grid_config);
     if (w.tool_version == axis_tool_version_string()) current.insert(w.problem);
   }
   auto neighbours = [](const db::AxisProblemClass& p) {
@@ -237,7 +238,8 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
       for (const auto& m : neighbours(n)) {
         auto w = winners.find(m);
         if (w == winners.end() || !tuned.count(m)) continue;
-        if (auto spec = parse_axis_config(w->second, c.op, c.types)) all.push_back(*spec);
+        for (const auto& config : w->second)
+          if (auto spec = parse_axis_config(config, c.op, c.types)) all.push_back(*spec);
       }
       std::vector<AxisKernelSpec> candidates = fitting_once(all, shapes);
       if (candidates.size() < 2) continue;
@@ -316,9 +318,13 @@ std::vector<std::pair<std::string, double>> rank_axis_configs(const std::vector<
 
 }  // namespace
 
-std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& ms,
-                                              const std::vector<AxisShape>& shapes,
-                                              const std::vector<std::string>& builtins) {
+namespace {
+
+// The winning config among `ms` at `shapes` (choose_axis_winner's rule), and whether it
+// holds against the built-in choice at every one of them. Empty where none is complete.
+std::optional<std::pair<std::string, bool>> choose_axis_config(const std::vector<db::AxisMeasurement>& ms,
+                                                               const std::vector<AxisShape>& shapes,
+                                                               const std::vector<std::string>& builtins) {
   if (shapes.empty()) return std::nullopt;
   const AxisTimes times = axis_times(ms, shapes);
   auto ranked = rank_axis_configs(times, shapes.size());
@@ -339,16 +345,64 @@ std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurem
   std::vector<std::pair<std::string, double>> holding;
   for (const auto& entry : ranked)
     if (holds(entry.first)) holding.push_back(entry);
-  if (!holding.empty()) ranked = std::move(holding);
+  const bool held = !holding.empty();
+  if (held) ranked = std::move(holding);
   std::string winner = ranked.front().first;
   const std::string corner_builtin = builtins.empty() ? std::string() : builtins.front();
   for (const auto& [config, score] : ranked)
     if (config == corner_builtin && score <= ranked.front().second * 1.01) winner = config;
+  return std::make_pair(winner, held);
+}
+
+// The index of `config`'s ok measurement at `shape`, if any.
+std::optional<std::size_t> measurement_at(const std::vector<db::AxisMeasurement>& ms, const std::string& config,
+                                          const AxisShape& shape) {
   for (std::size_t i = 0; i < ms.size(); ++i)
-    if (ms[i].config == winner && ms[i].status == db::MeasurementStatus::ok && ms[i].reduced == shapes[0].reduced &&
-        ms[i].outputs == shapes[0].outputs && ms[i].layout == shapes[0].layout)
+    if (ms[i].config == config && ms[i].status == db::MeasurementStatus::ok && ms[i].reduced == shape.reduced &&
+        ms[i].outputs == shape.outputs && ms[i].layout == shape.layout)
       return i;
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& ms,
+                                              const std::vector<AxisShape>& shapes,
+                                              const std::vector<std::string>& builtins) {
+  const auto chosen = choose_axis_config(ms, shapes, builtins);
+  if (!chosen) return std::nullopt;
+  return measurement_at(ms, chosen->first, shapes[0]);
+}
+
+AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& ms, const std::vector<AxisShape>& shapes,
+                                     const std::vector<std::string>& builtins, const std::vector<bool>& on_grid) {
+  AxisWinnerChoice choice;
+  const auto whole = choose_axis_config(ms, shapes, builtins);
+  if (!whole) return choice;
+  choice.winner = measurement_at(ms, whole->first, shapes[0]);
+  if (whole->second || on_grid.size() != shapes.size()) return choice;
+  // No config held against the built-in choice at every shape: each side of the 16-byte
+  // grid gets the winner of its own shapes, where both sides were sampled.
+  std::vector<AxisShape> grid_shapes, off_shapes;
+  std::vector<std::string> grid_builtins, off_builtins;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    (on_grid[i] ? grid_shapes : off_shapes).push_back(shapes[i]);
+    if (i < builtins.size()) (on_grid[i] ? grid_builtins : off_builtins).push_back(builtins[i]);
+  }
+  if (grid_shapes.empty() || off_shapes.empty()) return choice;
+  const auto grid = choose_axis_config(ms, grid_shapes, grid_builtins);
+  const auto off = choose_axis_config(ms, off_shapes, off_builtins);
+  if (!grid || !off || grid->first == off->first) return choice;
+  // Each stored measurement at the class's corner where it was timed there, as a single
+  // winner's is, else at the first shape of its side.
+  auto off_at = measurement_at(ms, off->first, shapes[0]);
+  if (!off_at) off_at = measurement_at(ms, off->first, off_shapes[0]);
+  auto grid_at = measurement_at(ms, grid->first, shapes[0]);
+  if (!grid_at) grid_at = measurement_at(ms, grid->first, grid_shapes[0]);
+  if (!off_at || !grid_at) return choice;
+  choice.winner = off_at;
+  choice.grid_winner = grid_at;
+  return choice;
 }
 
 std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config) {
@@ -844,7 +898,14 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     stored.device = device.key();
     stored.problem = w.problem;
     stored.measurements = measurements;
-    stored.winner = choose_axis_winner(measurements, shapes, builtin_texts);
+    {
+      std::vector<bool> on_grid;
+      for (const auto& shape : shapes)
+        on_grid.push_back(axis_on_16byte_grid(canonical_axis_shape(shape), size_of(w.types.in)));
+      const AxisWinnerChoice choice = choose_axis_winners(measurements, shapes, builtin_texts, on_grid);
+      stored.winner = choice.winner;
+      stored.grid_winner = choice.grid_winner;
+    }
     stored.tool_version = axis_tool_version_string();
     stored.created_at = db::now_timestamp();
     stored.mark_tuned = !w.fill;
@@ -861,14 +922,16 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
           // Left to the runtime to report at its first call.
         }
       }
-      if (stored.winner)
-        for (const auto& spec : axis_runtime_specs(w.problem, measurements[*stored.winner].config)) {
+      for (const auto& index : {stored.winner, stored.grid_winner}) {
+        if (!index) continue;
+        for (const auto& spec : axis_runtime_specs(w.problem, measurements[*index].config)) {
           if (std::find(finalists.begin(), finalists.end(), spec) != finalists.end()) continue;  // kept above
           const std::string key = axis_kernel_key(spec, {});
           const CompileRequest request = axis_request(spec, arch, {});
           device.compile_request_async(key, request);
           deferred.emplace_back(key, request);
         }
+      }
       result.binaries_stored += options.keep_all_binaries ? device.store().keep_all() : device.store().keep(keep);
       database.store_axis_bucket(stored);
     }
@@ -879,6 +942,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     if (stored.winner) {
       const auto& m = measurements[*stored.winner];
       report.axis_winner = m.config;
+      if (stored.grid_winner) report.axis_winner += ", on the 16-byte grid " + measurements[*stored.grid_winner].config;
       report.winner_ms = m.median_ms;
       report.winner_gbps = m.gbps;
     }

@@ -23,7 +23,7 @@ class Connection;  // RAII over sqlite3*; db/src/sqlite_handle.h
 // The schema this code writes. Files of older versions are migrated when opened for
 // writing (and read in place through read shims when opened read-only); files of
 // newer versions are refused and left untouched.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 struct OpenOptions {
   // How long a writer waits for another writer's transaction before giving up. Tuning

@@ -238,6 +238,10 @@ struct AxisWinner {
   WinnerSource source = WinnerSource::tuned;
   std::string tool_version;
   Timestamp created_at{};
+  // The config for the class's shapes on the 16-byte grid (axis_on_16byte_grid), where
+  // the tuner found none that held against the built-in choice both on and off it; empty:
+  // `config` serves every shape.
+  std::string grid_config;
 };
 
 // An axis class the tuner finished; a rerun skips it.
@@ -256,6 +260,8 @@ struct AxisBucketResult {
   AxisProblemClass problem;
   std::vector<AxisMeasurement> measurements;
   std::optional<std::size_t> winner;  // index into measurements (status ok), if any
+  // The winner on the 16-byte grid where it differs (AxisWinner::grid_config), likewise.
+  std::optional<std::size_t> grid_winner;
   std::string tool_version;
   Timestamp created_at{};
   // Whether the class counts as tuned (a rerun skips it, and the runtime lends its

@@ -138,6 +138,14 @@ bool axis_copies(const CanonicalAxes& shape);
 // short_columns family, every row's load in flight.
 bool short_16bit_columns_pay(const TypeRule& types, const CanonicalAxes& shape, const void* in);
 
+// Whether a rows or columns shape lies on the 16-byte grid for elements of
+// `element_bytes`: its contiguous extent (rows: R; columns: the slice's outputs) and every
+// stride whole 16-byte vectors, and `base` (where known; offset 0 of the canonical form)
+// 16-byte aligned. A class's shapes on that grid and off it can want different kernels
+// (the built-in choice changes family there); a tuned class may keep a winner for each
+// (db::AxisWinner::grid_config). False for other layouts and stepped columns.
+bool axis_on_16byte_grid(const CanonicalAxes& shape, std::size_t element_bytes, const void* base = nullptr);
+
 // The built-in choice for a canonical (non-flat) reduction on a GPU with `sm_count` SMs
 // (good everywhere, tuned by nothing), and, when `plan` is given, its launch plan, the
 // same as plan_axis_launch would make (computed once, for the call's hot path). `in`:

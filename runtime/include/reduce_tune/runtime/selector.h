@@ -65,6 +65,9 @@ class Selector {
 // this shape (a dense kernel past its limits), is passed over.
 struct AxisSelection {
   AxisKernelSpec spec;
+  // The winner's config for shapes on the 16-byte grid, where the class keeps one
+  // (db::AxisWinner::grid_config); `spec` serves the shapes off it.
+  std::optional<AxisKernelSpec> grid_spec;
   MatchKind match = MatchKind::default_config;
   std::optional<db::AxisWinner> winner;
   std::string source_device;
@@ -72,7 +75,8 @@ struct AxisSelection {
 };
 
 // The kernel a selection made for a shape's class runs for this very shape: the winner
-// where it can reduce the shape, else the built-in choice for the shape (and its base's
+// (its grid's, for a shape and base on the 16-byte grid where the class keeps one) where
+// it can reduce the shape, else the built-in choice for the shape (and its base's
 // alignment, `base` offset 0 of the canonical form), not the one made for the class's
 // first shape. `plan` (optional) receives the launch plan.
 AxisKernelSpec axis_spec_for(const AxisSelection& selection, Op op, const TypeRule& types, const CanonicalAxes& shape,

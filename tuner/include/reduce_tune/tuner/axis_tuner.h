@@ -167,6 +167,23 @@ std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurem
                                               const std::vector<AxisShape>& shapes,
                                               const std::vector<std::string>& builtins);
 
+// A class's winners where its sample shapes lie on both sides of the 16-byte grid
+// (`on_grid[i]`: axis_on_16byte_grid of shapes[i]). Where choose_axis_winner's winner
+// holds against the built-in choice at every shape, or one side has no sample, or both
+// sides would choose the same config, it is the one winner (grid_winner empty). Otherwise
+// no one config can serve the class without losing to the built-in choice somewhere (it
+// changes kernel family on the grid: 16-bit columns of R = 2 to 4 read eight outputs a
+// thread on it, four off it), and each side gets the winner of its own shapes by the same
+// rule: `winner` off the grid, `grid_winner` on it. Indices of measurements at the first
+// sample shape where the config was timed there, else at its side's first shape.
+struct AxisWinnerChoice {
+  std::optional<std::size_t> winner;
+  std::optional<std::size_t> grid_winner;
+};
+AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& measurements,
+                                     const std::vector<AxisShape>& shapes, const std::vector<std::string>& builtins,
+                                     const std::vector<bool>& on_grid);
+
 // The kernels the runtime loads for an axis winner: its own, and for a float sum the
 // mean it also serves. The database keeps their binaries, so that no call compiles.
 std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config);
