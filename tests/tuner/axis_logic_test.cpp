@@ -511,6 +511,15 @@ TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigHoldsAtEveryShape) {
   EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {true, true, true}).grid_winner);
   EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {}).grid_winner);
   EXPECT_EQ(ms[*choose_axis_winners(ms, shapes, builtins, {}).winner].config, "tail");
+  // Off the grid, a config that holds there but is slow at the corner (the class's only
+  // sample of its smallest extents: too few blocks for them) does not win over one that
+  // holds there and is fast at every shape: the side off the grid is ranked at all three.
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    ms.push_back(timed(shapes[i], "few_blocks", std::vector<double>{41.0, 33.5, 43.5}[i]));
+  const auto ranked_everywhere = choose_axis_winners(ms, shapes, builtins, on_grid);
+  ASSERT_TRUE(ranked_everywhere.winner && ranked_everywhere.grid_winner);
+  EXPECT_EQ(ms[*ranked_everywhere.winner].config, "tail");  // worst ratio 1.58 at the corner, "few_blocks" 3.2
+  EXPECT_EQ(ms[*ranked_everywhere.grid_winner].config, "short");
   // A config that holds against the built-in choice at every shape serves both sides.
   const std::vector<double> both_times = {12.95, 33.83, 43.97};  // each side's best
   for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], "both", both_times[i]));

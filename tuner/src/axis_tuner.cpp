@@ -382,21 +382,30 @@ AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& ms,
   choice.winner = measurement_at(ms, whole->first, shapes[0]);
   if (whole->second || on_grid.size() != shapes.size()) return choice;
   // No config held against the built-in choice at every shape: each side of the 16-byte
-  // grid gets the winner of its own shapes, where both sides were sampled.
-  std::vector<AxisShape> grid_shapes, off_shapes;
-  std::vector<std::string> grid_builtins, off_builtins;
+  // grid gets a winner of its own, where both sides were sampled. The grid's is judged at
+  // the shapes on it alone (it serves no other). The other side's must hold against the
+  // built-in choice at the shapes off the grid, but is ranked at every shape: a class's
+  // corner is its only sample at the low end of both extents, and a config it shows slow
+  // there (too few blocks for the smallest output counts) is slow off the grid alike.
+  std::vector<AxisShape> grid_shapes;
+  std::vector<std::string> grid_builtins, off_bars;
+  bool any_off = false;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    (on_grid[i] ? grid_shapes : off_shapes).push_back(shapes[i]);
-    if (i < builtins.size()) (on_grid[i] ? grid_builtins : off_builtins).push_back(builtins[i]);
+    const std::string builtin = i < builtins.size() ? builtins[i] : std::string();
+    if (on_grid[i]) {
+      grid_shapes.push_back(shapes[i]);
+      grid_builtins.push_back(builtin);
+    }
+    any_off = any_off || !on_grid[i];
+    off_bars.push_back(on_grid[i] ? std::string() : builtin);  // no bar on the grid
   }
-  if (grid_shapes.empty() || off_shapes.empty()) return choice;
+  if (grid_shapes.empty() || !any_off) return choice;
   const auto grid = choose_axis_config(ms, grid_shapes, grid_builtins);
-  const auto off = choose_axis_config(ms, off_shapes, off_builtins);
+  const auto off = choose_axis_config(ms, shapes, off_bars);
   if (!grid || !off || grid->first == off->first) return choice;
-  // Each stored measurement at the class's corner where it was timed there, as a single
-  // winner's is, else at the first shape of its side.
-  auto off_at = measurement_at(ms, off->first, shapes[0]);
-  if (!off_at) off_at = measurement_at(ms, off->first, off_shapes[0]);
+  // Each stored measurement at the class's corner, as a single winner's is (the other
+  // side's winner was timed at every shape), else at the first shape of the grid.
+  const auto off_at = measurement_at(ms, off->first, shapes[0]);
   auto grid_at = measurement_at(ms, grid->first, shapes[0]);
   if (!grid_at) grid_at = measurement_at(ms, grid->first, grid_shapes[0]);
   if (!off_at || !grid_at) return choice;

@@ -173,9 +173,11 @@ std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurem
 // sides would choose the same config, it is the one winner (grid_winner empty). Otherwise
 // no one config can serve the class without losing to the built-in choice somewhere (it
 // changes kernel family on the grid: 16-bit columns of R = 2 to 4 read eight outputs a
-// thread on it, four off it), and each side gets the winner of its own shapes by the same
-// rule: `winner` off the grid, `grid_winner` on it. Indices of measurements at the first
-// sample shape where the config was timed there, else at its side's first shape.
+// thread on it, four off it), and each side gets a winner by the same rule: `grid_winner`
+// judged at the shapes on the grid alone; `winner`, for the shapes off it, held against
+// the built-in choice at those shapes but ranked by its worst ratio at every shape (the
+// corner is the class's only sample of its smallest extents). Indices of measurements at
+// the first sample shape where the config was timed there, else at the grid's first.
 struct AxisWinnerChoice {
   std::optional<std::size_t> winner;
   std::optional<std::size_t> grid_winner;
