@@ -143,6 +143,23 @@ TEST(Cli, ShowListsAxisWinnersAfterTheFlatOnes) {
     // A class filled in between tuned ones: listed, and said to be filled.
     report::testing::store_filled_axis_class(database, {Op::max, DType::f32, DType::f32, AxisLayout::rows, 5, 17},
                                              "rows:block=256,group=8,vec=4,split=none,rows=1,unroll=4,sm=4", 0.02);
+    // A filled class with a second winner for its shapes on the 16-byte grid: both named.
+    report::testing::store_filled_axis_class(database, {Op::max, DType::f32, DType::f32, AxisLayout::rows, 7, 17},
+                                             "rows:block=128,group=8,vec=1,split=none,rows=1,unroll=4,sm=4", 0.03);
+    const db::AxisProblemClass grid_class{Op::max, DType::f32, DType::f32, AxisLayout::rows, 7, 17};
+    const auto both = database.axis_measurements(*database.find_device(report::testing::axis_device().uuid),
+                                                 std::optional<db::AxisProblemClass>(grid_class));
+    ASSERT_EQ(both.size(), 1u);
+    db::AxisBucketResult grid;
+    grid.device = report::testing::axis_device();
+    grid.problem = grid_class;
+    grid.measurements.assign(2, both[0]);
+    grid.measurements[1].config = "rows:block=256,group=8,vec=4,split=none,rows=1,unroll=4,sm=4";
+    grid.winner = 0;
+    grid.grid_winner = 1;
+    grid.tool_version = "0.3.0";
+    grid.mark_tuned = false;
+    database.store_axis_bucket(grid);
   }
   const Result r = run({"show", "--db", path.string()});
   ASSERT_EQ(r.code, kExitOk) << r.err;
@@ -173,10 +190,18 @@ TEST(Cli, ShowListsAxisWinnersAfterTheFlatOnes) {
   ASSERT_NE(filled, std::string::npos) << r.out;
   const std::string line = r.out.substr(filled, r.out.find('\n', filled) - filled);
   EXPECT_NE(line.find("unroll=4,sm=4  (filled)"), std::string::npos) << line;
-  // Only that class: the tuned ones are not marked.
+  const auto with_grid = r.out.find("  max<f32>[rows R 2^7 x 2^17 outputs]", device);
+  ASSERT_NE(with_grid, std::string::npos) << r.out;
+  const std::string grid_line = r.out.substr(with_grid, r.out.find('\n', with_grid) - with_grid);
+  EXPECT_NE(grid_line.find("rows:block=128,group=8,vec=1,split=none,rows=1,unroll=4,sm=4  on the 16-byte grid: "
+                           "rows:block=256,group=8,vec=4,split=none,rows=1,unroll=4,sm=4  (filled)"),
+            std::string::npos)
+      << grid_line;
+  EXPECT_EQ(r.out.find("16-byte grid"), r.out.rfind("16-byte grid"));  // that class alone
+  // Only those classes: the tuned ones are not marked.
   std::size_t marks = 0;
   for (auto at = r.out.find("(filled)"); at != std::string::npos; at = r.out.find("(filled)", at + 1)) ++marks;
-  EXPECT_EQ(marks, 1u) << r.out;
+  EXPECT_EQ(marks, 2u) << r.out;
 }
 
 TEST(Cli, HelpForEveryCommand) {

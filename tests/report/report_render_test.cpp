@@ -496,6 +496,36 @@ TEST(Report, JsonListsTheAxisWinnersOfADevice) {
   }
 }
 
+// A class that keeps a second winner for its shapes on the 16-byte grid: the JSON names
+// it as grid_config (absent elsewhere), the markdown table's config cell shows both.
+TEST(Report, AnAxisWinnerOnTheGridIsNamedInJsonAndTables) {
+  ReportData data = axis_report_data();
+  const std::string grid = "rows:block=512,group=8,vec=4,split=none,rows=1,unroll=4,sm=4";
+  bool set = false;
+  for (auto& axis : data.devices[2].axis)
+    for (auto& w : axis.winners)
+      if (axis.layout == AxisLayout::rows && w.winner.problem.reduced_bucket == 10 &&
+          w.winner.problem.outputs_bucket == 14) {
+        w.winner.grid_config = grid;
+        set = true;
+      }
+  ASSERT_TRUE(set);
+  const auto report = json::parse(render_json(data));
+  int named = 0;
+  for (const auto& a : report.at("devices")[2].at("axis_winners")) {
+    const bool here = a.at("layout") == "rows" && a.at("reduced_bucket") == 10 && a.at("outputs_bucket") == 14;
+    EXPECT_EQ(a.contains("grid_config"), here) << a.dump();
+    if (here) {
+      EXPECT_EQ(a.at("grid_config"), grid);
+      ++named;
+    }
+  }
+  EXPECT_EQ(named, 1);
+  const std::string md = render_markdown(data);
+  EXPECT_NE(md.find("; on the 16-byte grid: " + grid), std::string::npos) << md;
+  EXPECT_EQ(render_markdown(axis_report_data()).find("16-byte grid"), std::string::npos);
+}
+
 // The <td> of one heat map cell, found by its buckets after `from`.
 std::string heat_cell(const std::string& html, std::size_t from, int reduced_bucket, int outputs_bucket) {
   const std::string key = "data-reduced-bucket=\"" + std::to_string(reduced_bucket) + "\" data-outputs-bucket=\"" +
