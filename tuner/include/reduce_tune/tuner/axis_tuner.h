@@ -145,8 +145,11 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // (1.02 to 1.28 times faster, set BB). 18: contiguous rows of 2 to 7 four-byte elements
 // from 2^22 rows (R = 2, 3) or 2^24 (R = 4 to 7) are staged a tile at a time (rows_dense,
 // a lane per row; means only over R = 2 and 4) where a thread read its row alone (1.01 to
-// 1.17 times faster, set BC).
-inline constexpr int kAxisRuleRevision = 18;
+// 1.17 times faster, set BC). 19: the winner rule: a class sampled on both sides of the
+// 16-byte grid where no config holds against the built-in choice at every shape keeps a
+// second winner for the grid (choose_axis_winners; f16 columns max 3 x 16777216 0.70 ->
+// 0.95 times the built-in choice, set BG).
+inline constexpr int kAxisRuleRevision = 19;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
