@@ -40,7 +40,8 @@
 namespace reduce_tune::tuner {
 
 const std::string& tool_version_string() {
-  static const std::string version = "reduce-tune " REDUCE_TUNE_VERSION " kernels " + kernel_templates_digest();
+  static const std::string version = "reduce-tune " REDUCE_TUNE_VERSION " kernels " + kernel_templates_digest() +
+                                     " winners " + std::to_string(kFlatRuleRevision);
   return version;
 }
 

@@ -83,10 +83,17 @@ struct DeviceTuneResult {
   bool interrupted = false;
 };
 
-// What every stored measurement and "done" mark records: the tool's version and the
-// digest of its kernel templates ("reduce-tune 0.1.0 kernels 0123456789abcdef"). A run
-// tunes again the buckets and axis classes another version marked done.
+// What every stored measurement and "done" mark records: the tool's version, the digest
+// of its kernel templates and the revision of the flat winner rule ("reduce-tune 0.1.0
+// kernels 0123456789abcdef winners 2"). A run tunes again the buckets and axis classes
+// another version marked done.
 const std::string& tool_version_string();
+
+// The flat winner rule's revision. 2: a launch the built-in default does not make counts
+// kExtraLaunchHostMs against it (set BG: a two-pass max<f32> winner at 2^20 ran 0.55 to
+// 0.59 times the default in a call; nine winners of that run at 2^17 to 2^20 launched
+// twice where the default launches once).
+inline constexpr int kFlatRuleRevision = 2;
 
 // One (op, types, n) to tune.
 struct WorkItem {
@@ -115,8 +122,16 @@ WorkPlan plan_tuning_work(const TuneOptions& options, const db::Database& databa
 // built-in default if it is one, else the simplest (fewest launches, no cross-block
 // hand-off, fewest blocks, then canonical text), so that reruns on the same GPU agree. A
 // winner more than 2% slower than the built-in default at any measured size gives way
-// to the default. Without interior
+// to the default, each launch it makes beyond the default's counted at
+// kExtraLaunchHostMs. Without interior
 // measurements the fastest at n wins by the same rules.
+//
+// kExtraLaunchHostMs: the host time of a launch, which the held-queue timing
+// (TimingPolicy::hold_queue) does not see and a caller pays: a two-pass config timed at
+// 3.3 us there (max<f32>, 2^20) took 6.10-6.37 us a call at n = 2^20 + 1 against the
+// one-launch default's 3.53-3.69 (an H200, docs/BENCHMARKS.md, set BG), where an empty
+// launch took 3.79 us at the host's pace. 2 us is below what an extra launch cost there.
+inline constexpr double kExtraLaunchHostMs = 0.002;
 std::vector<db::BucketWinner> choose_winners(const std::vector<db::Measurement>& measurements, Op op,
                                              const TypeRule& types, std::uint64_t n,
                                              const std::vector<ReduceConfig>& previous,
