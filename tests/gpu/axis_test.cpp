@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/axis_grid_class.h"
 #include "gpu_env.h"
 #include "host_reference.h"
 #include "reduce_tune/engine/axis.h"
@@ -2507,29 +2508,8 @@ TEST(AxisTuning, AWinnerOnTheGridServesItsShapesAndTheClassWinnerTheRest) {
   const std::string on = "short_columns:block=256,group=1,vec=8,split=none,rows=1,unroll=2,sm=4";
   {
     auto database = db::Database::open(db_path);
-    db::AxisBucketResult result;
-    result.device = key;
-    result.problem = {Op::sum, DType::f16, DType::f16, AxisLayout::columns, 1, 20};
-    for (const std::string& config : {off, on}) {
-      db::AxisMeasurement m;
-      m.op = Op::sum;
-      m.dtype = m.out_dtype = DType::f16;
-      m.layout = AxisLayout::columns;
-      m.reduced = 2;
-      m.outputs = m.inner = 1u << 20;
-      m.config = config;
-      m.status = db::MeasurementStatus::ok;
-      m.median_ms = 0.004;
-      m.repetitions = 10;
-      m.tool_version = "reduce-tune test";
-      m.created_at = db::now_timestamp();
-      result.measurements.push_back(m);
-    }
-    result.winner = 0;
-    result.grid_winner = 1;
-    result.tool_version = "reduce-tune test";
-    result.created_at = db::now_timestamp();
-    database.store_axis_bucket(result);
+    database.store_axis_bucket(
+        testing::axis_class_with_grid_winner(key, Op::sum, DType::f16, 1, 20, 2, 1u << 20, off, on, 0.004));
   }
   ContextOptions options;
   options.database = db_path;

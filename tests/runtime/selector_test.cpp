@@ -2,12 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include "reduce_tune/context.h"
 #include "reduce_tune/db/database.h"
 #include "reduce_tune/error.h"
 #include "reduce_tune/reduce.h"
+#include "../common/axis_grid_class.h"
 
 namespace reduce_tune {
 namespace {
@@ -354,29 +353,8 @@ TEST(AxisSelector, AClassWithAWinnerOnTheGridServesEachSideItsOwn) {
   const auto me = device("GPU-a");
   const char* const off = "columns:block=256,by=1,vec=4,split=none,rows=1,unroll=4,sm=4,tail=1,occ=1536";
   const char* const on = "short_columns:block=128,group=1,vec=8,split=none,rows=1,unroll=2,sm=4";
-  db::AxisBucketResult result;
-  result.device = me;
-  result.problem = {Op::max, DType::f16, DType::f16, AxisLayout::columns, 1, 23};
-  for (const auto& [r, outputs, config] : {std::tuple{2ull, 1ull << 23, off}, {2ull, 1ull << 23, on}}) {
-    db::AxisMeasurement m;
-    m.op = Op::max;
-    m.dtype = m.out_dtype = DType::f16;
-    m.layout = AxisLayout::columns;
-    m.reduced = r;
-    m.outputs = m.inner = outputs;
-    m.config = config;
-    m.status = db::MeasurementStatus::ok;
-    m.median_ms = 0.02;
-    m.repetitions = 10;
-    m.tool_version = "reduce-tune test";
-    m.created_at = db::now_timestamp();
-    result.measurements.push_back(m);
-  }
-  result.winner = 0;
-  result.grid_winner = 1;
-  result.tool_version = "reduce-tune test";
-  result.created_at = db::now_timestamp();
-  database.store_axis_bucket(result);
+  database.store_axis_bucket(testing::axis_class_with_grid_winner(me, Op::max, DType::f16, 1, 23, 2, 1u << 23, off,
+                                                                 on, 0.02));
   const auto sel = axis_selector_for(database, me);
   const TypeRule f16 = *resolve_types(Op::max, DType::f16, DType::f16).rule;
   const CanonicalAxes grid = columns_shape(3, 1 << 23), odd = columns_shape(3, (1 << 23) + 1);
