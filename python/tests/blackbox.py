@@ -972,33 +972,33 @@ def section_out(args):
         compare(o, expected("sum", xi, 1, False, "int64"), "wide", "i32 sum dtype=int64 into int64 out=")
     run_case(S, "out= with dtype=", dtype_and_out)
 
+    def type_error_or_values(call, o, want, kind, label, note):
+        # Accepted either as a TypeError or as the right values in `o` (the README is silent).
+        try:
+            call()
+        except TypeError:
+            REPORT.note(note + ": TypeError (accepted)")
+            return
+        compare(o, want, kind, label)
+        REPORT.note(note + ": accepted, values checked")
+
     def implicit_widening():
         # README ambiguity: out= of a wider dtype than the default, no dtype= (int32 sum
-        # into int64). The README does not say whether out='s dtype acts as dtype=. Accepted:
-        # TypeError, or the widened (not wrapped) sums.
+        # into int64). The README does not say whether out='s dtype acts as dtype=: then the
+        # widened (not wrapped) sums.
         o = torch.empty(40, dtype=torch.int64, device=dev)
-        try:
-            rt.sum(xi, dim=1, out=o)
-        except TypeError:
-            REPORT.note("out= int64 for an int32 sum without dtype=: TypeError (accepted; README silent)")
-            return
-        compare(o, expected("sum", xi, 1, False, "int64"), "wide",
-                "i32 sum into int64 out= without dtype= (must then be the widened sum, not a wrapped int32)")
-        REPORT.note("out= int64 for an int32 sum without dtype=: accepted as a widening (README silent)")
+        type_error_or_values(lambda: rt.sum(xi, dim=1, out=o), o, expected("sum", xi, 1, False, "int64"), "wide",
+                             "i32 sum into int64 out= without dtype= (must then be the widened sum, not a wrapped "
+                             "int32)", "out= int64 for an int32 sum without dtype=")
     run_case(S, "out= implicit widening (ambiguous)", implicit_widening)
 
     def sixteen_minmax_f32():
         # README (C++ semantics): 16-bit floats write their type or float, "also for prod,
-        # min, max and mean". Python's min/max take no dtype=, so only out= can ask: accepted
-        # either as a TypeError or as the right float values.
+        # min, max and mean". Python's min/max take no dtype=, so only out= can ask.
         h = small_tensor((20, 333), "float16", seed=3)
         o = torch.empty(20, dtype=torch.float32, device=dev)
-        try:
-            rt.max(h, dim=1, out=o)
-        except TypeError:
-            REPORT.note("rt.max(f16, out=f32): TypeError (accepted)")
-            return
-        compare(o, expected("max", h, 1, False, "float32"), "small", "max<f16> into float32 out=")
+        type_error_or_values(lambda: rt.max(h, dim=1, out=o), o, expected("max", h, 1, False, "float32"), "small",
+                             "max<f16> into float32 out=", "rt.max(f16, out=f32)")
     run_case(S, "16-bit max into f32 out= (ambiguous)", sixteen_minmax_f32)
 
     bad = [
