@@ -2458,7 +2458,10 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
   // Filled classes serve their own shapes (the interior one: odd extents), right.
   ASSERT_EQ(filled.size(), static_cast<std::size_t>(first.axis_classes_filled));
   for (const auto& f : filled) {
-    const tuner::AxisShape inside = tuner::axis_sample_shapes(f).back();
+    const auto samples = tuner::axis_sample_shapes(f);
+    const auto odd = std::find_if(samples.begin(), samples.end(),
+                                  [](const tuner::AxisShape& s) { return s.reduced % 2 == 1 && s.outputs % 2 == 1; });
+    const tuner::AxisShape inside = odd == samples.end() ? samples.back() : *odd;
     const auto r = static_cast<std::int64_t>(inside.reduced), outputs = static_cast<std::int64_t>(inside.outputs);
     const Case c = f.layout == AxisLayout::rows ? Case{TensorDesc::contiguous({outputs, r}), {1}}
                                                  : Case{TensorDesc::contiguous({r, outputs}), {0}};

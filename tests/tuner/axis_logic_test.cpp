@@ -43,6 +43,27 @@ db::AxisMeasurement timed(const AxisShape& s, const std::string& config, double 
   return m;
 }
 
+// The three shapes rule revisions before 20 sampled a class at: its corner, the odd shape
+// inside, and its top (rows of 8 and more: 2^(a+1) - 8 long; columns: the top itself).
+// The timings of the winner-rule tests below were taken there.
+std::vector<AxisShape> corner_inside_top(const db::AxisProblemClass& c) {
+  const auto inside = [](int k) {
+    const std::uint64_t low = std::uint64_t{1} << k;
+    return k == 1 ? std::uint64_t{3} : low + low / 2 + 1;
+  };
+  AxisShape top = axis_top_shape(c);
+  if (c.layout == AxisLayout::rows && c.reduced_bucket >= 3) top.reduced -= 7;
+  return {{c.layout, std::uint64_t{1} << c.reduced_bucket, std::uint64_t{1} << c.outputs_bucket},
+          {c.layout, inside(c.reduced_bucket), inside(c.outputs_bucket)},
+          top};
+}
+
+std::vector<bool> on_grid_flags(const std::vector<AxisShape>& shapes, std::size_t element_bytes) {
+  std::vector<bool> flags;
+  for (const auto& shape : shapes) flags.push_back(axis_on_16byte_grid(canonical_axis_shape(shape), element_bytes));
+  return flags;
+}
+
 TEST(AxisTuning, DefaultGridReachesEveryClassWithAnOddBucket) {
   const auto shapes = default_axis_shapes();
   EXPECT_EQ(shapes.size(), 71u);
@@ -67,31 +88,53 @@ TEST(AxisTuning, DefaultGridReachesEveryClassWithAnOddBucket) {
     }
 }
 
-TEST(AxisTuning, SampleShapesAreTheCornerAnOddShapeInsideAndTheTopOfTheClass) {
+TEST(AxisTuning, SampleShapesAreTheCornerItsTwinOffTheGridAnOddShapeInsideAndTheTop) {
   const auto shapes = axis_sample_shapes(rows_class(10, 14));
-  ASSERT_EQ(shapes.size(), 3u);
+  ASSERT_EQ(shapes.size(), 4u);
   EXPECT_EQ(shapes[0], (AxisShape{AxisLayout::rows, 1024, 16384}));
-  EXPECT_EQ(shapes[1], (AxisShape{AxisLayout::rows, 1024 + 512 + 1, 16384 + 8192 + 1}));
+  // The corner one element longer along the contiguous extent: off the 16-byte grid.
+  EXPECT_EQ(shapes[1], (AxisShape{AxisLayout::rows, 1025, 16384}));
+  EXPECT_EQ(shapes[2], (AxisShape{AxisLayout::rows, 1024 + 512 + 1, 16384 + 8192 + 1}));
   // Rows near the top on the vector grid (the plain rows kernel; the odd shape inside
   // runs the peeled twin); the class's largest shape stays its top for fitting.
-  EXPECT_EQ(shapes[2], (AxisShape{AxisLayout::rows, 2040, 32767}));
+  EXPECT_EQ(shapes[3], (AxisShape{AxisLayout::rows, 2040, 32767}));
   for (const auto& s : shapes) {
     EXPECT_EQ(size_bucket(s.reduced), 10);
     EXPECT_EQ(size_bucket(s.outputs), 14);
   }
+  // Each side of the grid at the low end of the class and higher up.
+  EXPECT_EQ(on_grid_flags(shapes, 4), (std::vector<bool>{true, false, false, true}));
   EXPECT_EQ(axis_top_shape(rows_class(10, 14)), (AxisShape{AxisLayout::rows, 2047, 32767}));
-  const db::AxisProblemClass columns{Op::sum, DType::f32, DType::f32, AxisLayout::columns, 10, 14};
-  EXPECT_EQ(axis_sample_shapes(columns)[2], axis_top_shape(columns));  // columns: the top itself
-  EXPECT_EQ(axis_sample_shapes(rows_class(3, 14))[2].reduced, 8u);  // [8, 16): 8 is also the corner
-  EXPECT_EQ(axis_sample_shapes(rows_class(2, 14))[2].reduced, 7u);  // below 8: the top
-  // Each shape once: in [2, 4) and [4, 8) the inside shape is the top.
+  // Columns: the twin has one output more, the top 2^(b+1) - 8 outputs.
+  const db::AxisProblemClass columns{Op::sum, DType::f32, DType::f32, AxisLayout::columns, 9, 14};
+  const auto cs = axis_sample_shapes(columns);
+  ASSERT_EQ(cs.size(), 4u);
+  EXPECT_EQ(cs[1], (AxisShape{AxisLayout::columns, 512, 16385}));
+  EXPECT_EQ(cs[2], (AxisShape{AxisLayout::columns, 769, 24577}));
+  EXPECT_EQ(cs[3], (AxisShape{AxisLayout::columns, 1023, 32760}));
+  EXPECT_EQ(on_grid_flags(cs, 4), (std::vector<bool>{true, false, false, true}));
+  for (DType dtype : {DType::f16, DType::f64}) {  // the top is on the grid of every element size
+    const db::AxisProblemClass c{Op::sum, dtype, dtype, AxisLayout::columns, 9, 14};
+    EXPECT_EQ(on_grid_flags(axis_sample_shapes(c), size_of(dtype)), (std::vector<bool>{true, false, false, true}));
+  }
+  EXPECT_EQ(axis_sample_shapes(rows_class(3, 14))[3].reduced, 8u);  // [8, 16): 8 is also the corner
+  EXPECT_EQ(axis_sample_shapes(rows_class(2, 14))[3].reduced, 7u);  // below 8: the top
+  // No twin where the corner is off the grid: f32 rows of 2, f16 rows of 4, columns of
+  // 2 f32 outputs; R = 1 has no other value.
   const auto small = axis_sample_shapes(rows_class(1, 1));
-  ASSERT_EQ(small.size(), 2u);
+  ASSERT_EQ(small.size(), 2u);  // each shape once: in [2, 4) the inside shape is the top
   EXPECT_EQ(small[1], (AxisShape{AxisLayout::rows, 3, 3}));
+  const db::AxisProblemClass f16_rows{Op::sum, DType::f16, DType::f16, AxisLayout::rows, 2, 14};
+  EXPECT_EQ(axis_sample_shapes(f16_rows).size(), 3u);
+  const db::AxisProblemClass f64_rows{Op::sum, DType::f64, DType::f64, AxisLayout::rows, 1, 14};
+  EXPECT_EQ(axis_sample_shapes(f64_rows)[1], (AxisShape{AxisLayout::rows, 3, 16384}));  // 2 doubles: on it
+  const db::AxisProblemClass narrow{Op::sum, DType::f32, DType::f32, AxisLayout::columns, 9, 1};
+  EXPECT_EQ(axis_sample_shapes(narrow).size(), 3u);  // 2 outputs; 769 x 3; 1023 x 3
   const auto mixed = axis_sample_shapes(rows_class(2, 3));
-  ASSERT_EQ(mixed.size(), 3u);
-  EXPECT_EQ(mixed[1], (AxisShape{AxisLayout::rows, 7, 13}));
-  EXPECT_EQ(mixed[2], (AxisShape{AxisLayout::rows, 7, 15}));
+  ASSERT_EQ(mixed.size(), 4u);
+  EXPECT_EQ(mixed[1], (AxisShape{AxisLayout::rows, 5, 8}));
+  EXPECT_EQ(mixed[2], (AxisShape{AxisLayout::rows, 7, 13}));
+  EXPECT_EQ(mixed[3], (AxisShape{AxisLayout::rows, 7, 15}));
   EXPECT_EQ(axis_sample_shapes(rows_class(0, 1)).size(), 2u);  // R = 1: (1, 2), (1, 3)
 }
 
@@ -378,7 +421,7 @@ TEST(AxisTuning, FillPlansTheUntunedNeighboursOfTunedClasses) {
 }
 
 TEST(AxisWinner, TheConfigThatHoldsAcrossTheClassWins) {
-  const auto shapes = axis_sample_shapes(rows_class(10, 14));
+  const auto shapes = corner_inside_top(rows_class(10, 14));
   ASSERT_EQ(shapes.size(), 3u);
   // a: fastest at the corner, 1.5x the best inside; b: 1.05x at the corner, best inside
   // and at the top; c: the best at the corner and inside, twice b's time at the top.
@@ -393,7 +436,7 @@ TEST(AxisWinner, TheConfigThatHoldsAcrossTheClassWins) {
 }
 
 TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
-  auto shapes = axis_sample_shapes(rows_class(10, 14));
+  auto shapes = corner_inside_top(rows_class(10, 14));
   shapes.resize(2);  // the corner and inside
   const std::vector<db::AxisMeasurement> ms = {
       timed(shapes[0], "fast_but_wrong_inside", 0.5), timed(shapes[1], "fast_but_wrong_inside", 0.5,
@@ -408,7 +451,7 @@ TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
 }
 
 TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
-  auto shapes = axis_sample_shapes(rows_class(10, 14));
+  auto shapes = corner_inside_top(rows_class(10, 14));
   shapes.resize(2);  // the corner and inside
   std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "tuned", 1.000), timed(shapes[1], "tuned", 2.000),
                                          timed(shapes[0], "builtin", 1.005), timed(shapes[1], "builtin", 2.010)};
@@ -428,7 +471,7 @@ TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
 TEST(AxisWinner, TheWinnerHoldsAgainstTheBuiltInChoiceAtEveryShape) {
   db::AxisProblemClass columns = rows_class(9, 14);
   columns.layout = AxisLayout::columns;
-  const auto shapes = axis_sample_shapes(columns);
+  const auto shapes = corner_inside_top(columns);
   ASSERT_EQ(shapes.size(), 3u);
   const std::map<std::string, std::vector<double>> times = {{"v1", {13.04, 29.72, 48.12}},
                                                             {"v4", {12.98, 28.24, 56.29}},
@@ -465,7 +508,7 @@ TEST(AxisWinner, TheWinnerHoldsAgainstTheBuiltInChoiceAtEveryShape) {
 // Where no config holds against the built-in choice at every shape (each built-in choice
 // trails the other at the other's shape), the best worst ratio wins, as without the bar.
 TEST(AxisWinner, WhereNoneHoldsTheBestWorstRatioWins) {
-  auto shapes = axis_sample_shapes(rows_class(10, 14));
+  auto shapes = corner_inside_top(rows_class(10, 14));
   shapes.resize(2);
   const std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "a", 1.0), timed(shapes[1], "a", 3.0),
                                                timed(shapes[0], "b", 2.0), timed(shapes[1], "b", 2.0),
@@ -484,10 +527,9 @@ TEST(AxisWinner, WhereNoneHoldsTheBestWorstRatioWins) {
 // on the grid (3 x 16777216).
 TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigHoldsAtEveryShape) {
   db::AxisProblemClass columns{Op::max, DType::f16, DType::f16, AxisLayout::columns, 1, 23};
-  const auto shapes = axis_sample_shapes(columns);
+  const auto shapes = corner_inside_top(columns);
   ASSERT_EQ(shapes.size(), 3u);
-  std::vector<bool> on_grid;
-  for (const auto& shape : shapes) on_grid.push_back(axis_on_16byte_grid(canonical_axis_shape(shape), 2));
+  const std::vector<bool> on_grid = on_grid_flags(shapes, 2);
   EXPECT_EQ(on_grid, (std::vector<bool>{true, false, false}));  // 2^23; 1.5 * 2^23 + 1 and 2^24 - 1 are odd
   const std::map<std::string, std::vector<double>> times = {{"short", {12.95, 76.61, 105.38}},
                                                             {"tail", {24.10, 33.83, 43.97}},
@@ -528,6 +570,46 @@ TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigHoldsAtEveryShape) {
   ASSERT_TRUE(held.winner);
   EXPECT_EQ(ms[*held.winner].config, "both");
   EXPECT_FALSE(held.grid_winner);
+}
+
+// f32 columns of R 2^9 x 2^14 outputs (times in us made up, in the proportions an H200
+// showed at 1000 x 16385, set BH in docs/BENCHMARKS.md): off the grid the built-in choice
+// takes blocks of 512 with a peeled tail ("t512") at the class's fewest outputs and
+// blocks of 256 ("b256") higher up. "b256" holds inside the class, but at 16385 outputs
+// it has half the threads in flight and takes 1.21 times "t512"'s time. Sampled at the
+// corner, inside and the top alone, the side off the grid took "b256"; its twin at the
+// low end judges it there, and the config that holds at both shapes off the grid wins.
+TEST(AxisWinner, TheCornersTwinJudgesTheSideOffTheGridAtTheClassesLowEnd) {
+  const db::AxisProblemClass columns{Op::sum, DType::f32, DType::f32, AxisLayout::columns, 9, 14};
+  const auto shapes = axis_sample_shapes(columns);  // corner, twin, inside, top
+  ASSERT_EQ(shapes.size(), 4u);
+  const std::vector<bool> on_grid = on_grid_flags(shapes, 4);
+  const std::map<std::string, std::vector<double>> times = {{"g512", {11.0, 13.9, 22.0, 40.0}},
+                                                            {"t512", {11.4, 11.6, 21.2, 42.6}},
+                                                            {"b256", {11.8, 14.0, 20.8, 41.0}},
+                                                            {"v4", {11.8, 15.0, 22.5, 38.0}}};
+  std::vector<db::AxisMeasurement> ms;
+  for (const auto& [config, t] : times)
+    for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], config, t[i]));
+  const std::vector<std::string> builtins = {"g512", "t512", "b256", "v4"};
+  const auto chosen = choose_axis_winners(ms, shapes, builtins, on_grid);
+  ASSERT_TRUE(chosen.winner && chosen.grid_winner);
+  EXPECT_EQ(ms[*chosen.winner].config, "t512");
+  EXPECT_EQ(ms[*chosen.grid_winner].config, "g512");  // the best worst ratio on the grid (1.05x at the top)
+  // Without the twin, "b256" and "t512" hold at the one shape off the grid, and "b256"
+  // ranks first (its worst ratio 1.08x at the top, "t512"'s 1.12x).
+  const std::vector<std::size_t> kept = {0, 2, 3};
+  std::vector<AxisShape> without;
+  std::vector<bool> without_grid;
+  std::vector<std::string> without_builtins;
+  for (std::size_t i : kept) {
+    without.push_back(shapes[i]);
+    without_grid.push_back(on_grid[i]);
+    without_builtins.push_back(builtins[i]);
+  }
+  const auto blind = choose_axis_winners(ms, without, without_builtins, without_grid);
+  ASSERT_TRUE(blind.winner);
+  EXPECT_EQ(ms[*blind.winner].config, "b256");
 }
 
 TEST(AxisWinner, AFloatSumWinnerAlsoServesTheMean) {

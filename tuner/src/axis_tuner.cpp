@@ -57,15 +57,36 @@ AxisShape with_op_shape(const db::AxisProblemClass& p, std::uint64_t r, std::uin
 
 std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p) {
   const auto rs = bucket_samples(p.reduced_bucket), os = bucket_samples(p.outputs_bucket);
-  std::vector<AxisShape> shapes = {with_op_shape(p, rs.front(), os.front())};
-  // Rows of 8 and more are measured near the top at 2^(a+1) - 8, a multiple of every
-  // vector: rows on the 16-byte grid run the plain rows kernel and rows off it its
-  // peeled twin (engine/axis.h), so the corner and the top time the one (rows of 512
-  // and of 1016 in [512, 1024)), the odd shape inside the other.
-  AxisShape top = axis_top_shape(p);
-  if (p.layout == AxisLayout::rows && p.reduced_bucket >= 3) top.reduced -= 7;
-  for (const AxisShape& s : {with_op_shape(p, rs.back(), os.back()), top})
+  const AxisShape corner = with_op_shape(p, rs.front(), os.front());
+  std::vector<AxisShape> shapes = {corner};
+  auto add = [&](const AxisShape& s) {
     if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
+  };
+  const bool rows = p.layout == AxisLayout::rows;
+  // Each side of the 16-byte grid is sampled at the class's low end: the built-in choice
+  // changes family there, and a config for the side off the grid that only the larger
+  // shapes judged can be slow at the smallest (columns f32 sum of 1000 x 16385, 513 blocks
+  // of half the threads of the built-in choice's: 0.82 times its speed, set BH). The twin
+  // is the corner one element longer along its contiguous extent (rows: R; columns: the
+  // outputs), where the corner is on the grid and the bucket holds the twin.
+  const int contiguous_bucket = rows ? p.reduced_bucket : p.outputs_bucket;
+  const bool corner_valid = rows ? corner.outputs >= 2 : corner.reduced >= 2 && corner.outputs >= 2;
+  if (contiguous_bucket >= 1 && corner_valid &&
+      axis_on_16byte_grid(canonical_axis_shape(corner), size_of(p.dtype))) {
+    AxisShape twin = corner;
+    ++(rows ? twin.reduced : twin.outputs);
+    add(twin);
+  }
+  add(with_op_shape(p, rs.back(), os.back()));
+  // The top: contiguous extents of 8 and more are measured at 2^(k+1) - 8, a multiple of
+  // every vector, so that the grid's side is sampled at both ends of the class as well
+  // (rows of 512 and of 1016 in [512, 1024) time the plain rows kernel, the odd shapes
+  // its peeled twin; columns of 131071 x 1016 the built-in choice's four outputs a thread,
+  // where a config without vectors that held at 65536 x 512 took 1.11 times its time at
+  // 65537 x 1000, set BH).
+  AxisShape top = axis_top_shape(p);
+  if (contiguous_bucket >= 3) (rows ? top.reduced : top.outputs) -= 7;
+  add(top);
   return shapes;
 }
 
@@ -883,17 +904,28 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
             }
       }
     }
-    // Inside the class, then at its top: a finalist more than the band slower than the
-    // best somewhere already (its worst ratio so far) is not timed further, and cannot
-    // win; the built-in choices always are.
+    // The other sample shapes in turn: a finalist more than the band slower than the best
+    // at a shape already timed on the same side of the 16-byte grid (its worst ratio
+    // there so far) is not timed further, and cannot win; the built-in choices always
+    // are. Each side races apart: a config for the grid, slow off it, can win the grid's
+    // side of the class (choose_axis_winners).
+    std::vector<bool> on_grid;
+    for (const auto& shape : shapes)
+      on_grid.push_back(axis_on_16byte_grid(canonical_axis_shape(shape), size_of(w.types.in)));
     for (std::size_t s = 1; s < shapes.size(); ++s) {
-      const auto so_far = rank_axis_configs(measurements, std::vector<AxisShape>(shapes.begin(), shapes.begin() + s));
+      std::vector<AxisShape> same_side;
+      for (std::size_t i = 0; i < s; ++i)
+        if (on_grid[i] == on_grid[s]) same_side.push_back(shapes[i]);
+      const auto so_far = rank_axis_configs(measurements, same_side);
       for (const auto& c : finalists) {
         if (interrupt.load()) break;
         const std::string text = axis_config_text(c);
         if (failed[text]) continue;
-        const auto found = std::find_if(so_far.begin(), so_far.end(), [&](const auto& e) { return e.first == text; });
-        if (found == so_far.end() || (found->second > kAxisFinalistBand && !is_builtin(c))) continue;
+        if (!same_side.empty()) {
+          const auto found =
+              std::find_if(so_far.begin(), so_far.end(), [&](const auto& e) { return e.first == text; });
+          if (found == so_far.end() || (found->second > kAxisFinalistBand && !is_builtin(c))) continue;
+        }
         measure(c, shapes[s]);
       }
     }
@@ -908,9 +940,6 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     stored.problem = w.problem;
     stored.measurements = measurements;
     {
-      std::vector<bool> on_grid;
-      for (const auto& shape : shapes)
-        on_grid.push_back(axis_on_16byte_grid(canonical_axis_shape(shape), size_of(w.types.in)));
       const AxisWinnerChoice choice = choose_axis_winners(measurements, shapes, builtin_texts, on_grid);
       stored.winner = choice.winner;
       stored.grid_winner = choice.grid_winner;
