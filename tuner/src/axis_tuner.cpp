@@ -63,19 +63,21 @@ std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p) {
     if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
   };
   const bool rows = p.layout == AxisLayout::rows;
-  // Each side of the 16-byte grid is sampled at the class's low end: the built-in choice
-  // changes family there, and a config for the side off the grid that only the larger
-  // shapes judged can be slow at the smallest (columns f32 sum of 1000 x 16385, 513 blocks
-  // of half the threads of the built-in choice's: 0.82 times its speed, set BH). The twin
-  // is the corner one element longer along its contiguous extent (rows: R; columns: the
-  // outputs), where the corner is on the grid and the bucket holds the twin.
+  // Each side of the 16-byte grid is sampled at the class's fewest outputs: the built-in
+  // choice changes family there, and a config for the side off the grid that only the
+  // shapes with more outputs judged can starve the longest reductions over the fewest
+  // (f32 columns sum of 1000 x 16385: 513 blocks of half the threads of the built-in
+  // choice's, 0.82 times its speed, set BH). The long corner: the class's longest R
+  // (2^(a+1) - 1, odd) over its fewest outputs (columns: 2^b + 1, odd), off the grid,
+  // where the corner is on it.
   const int contiguous_bucket = rows ? p.reduced_bucket : p.outputs_bucket;
   const bool corner_valid = rows ? corner.outputs >= 2 : corner.reduced >= 2 && corner.outputs >= 2;
   if (contiguous_bucket >= 1 && corner_valid &&
       axis_on_16byte_grid(canonical_axis_shape(corner), size_of(p.dtype))) {
-    AxisShape twin = corner;
-    ++(rows ? twin.reduced : twin.outputs);
-    add(twin);
+    AxisShape long_corner = corner;
+    long_corner.reduced = (std::uint64_t{2} << p.reduced_bucket) - 1;
+    if (!rows) ++long_corner.outputs;
+    add(long_corner);
   }
   add(with_op_shape(p, rs.back(), os.back()));
   // The top: contiguous extents of 8 and more are measured at 2^(k+1) - 8, a multiple of

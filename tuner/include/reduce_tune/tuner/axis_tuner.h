@@ -39,14 +39,14 @@ CanonicalAxes canonical_axis_shape(const AxisShape& shape);
 db::AxisProblemClass axis_class_of(Op op, const TypeRule& types, const AxisShape& shape);
 
 // The shapes a class is measured at, each once: its corner (2^a, 2^b); where the corner
-// lies on the 16-byte grid (axis_on_16byte_grid), its twin one element longer along the
-// contiguous extent (rows: R + 1; columns: outputs + 1), off the grid; one inside the
-// class where the bucket holds more than one value (1.5 * 2^k + 1 in each such
-// dimension: odd, a multiple of no vector or tile); and its top (axis_top_shape, with a
-// contiguous extent of 8 and more at 2^(k+1) - 8, on the vector grid). So each side of
-// the grid is sampled at the low end of the class and higher up. The first is the one
-// the winner's time is stored at. A rule that changes inside the class (rows of 1000
-// want more threads than rows of 512) shows at the top.
+// lies on the 16-byte grid (axis_on_16byte_grid), its long corner off the grid, the
+// longest R over the fewest outputs (2^(a+1) - 1; rows: 2^b rows, columns: 2^b + 1
+// outputs); one inside the class where the bucket holds more than one value
+// (1.5 * 2^k + 1 in each such dimension: odd, a multiple of no vector or tile); and its
+// top (axis_top_shape, with a contiguous extent of 8 and more at 2^(k+1) - 8, on the
+// vector grid). So each side of the grid is sampled at the class's fewest outputs and at
+// more. The first is the one the winner's time is stored at. A rule that changes inside
+// the class (rows of 1000 want more threads than rows of 512) shows at the top.
 std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& problem);
 // The largest shape of the class (2^(a+1) - 1, 2^(b+1) - 1): a winner must fit it.
 AxisShape axis_top_shape(const db::AxisProblemClass& problem);
@@ -151,7 +151,7 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // 1.17 times faster, set BC). 19: the winner rule: a class sampled on both sides of the
 // 16-byte grid where no config holds against the built-in choice at every shape keeps a
 // second winner for the grid (choose_axis_winners; f16 columns max 3 x 16777216 0.70 ->
-// 0.95 times the built-in choice, set BG). 20: the sample shapes: the corner's twin off the
+// 0.95 times the built-in choice, set BG). 20: the sample shapes: a long corner off the
 // grid, and columns' top on it (axis_sample_shapes; f32 columns sum of 1000 x 16385 and
 // max of 65537 x 1000 ran 0.82 and 0.90 times the built-in choice, set BH).
 inline constexpr int kAxisRuleRevision = 20;
