@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -40,6 +41,26 @@ void make_database(const std::filesystem::path& path) {
 
 bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
 
+// Stores a binary for each of `needed` and one "orphan" no winner runs, then runs
+// `db gc`: it must remove the orphan alone. The file, opened read-only, for more checks.
+std::optional<db::Database> gc_with_an_orphan(const std::string& path, const std::set<std::string>& needed,
+                                              const std::string& version) {
+  {
+    auto database = db::Database::open(path);
+    for (const auto& key : needed) database.put_binary({key, 90, version, {std::byte{7}}, fixed_time()});
+    database.put_binary({"orphan", 90, version, std::vector<std::byte>(4096, std::byte{1}), fixed_time()});
+  }
+  const auto r = run({"gc", "--db", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("removed 1 binaries"), std::string::npos) << r.out;
+  auto database = db::Database::open_read_only(path);
+  EXPECT_TRUE(database);
+  if (!database) return std::nullopt;
+  for (const auto& key : needed) EXPECT_TRUE(database->find_binary(key)) << key;
+  EXPECT_FALSE(database->find_binary("orphan"));
+  return database;
+}
+
 TEST(DbCommand, GcKeepsTheBinariesOfWinnersAndOfOtherCompilersOnly) {
   TempDir dir;
   const auto path = (dir / "tuning.db").string();
@@ -51,16 +72,9 @@ TEST(DbCommand, GcKeepsTheBinariesOfWinnersAndOfOtherCompilersOnly) {
     auto database = db::Database::open(path);
     needed = tuner::winner_binary_keys(database, compiler);
     ASSERT_EQ(needed.size(), 4u);  // two sum<f32> winners: each its sum and the mean it serves
-    for (const auto& key : needed) database.put_binary({key, 90, version, {std::byte{7}}, fixed_time()});
-    database.put_binary({"orphan", 90, version, std::vector<std::byte>(4096, std::byte{1}), fixed_time()});
   }
-  const auto r = run({"gc", "--db", path});
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("removed 1 binaries"), std::string::npos) << r.out;
-  auto database = db::Database::open_read_only(path);
+  auto database = gc_with_an_orphan(path, needed, version);
   ASSERT_TRUE(database);
-  for (const auto& key : needed) EXPECT_TRUE(database->find_binary(key)) << key;
-  EXPECT_FALSE(database->find_binary("orphan"));
   EXPECT_TRUE(database->find_binary("k"));  // another NVRTC's: kept
   EXPECT_EQ(database->counts().measurements, 5);  // every measurement stays
 }
@@ -95,17 +109,10 @@ TEST(DbCommand, GcKeepsTheBinariesOfAnAxisWinnerOnTheGrid) {
     ASSERT_EQ(grid_only.size(), 2u);
     bucket.grid_winner = 1;
     database.store_axis_bucket(bucket);
-    for (const auto& key : needed) database.put_binary({key, 90, version, {std::byte{7}}, fixed_time()});
-    database.put_binary({"orphan", 90, version, std::vector<std::byte>(64, std::byte{1}), fixed_time()});
   }
-  const auto r = run({"gc", "--db", path});
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("removed 1 binaries"), std::string::npos) << r.out;
-  auto database = db::Database::open_read_only(path);
+  auto database = gc_with_an_orphan(path, needed, version);
   ASSERT_TRUE(database);
   for (const auto& key : grid_only) EXPECT_TRUE(database->find_binary(key)) << key;
-  for (const auto& key : needed) EXPECT_TRUE(database->find_binary(key)) << key;
-  EXPECT_FALSE(database->find_binary("orphan"));
 }
 
 TEST(DbCommand, InfoShowsPathVersionDevicesAndCounts) {
