@@ -133,8 +133,12 @@ void check_axis_bucket(const AxisBucketResult& r) {
     if (*r.grid_winner >= r.measurements.size()) fail("the grid's winner names a measurement that is not there");
     const AxisMeasurement& m = r.measurements[*r.grid_winner];
     if (m.status != MeasurementStatus::ok) fail("the grid's winner must come from an ok measurement");
-    if (m.config == r.measurements[*r.winner].config) fail("the grid's winner repeats the class's winner");
+    const std::string& grid = r.grid_winner_config.empty() ? m.config : r.grid_winner_config;
+    const std::string& whole = r.winner_config.empty() ? r.measurements[*r.winner].config : r.winner_config;
+    if (grid == whole) fail("the grid's winner repeats the class's winner");
   }
+  if (!r.winner_config.empty() && !r.winner) fail("a winner's config needs a winner");
+  if (!r.grid_winner_config.empty() && !r.grid_winner) fail("the grid winner's config needs a grid winner");
 }
 
 }  // namespace
@@ -369,10 +373,12 @@ StoredBucket Database::store_axis_bucket(const AxisBucketResult& result) {
     const AxisMeasurement& m = result.measurements[*result.winner];
     AxisWinner w;
     w.problem = result.problem;
-    w.config = m.config;
+    w.config = result.winner_config.empty() ? m.config : result.winner_config;
     w.median_ms = m.median_ms;
     w.gbps = m.gbps;
-    if (result.grid_winner) w.grid_config = result.measurements[*result.grid_winner].config;
+    if (result.grid_winner)
+      w.grid_config = result.grid_winner_config.empty() ? result.measurements[*result.grid_winner].config
+                                                        : result.grid_winner_config;
     w.tool_version = result.tool_version;
     w.created_at = result.created_at;
     writer.put_axis_winner(stored.device_id, w, stored.measurement_ids[*result.winner], WinnerSource::tuned);

@@ -795,11 +795,16 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   const auto choose = [&](Op kernel_op, const TypeRule& kernel_types, const CanonicalAxes& shape, const void* base) {
     const AxisSelection s = d.axis_selector->select(kernel_op, kernel_types, shape);
     chosen = axis_spec_for(s, kernel_op, kernel_types, shape, d.key.sm_count, nullptr, base);
-    const bool on_grid = s.winner && s.grid_spec && chosen == *s.grid_spec;
-    const bool fits = s.winner && (chosen == s.spec || on_grid);
+    const bool grid_side = axis_grid_side(s, kernel_types, shape, base);
+    const bool builtin = grid_side ? s.grid_builtin : s.builtin;  // the winner is the built-in choice
+    const bool on_grid = s.winner && grid_side && (builtin || chosen == *s.grid_spec);
+    const bool fits = s.winner && (builtin || chosen == s.spec || on_grid);
     e.kernel += reduce_tune::to_string(chosen);
-    return std::make_pair(fits ? s.match : MatchKind::default_config,
-                          on_grid ? s.reason + " (its winner for shapes on the 16-byte grid)" : s.reason);
+    const char* held = ": the built-in choice made for each shape, which no config beat at every sample shape";
+    std::string reason = s.reason;
+    if (on_grid) reason += std::string(" (its winner for shapes on the 16-byte grid") + (builtin ? held : "") + ")";
+    else if (fits && builtin) reason += held;
+    return std::make_pair(fits ? s.match : MatchKind::default_config, reason);
   };
   const auto at = [&](const CanonicalAxes& shape) -> const void* {
     return in == nullptr ? nullptr

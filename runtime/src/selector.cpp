@@ -99,13 +99,18 @@ Selection Selector::select(Op op, const TypeRule& types, std::uint64_t n, bool a
 
 AxisKernelSpec axis_spec_for(const AxisSelection& selection, Op op, const TypeRule& types, const CanonicalAxes& shape,
                              int sm_count, AxisLaunchPlan* plan, const void* base) {
-  const AxisKernelSpec& spec = selection.grid_spec && axis_on_16byte_grid(shape, size_of(types.in), base)
-                                   ? *selection.grid_spec
-                                   : selection.spec;
-  if (!selection.winner || !axis_spec_mismatch(spec, shape).empty())
+  const bool grid = axis_grid_side(selection, types, shape, base);
+  const AxisKernelSpec& spec = grid ? *selection.grid_spec : selection.spec;
+  const bool builtin = grid ? selection.grid_builtin : selection.builtin;
+  if (!selection.winner || builtin || !axis_spec_mismatch(spec, shape).empty())
     return builtin_axis_spec(op, types, shape, sm_count, plan, base);
   if (plan) *plan = plan_axis_launch(spec, shape, sm_count);
   return spec;
+}
+
+bool axis_grid_side(const AxisSelection& selection, const TypeRule& types, const CanonicalAxes& shape,
+                    const void* base) {
+  return selection.grid_spec && axis_on_16byte_grid(shape, size_of(types.in), base);
 }
 
 std::optional<db::AxisProblemClass> axis_tuning_problem(Op op, const TypeRule& types, const CanonicalAxes& shape) {
@@ -132,11 +137,19 @@ AxisSelector::AxisSelector(DeviceKey device, std::vector<db::AxisWinner> own, st
 
 namespace {
 
+// A stored config parsed for `shape`: kAxisBuiltinConfig is the built-in choice for it.
+std::optional<AxisKernelSpec> stored_axis_spec(const std::string& config, Op op, const TypeRule& types,
+                                               const CanonicalAxes& shape, int sm_count) {
+  if (config == kAxisBuiltinConfig) return builtin_axis_spec(op, types, shape, sm_count);
+  return parse_axis_config(config, op, types);
+}
+
 // The nearest usable axis winner for `problem` at most `reach` buckets away in R and
 // outputs together (0: the class itself; 1: one bucket in one dimension), with its
 // parsed spec.
+
 const db::AxisWinner* pick_axis(const std::vector<db::AxisWinner>& winners, const db::AxisProblemClass& problem,
-                                int reach, Op op, const TypeRule& types, const CanonicalAxes& shape,
+                                int reach, Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                 AxisKernelSpec* spec) {
   const db::AxisWinner* best = nullptr;
   int best_distance = 0;
@@ -154,7 +167,7 @@ const db::AxisWinner* pick_axis(const std::vector<db::AxisWinner>& winners, cons
                                                           std::tie(best->problem.reduced_bucket,
                                                                    best->problem.outputs_bucket));
     if (!better) continue;
-    const auto parsed = parse_axis_config(w.config, op, types);
+    const auto parsed = stored_axis_spec(w.config, op, types, shape, sm_count);
     if (!parsed || !axis_spec_mismatch(*parsed, shape).empty()) continue;
     best = &w;
     best_distance = distance;
@@ -180,7 +193,7 @@ AxisSelection AxisSelector::select(Op op, const TypeRule& types, const Canonical
       why << "built-in choice: columns whose outputs are not contiguous are not tuned";
     else
       why << "built-in choice: the " << to_string(shape.layout) << " layout is not tuned";
-  } else if ((w = pick_axis(own_, *problem, 0, op, types, shape, &spec))) {
+  } else if ((w = pick_axis(own_, *problem, 0, op, types, shape, device_.sm_count, &spec))) {
     s.match = MatchKind::exact;
     s.source_device = device_.name;
     if (tuned_classes_.count(*problem))
@@ -188,12 +201,12 @@ AxisSelection AxisSelector::select(Op op, const TypeRule& types, const Canonical
     else
       why << "timed on this device for " << db::to_string(*problem)
           << " (filled in between tuned classes: their winners and the built-in choice)";
-  } else if ((w = pick_axis(own_tuned_, *problem, 1, op, types, shape, &spec))) {
+  } else if ((w = pick_axis(own_tuned_, *problem, 1, op, types, shape, device_.sm_count, &spec))) {
     s.match = MatchKind::nearest_size;
     s.source_device = device_.name;
     why << "no winner for " << db::to_string(*problem) << " on this device; nearest tuned class "
         << bucket_text(w->problem.reduced_bucket, w->problem.outputs_bucket);
-  } else if ((w = pick_axis(same_arch_, *problem, 0, op, types, shape, &spec))) {
+  } else if ((w = pick_axis(same_arch_, *problem, 0, op, types, shape, device_.sm_count, &spec))) {
     s.match = MatchKind::same_arch;
     auto name = same_arch_names_.find(w->device_id);
     s.source_device = name == same_arch_names_.end() ? "another device" : name->second;
@@ -206,8 +219,12 @@ AxisSelection AxisSelector::select(Op op, const TypeRule& types, const Canonical
   if (w) {
     s.winner = *w;
     s.spec = spec;
+    s.builtin = w->config == kAxisBuiltinConfig;
     if (!w->grid_config.empty())
-      if (auto grid = parse_axis_config(w->grid_config, op, types)) s.grid_spec = *grid;
+      if (auto grid = stored_axis_spec(w->grid_config, op, types, shape, device_.sm_count)) {
+        s.grid_spec = *grid;
+        s.grid_builtin = w->grid_config == kAxisBuiltinConfig;
+      }
   } else {
     s.spec = builtin_axis_spec(op, types, shape, device_.sm_count);
   }

@@ -295,6 +295,52 @@ TEST(AxisDatabase, AWinnerOnTheGridIsStoredExportedAndMerged) {
   EXPECT_TRUE(database.integrity_problems().empty());
 }
 
+// The tuner's mark for the built-in choice made at each shape is stored as the winner's
+// config (the grid's), its corner measurement behind it; a grid winner may not repeat the
+// class's winner as stored, and a mark needs a winner to stand on.
+TEST(AxisDatabase, AWinnerStoredUnderAnotherConfigTextKeepsItsMeasurementBehindIt) {
+  auto database = Database::open_in_memory();
+  auto bucket = sample_axis_bucket(sample_device(), axis_class(AxisLayout::columns, 10, 23), 3, fixed_time(5));
+  bucket.winner = 1;
+  bucket.winner_config = "built-in";
+  database.store_axis_bucket(bucket);
+  const RowId id = *database.find_device(sample_device().uuid);
+  auto winners = database.axis_winners_for_device(id);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].config, "built-in");
+  EXPECT_EQ(winners[0].median_ms, bucket.measurements[1].median_ms);
+  ASSERT_TRUE(winners[0].measurement_id);
+  bool found = false;
+  for (const auto& m : database.axis_measurements(id, bucket.problem))
+    if (m.id == *winners[0].measurement_id) {
+      found = true;
+      EXPECT_EQ(m.config, bucket.measurements[1].config);
+    }
+  EXPECT_TRUE(found);
+  // On the grid only: the class keeps measurement 2's config off it.
+  bucket.winner = 2;
+  bucket.winner_config.clear();
+  bucket.grid_winner = 1;
+  bucket.grid_winner_config = "built-in";
+  database.store_axis_bucket(bucket);
+  winners = database.axis_winners_for_device(id);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].config, bucket.measurements[2].config);
+  EXPECT_EQ(winners[0].grid_config, "built-in");
+  // The grid's mark may stand on the class winner's measurement (it is another config),
+  // but not repeat the class's mark.
+  bucket.grid_winner = 2;
+  EXPECT_NO_THROW(database.store_axis_bucket(bucket));
+  bucket.winner_config = "built-in";
+  EXPECT_THROW(database.store_axis_bucket(bucket), InvalidArgument);
+  auto no_winner = bucket;
+  no_winner.winner.reset();
+  no_winner.grid_winner.reset();
+  no_winner.grid_winner_config.clear();
+  EXPECT_THROW(database.store_axis_bucket(no_winner), InvalidArgument);
+  EXPECT_TRUE(database.integrity_problems().empty());
+}
+
 TEST(AxisDatabase, StoreRejectsInconsistentResults) {
   auto database = Database::open_in_memory();
   const auto good = sample_axis_bucket(sample_device(), axis_class(AxisLayout::columns, 10, 14), 3);

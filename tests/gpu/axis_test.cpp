@@ -2372,7 +2372,9 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
       if (std::find(tuned.begin(), tuned.end(), w.problem) == tuned.end()) filled.push_back(w.problem);
       winners[db::to_string(w.problem)] = w.config;
       ASSERT_TRUE(w.measurement_id);
-      // The winner was verified and timed at both sample shapes of its class.
+      // The winner was verified and timed at every sample shape of its class (the built-in
+      // choice made at each shape: checked below).
+      const bool builtin_winner = w.config == kAxisBuiltinConfig;
       const auto ms = database.axis_measurements(*id, w.problem);
       std::set<std::pair<std::uint64_t, std::uint64_t>> shapes;
       for (const auto& m : ms)
@@ -2380,10 +2382,13 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
           EXPECT_EQ(m.status, db::MeasurementStatus::ok) << m.detail;
           shapes.insert({m.reduced, m.outputs});
         }
-      EXPECT_EQ(shapes.size(), tuner::axis_sample_shapes(w.problem).size()) << db::to_string(w.problem);
+      if (!builtin_winner) {
+        EXPECT_EQ(shapes.size(), tuner::axis_sample_shapes(w.problem, first.device.sm_count).size())
+            << db::to_string(w.problem);
+      }
       // The built-in choice at each sample shape was timed there, and the winner holds
       // against it (tuner::kAxisHoldFactor) at every shape where any complete config does.
-      const auto samples = tuner::axis_sample_shapes(w.problem);
+      const auto samples = tuner::axis_sample_shapes(w.problem, first.device.sm_count);
       std::map<std::string, std::vector<double>> times;  // config -> time at each sample
       for (const auto& m : ms)
         for (std::size_t i = 0; i < samples.size(); ++i)
@@ -2405,8 +2410,13 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
               << s.reduced << " x " << s.outputs;
         }
       }
-      auto holds = [&](const std::vector<double>& t) {
+      // A winner holds at the sample shapes it serves: a class that keeps a second winner
+      // for the 16-byte grid, each side's at that side's shapes.
+      std::vector<bool> on_grid;
+      for (const auto& s : samples) on_grid.push_back(axis_on_16byte_grid(tuner::canonical_axis_shape(s), 4));
+      auto holds = [&](const std::vector<double>& t, int side /* 0 every shape, 1 on the grid, 2 off it */) {
         for (std::size_t i = 0; i < samples.size(); ++i) {
+          if ((side == 1 && !on_grid[i]) || (side == 2 && on_grid[i])) continue;
           auto b = times.find(builtins[i]);
           if (std::isnan(t[i])) return false;
           if (b != times.end() && !std::isnan(b->second[i]) && t[i] > b->second[i] * tuner::kAxisHoldFactor)
@@ -2414,11 +2424,31 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
         }
         return true;
       };
+      // A config's times, or for the built-in choice made at each shape, each sample
+      // shape's own built-in choice timed there.
+      auto times_of = [&](const std::string& config) {
+        std::vector<double> t(samples.size(), NAN);
+        for (std::size_t i = 0; i < samples.size(); ++i) {
+          const std::string& c = config == kAxisBuiltinConfig ? builtins[i] : config;
+          if (times.count(c)) t[i] = times[c][i];
+        }
+        return t;
+      };
+      const std::vector<double> builtin_times = times_of(std::string(kAxisBuiltinConfig));
+      const bool builtin_timed =
+          std::none_of(builtin_times.begin(), builtin_times.end(), [](double t) { return std::isnan(t); });
+      EXPECT_TRUE(builtin_timed || !builtin_winner) << db::to_string(w.problem)
+                                                    << ": the built-in choice was not timed at every sample shape";
+      const bool split = !w.grid_config.empty();
       bool some_config_holds = false;
-      for (const auto& [config, t] : times) some_config_holds = some_config_holds || holds(t);
-      if (some_config_holds) {
-        EXPECT_TRUE(holds(times[w.config])) << db::to_string(w.problem) << ": " << w.config
-                                            << " trails the built-in choice at a sample shape";
+      for (const auto& [config, t] : times) some_config_holds = some_config_holds || holds(t, 0);
+      if (builtin_timed || (some_config_holds && !split)) {
+        EXPECT_TRUE(holds(times_of(w.config), split ? 2 : 0))
+            << db::to_string(w.problem) << ": " << w.config << " trails the built-in choice at a sample shape";
+      }
+      if (split && builtin_timed) {
+        EXPECT_TRUE(holds(times_of(w.grid_config), 1)) << db::to_string(w.problem) << ": " << w.grid_config
+                                                       << " trails the built-in choice at a sample shape on the grid";
       }
       if (w.problem.op == Op::min && std::find(tuned.begin(), tuned.end(), w.problem) != tuned.end()) {
         // min searched the sum's four best configs and the built-in choice at each sample
@@ -2539,6 +2569,56 @@ TEST(AxisTuning, AWinnerOnTheGridServesItsShapesAndTheClassWinnerTheRest) {
       EXPECT_EQ(check(ctx, op, t, buffer, c.base, c.view, {0}), "") << e.kernel << " base " << c.base;
     }
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A class that keeps the built-in choice made at each shape (kAxisBuiltinConfig, as the
+// tuner stores it where no config beat that choice at every sample shape): f32 rows of
+// R 2^6 x 2^17 outputs run the plain rows kernel at 64 and the staged one at 100, as
+// untuned, each reported as the class's tuned winner, and right (sum, and the mean).
+TEST(AxisTuning, AClassThatKeepsTheBuiltInChoiceRunsTheChoiceMadeForEachShape) {
+  RT_REQUIRE_GPU();
+  const DeviceKey key = *testing::test_device();
+  const auto dir = testing::temp_dir("rt_axis_builtin");
+  const auto db_path = dir / "tuning.db";
+  std::filesystem::remove(db_path);
+  {
+    db::AxisBucketResult r;
+    r.device = key;
+    r.problem = {Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17};
+    r.measurements = {testing::axis_measurement(Op::sum, DType::f32, AxisLayout::rows, 64, 131072,
+                                                "rows:block=256,group=4,vec=4,split=none,rows=1,unroll=4,sm=4",
+                                                0.018)};
+    r.winner = 0;
+    r.winner_config = kAxisBuiltinConfig;
+    r.tool_version = "reduce-tune test";
+    r.created_at = db::now_timestamp();
+    auto database = db::Database::open(db_path);
+    database.store_axis_bucket(r);
+  }
+  ContextOptions options;
+  options.database = db_path;
+  Context ctx(options);
+  const std::int64_t outputs = 131072;
+  const Buffer buffer = upload(testing::make_input(Op::sum, DType::f32, testing::Pattern::exact,
+                                                   static_cast<std::size_t>(outputs * 127 + 4), 61));
+  std::set<std::string> kernels;
+  for (std::int64_t r : {64, 100, 97, 127})
+    for (Op op : {Op::sum, Op::mean})
+      for (std::int64_t base : {0, 1}) {
+        const TypeRule t = rule(op, DType::f32);
+        const TensorDesc view = TensorDesc::contiguous({outputs, r});
+        const void* at = static_cast<const unsigned char*>(buffer.device.get()) + base * 4;
+        const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, view, {1}, at);
+        const CanonicalAxes shape = canonicalize(view, {1}).axes;
+        const AxisKernelSpec expected = builtin_axis_spec(op, t, shape, key.sm_count, nullptr, at);
+        EXPECT_EQ(e.kernel, to_string(expected)) << e.to_string();
+        EXPECT_EQ(e.match, MatchKind::exact) << e.to_string();
+        EXPECT_NE(e.reason.find("the built-in choice made for each shape"), std::string::npos) << e.to_string();
+        kernels.insert(to_string(expected));
+        EXPECT_EQ(check(ctx, op, t, buffer, base, view, {1}), "") << e.kernel << " base " << base;
+      }
+  EXPECT_GE(kernels.size(), 3u);  // the choice changes inside the class
   std::filesystem::remove_all(dir);
 }
 

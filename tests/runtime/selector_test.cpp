@@ -145,25 +145,14 @@ TEST(Selector, PassesOverWinnersInvalidOnThisDevice) {
 // Axis reductions: one winner per (layout, R bucket, outputs bucket) class.
 void store_axis_winner(db::Database& database, const DeviceKey& key, Op op, DType dtype, AxisLayout layout,
                        std::uint64_t r, std::uint64_t outputs, const std::string& config, double ms,
-                       bool tuned = true) {
+                       bool tuned = true, const std::string& winner_config = "") {
   db::AxisBucketResult result;
   result.mark_tuned = tuned;
+  result.winner_config = winner_config;  // the tuner's mark for the built-in choice, where set
   result.device = key;
   result.problem = {op, dtype, dtype, layout, size_bucket(r), size_bucket(outputs)};
-  db::AxisMeasurement m;
-  m.op = op;
-  m.dtype = m.out_dtype = dtype;
-  m.layout = layout;
-  m.reduced = r;
-  m.outputs = outputs;
-  m.inner = layout == AxisLayout::columns ? outputs : 1;
-  m.config = config;
-  m.status = db::MeasurementStatus::ok;
-  m.median_ms = ms;
-  m.repetitions = 10;
+  db::AxisMeasurement m = testing::axis_measurement(op, dtype, layout, r, outputs, config, ms);
   m.gbps = 1;
-  m.tool_version = "reduce-tune test";
-  m.created_at = db::now_timestamp();
   result.measurements = {m};
   result.winner = 0;
   result.tool_version = "reduce-tune test";
@@ -381,6 +370,70 @@ TEST(AxisSelector, AClassWithAWinnerOnTheGridServesEachSideItsOwn) {
   EXPECT_FALSE(one.grid_spec);
   EXPECT_EQ(axis_config_text(axis_spec_for(one, Op::max, f16, columns_shape(2, 1 << 21), 132, nullptr, nullptr)),
             off);
+}
+
+// A class where no config beat the built-in choice made at each sample shape keeps that
+// choice (kAxisBuiltinConfig): each of its shapes takes the built-in choice made for it
+// (f32 rows of 64 the plain rows kernel, of 100 the staged one; an H200's tuner stored
+// the plain one for the class, and rows of 100 x 131072 ran at 0.91 times the built-in
+// choice), and so do the neighbours it is lent to, as a tuned class. On the side of the
+// 16-byte grid only, the other side keeps its config.
+TEST(AxisSelector, AClassThatKeepsTheBuiltInChoiceServesEachShapeTheChoiceMadeForIt) {
+  auto database = db::Database::open_in_memory();
+  const auto me = device("GPU-a");
+  const std::string builtin(kAxisBuiltinConfig);
+  const std::string plain = "rows:block=256,group=4,vec=4,split=none,rows=1,unroll=4,sm=4";
+  store_axis_winner(database, me, Op::sum, DType::f32, AxisLayout::rows, 64, 131072, plain, 0.017, true, builtin);
+  const auto id = database.find_device(me.uuid);
+  ASSERT_TRUE(id);
+  ASSERT_EQ(database.axis_winners_for_device(*id).at(0).config, builtin);  // stored as the mark
+  const auto sel = axis_selector_for(database, me);
+  const CanonicalAxes corner = rows_shape(131072, 64), hundred = rows_shape(131072, 100);
+  const AxisKernelSpec at_corner = builtin_axis_spec(Op::sum, kF32Sum, corner, 132);
+  const AxisKernelSpec at_hundred = builtin_axis_spec(Op::sum, kF32Sum, hundred, 132);
+  ASSERT_NE(at_corner, at_hundred);  // the built-in choice changes inside the class
+  for (const auto& shape : {corner, hundred}) {
+    const auto s = sel.select(Op::sum, kF32Sum, shape);
+    ASSERT_TRUE(s.winner) << s.reason;
+    EXPECT_EQ(s.match, MatchKind::exact);
+    EXPECT_TRUE(s.builtin);
+    EXPECT_EQ(s.spec, builtin_axis_spec(Op::sum, kF32Sum, shape, 132));
+    // Whichever shape selected for the class, each shape runs its own built-in choice.
+    EXPECT_EQ(axis_spec_for(s, Op::sum, kF32Sum, corner, 132, nullptr, nullptr), at_corner);
+    AxisLaunchPlan plan;
+    EXPECT_EQ(axis_spec_for(s, Op::sum, kF32Sum, hundred, 132, &plan, nullptr), at_hundred);
+    EXPECT_EQ(plan.grid, plan_axis_launch(at_hundred, hundred, 132).grid);
+    alignas(16) static const float buffer[8] = {};
+    EXPECT_EQ(axis_spec_for(s, Op::sum, kF32Sum, hundred, 132, nullptr, buffer + 1),
+              builtin_axis_spec(Op::sum, kF32Sum, hundred, 132, nullptr, buffer + 1));
+  }
+  // The mean it serves, and a neighbouring class it is lent to.
+  const TypeRule mean = *resolve_types(Op::mean, DType::f32, DType::f32).rule;
+  const auto m = sel.select(Op::mean, mean, hundred);
+  EXPECT_TRUE(m.builtin);
+  EXPECT_EQ(axis_spec_for(m, Op::mean, mean, hundred, 132, nullptr, nullptr),
+            builtin_axis_spec(Op::mean, mean, hundred, 132));
+  const CanonicalAxes next = rows_shape(262144, 100);  // R 2^6 x 2^18 outputs
+  const auto n = sel.select(Op::sum, kF32Sum, next);
+  EXPECT_EQ(n.match, MatchKind::nearest_size) << n.reason;
+  EXPECT_EQ(axis_spec_for(n, Op::sum, kF32Sum, next, 132, nullptr, nullptr),
+            builtin_axis_spec(Op::sum, kF32Sum, next, 132));
+  // The mark on one side of the grid: f16 columns keep a config off the grid and the
+  // built-in choice on it.
+  const char* const off = "columns:block=256,by=1,vec=4,split=none,rows=1,unroll=4,sm=4,tail=1,occ=1536";
+  auto grid_class = testing::axis_class_with_grid_winner(me, Op::max, DType::f16, 1, 23, 2, 1u << 23, off,
+                                                         "short_columns:block=128,group=1,vec=8,split=none,rows=1",
+                                                         0.02);
+  grid_class.grid_winner_config = builtin;
+  database.store_axis_bucket(grid_class);
+  const TypeRule f16 = *resolve_types(Op::max, DType::f16, DType::f16).rule;
+  const CanonicalAxes grid = columns_shape(3, 1 << 23), odd = columns_shape(3, (1 << 23) + 1);
+  const auto g = axis_selector_for(database, me).select(Op::max, f16, odd);
+  ASSERT_TRUE(g.winner && g.grid_spec);
+  EXPECT_FALSE(g.builtin);
+  EXPECT_TRUE(g.grid_builtin);
+  EXPECT_EQ(axis_config_text(axis_spec_for(g, Op::max, f16, odd, 132, nullptr, nullptr)), off);
+  EXPECT_EQ(axis_spec_for(g, Op::max, f16, grid, 132, nullptr, nullptr), builtin_axis_spec(Op::max, f16, grid, 132));
 }
 
 // Columns stepped over their outputs (x[:, ::2] along 0) are not tuned: the built-in

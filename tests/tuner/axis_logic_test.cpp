@@ -138,6 +138,29 @@ TEST(AxisTuning, SampleShapesAreTheCornerALongCornerOffTheGridAnOddShapeInsideAn
   EXPECT_EQ(axis_sample_shapes(rows_class(0, 1)).size(), 2u);  // R = 1: (1, 2), (1, 3)
 }
 
+// Given the GPU's SM count, a class whose built-in choice on the 16-byte grid changes
+// kernel family inside it is also sampled at the grid's interior, last: f32 rows of
+// R 2^6 take the plain rows kernel at 64 and the staged one at 96.
+TEST(AxisTuning, AClassWhoseBuiltInChoiceChangesFamilyOnTheGridIsSampledInsideIt) {
+  const db::AxisProblemClass rows{Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17};
+  const auto plain = axis_sample_shapes(rows);
+  const auto shapes = axis_sample_shapes(rows, 132);
+  ASSERT_EQ(shapes.size(), plain.size() + 1);
+  EXPECT_TRUE(std::equal(plain.begin(), plain.end(), shapes.begin()));
+  EXPECT_EQ(shapes.back(), (AxisShape{AxisLayout::rows, 96, 65536 + 131072 + 1}));
+  EXPECT_TRUE(on_grid_flags(shapes, 4).back());
+  const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  EXPECT_NE(builtin_axis_spec(Op::sum, f32, canonical_axis_shape(shapes.back()), 132).family,
+            builtin_axis_spec(Op::sum, f32, canonical_axis_shape(shapes.front()), 132).family);
+  // Columns alike, where the contiguous extent is the outputs.
+  const db::AxisProblemClass columns{Op::sum, DType::f32, DType::f32, AxisLayout::columns, 15, 6};
+  const auto cs = axis_sample_shapes(columns, 132);
+  ASSERT_EQ(cs.size(), axis_sample_shapes(columns).size() + 1);
+  EXPECT_EQ(cs.back(), (AxisShape{AxisLayout::columns, 32768 + 16384 + 1, 96}));
+  // One family across the grid: no more shapes.
+  EXPECT_EQ(axis_sample_shapes(rows_class(10, 14), 132), axis_sample_shapes(rows_class(10, 14)));
+}
+
 TEST(AxisTuning, ClassCandidatesFitTheWholeClass) {
   // The staged rows kernel takes rows of up to an eighth of its tile: f32 rows of
   // 16..31 and of 512..1023 fit every shape of their class (tiles of 8192 elements hold
@@ -420,19 +443,24 @@ TEST(AxisTuning, FillPlansTheUntunedNeighboursOfTunedClasses) {
   EXPECT_TRUE(plan_axis_fill(o, database, id, ~0ull, 132).items.empty());
 }
 
+const std::string kBuiltin(kAxisBuiltinConfig);
+
 TEST(AxisWinner, TheConfigThatHoldsAcrossTheClassWins) {
   const auto shapes = corner_inside_top(rows_class(10, 14));
   ASSERT_EQ(shapes.size(), 3u);
   // a: fastest at the corner, 1.5x the best inside; b: 1.05x at the corner, best inside
   // and at the top; c: the best at the corner and inside, twice b's time at the top.
+  // The built-in choice ("builtin", never timed here) sets no bar.
   const std::vector<db::AxisMeasurement> ms = {
       timed(shapes[0], "a", 1.00), timed(shapes[0], "b", 1.05), timed(shapes[1], "a", 3.0), timed(shapes[1], "b", 2.0),
       timed(shapes[2], "a", 5.0),  timed(shapes[2], "b", 4.0),  timed(shapes[0], "c", 0.99), timed(shapes[1], "c", 1.99),
       timed(shapes[2], "c", 8.0)};
-  const auto w = choose_axis_winner(ms, shapes, {"builtin"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "b");
-  EXPECT_EQ(ms[*w].reduced, shapes[0].reduced);  // the winner's corner measurement
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"builtin"}), "b");
+  const auto chosen = choose_axis_winners(ms, shapes, {"builtin"}, {});
+  ASSERT_TRUE(chosen.winner);
+  EXPECT_FALSE(chosen.builtin);
+  EXPECT_EQ(ms[*chosen.winner].config, "b");
+  EXPECT_EQ(ms[*chosen.winner].reduced, shapes[0].reduced);  // the winner's corner measurement
 }
 
 TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
@@ -443,11 +471,14 @@ TEST(AxisWinner, FailedOrIncompleteConfigsNeverWin) {
                                                               db::MeasurementStatus::wrong_result),
       timed(shapes[0], "corner_only", 0.6),  // never measured inside
       timed(shapes[0], "slow", 2.0), timed(shapes[1], "slow", 3.0)};
-  const auto w = choose_axis_winner(ms, shapes, {"builtin"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "slow");
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"builtin"}), "slow");
   const std::vector<db::AxisMeasurement> none = {timed(shapes[0], "x", 1, db::MeasurementStatus::wrong_result)};
   EXPECT_FALSE(choose_axis_winner(none, shapes, {"builtin"}));
+  // The built-in choice made at each shape is no candidate where one of them was not
+  // timed, nor where it failed there.
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"corner_only", "corner_only"}), "slow");
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"slow", "fast_but_wrong_inside"}), "slow");
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"slow", "slow"}), kBuiltin);
 }
 
 TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
@@ -455,19 +486,21 @@ TEST(AxisWinner, TheBuiltInChoiceWinsTiesWithinOnePercent) {
   shapes.resize(2);  // the corner and inside
   std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "tuned", 1.000), timed(shapes[1], "tuned", 2.000),
                                          timed(shapes[0], "builtin", 1.005), timed(shapes[1], "builtin", 2.010)};
-  auto w = choose_axis_winner(ms, shapes, {"builtin"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "builtin");
+  // The built-in choice named at the corner alone: that config wins the tie.
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"builtin"}), "builtin");
+  // Named at both shapes: the built-in choice made at each shape wins it.
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"builtin", "builtin"}), kBuiltin);
   ms[2].median_ms = 1.03;  // 3% slower: the tuned config wins
-  w = choose_axis_winner(ms, shapes, {"builtin"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "tuned");
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"builtin"}), "tuned");
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"builtin", "builtin"}), "tuned");
 }
 
 // Columns of R 2^9 x 2^14 outputs, f32 sums as an H100 timed them (us): the built-in
 // choice is "v1" at the corner, "v4" inside and "v4t" at the top. "v1" has the best worst
 // ratio (1.05x inside, where "v4t" is 1.09x at the top), but it is 5% behind the built-in
-// choice inside: "v4t", within 2% of the built-in choice at every shape, wins instead.
+// choice inside, so it may not win. "v4t" holds (within 2% of the built-in choice at every
+// shape), but the built-in choice made at each shape does as well as it everywhere, and
+// wins: a config that is not the built-in choice everywhere must beat it to be stored.
 TEST(AxisWinner, TheWinnerHoldsAgainstTheBuiltInChoiceAtEveryShape) {
   db::AxisProblemClass columns = rows_class(9, 14);
   columns.layout = AxisLayout::columns;
@@ -480,52 +513,74 @@ TEST(AxisWinner, TheWinnerHoldsAgainstTheBuiltInChoiceAtEveryShape) {
   std::vector<db::AxisMeasurement> ms;
   for (const auto& [config, t] : times)
     for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], config, t[i]));
-  auto w = choose_axis_winner(ms, shapes, {"v1", "v4", "v4t"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "v4t");
-  EXPECT_EQ(ms[*w].reduced, shapes[0].reduced);
-  // One built-in choice across the class (or none timed but at the corner): it holds
-  // against itself, and the best worst ratio among those that hold wins, as before.
-  w = choose_axis_winner(ms, shapes, {"v1", "v1", "v1"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "v1");
-  w = choose_axis_winner(ms, shapes, {"v1"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "v1");
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"v1", "v4", "v4t"}), kBuiltin);
+  // A config ahead of the built-in choice at every shape wins.
+  std::vector<db::AxisMeasurement> faster = ms;
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    faster.push_back(timed(shapes[i], "v4u", std::vector<double>{12.9, 27.9, 50.0}[i]));
+  EXPECT_EQ(choose_axis_winner(faster, shapes, {"v1", "v4", "v4t"}), "v4u");
+  // With the built-in choice timed at the corner alone, the best worst ratio among the
+  // configs that hold against it there wins, as before.
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"v1"}), "v1");
   // A config 2% behind the built-in choice somewhere still holds; 2.5% does not.
   const std::vector<AxisShape> two(shapes.begin(), shapes.begin() + 2);
   std::vector<db::AxisMeasurement> close = {timed(shapes[0], "b", 1.0),  timed(shapes[1], "b", 2.0),
                                             timed(shapes[0], "t", 0.8),  timed(shapes[1], "t", 2.0 * kAxisHoldFactor)};
-  w = choose_axis_winner(close, two, {"b", "b"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(close[*w].config, "t");
+  EXPECT_EQ(choose_axis_winner(close, two, {"b", "b"}), "t");
   close[3].median_ms = 2.05;
-  w = choose_axis_winner(close, two, {"b", "b"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(close[*w].config, "b");
+  EXPECT_EQ(choose_axis_winner(close, two, {"b", "b"}), kBuiltin);
+}
+
+// f32 rows sum of R 2^6 x 2^17 outputs on the 16-byte grid, as an H200 timed them (us;
+// set BK in docs/BENCHMARKS.md): the built-in choice is the plain rows kernel at the
+// corner (64 x 131072) and the staged one (rows_dense) from 68 on. The plain kernel was
+// the corner's built-in choice within 1.4% of the staged one at the top (120 x 262143),
+// so it won, and served 100 x 131072 at 0.91 times the built-in choice. The built-in
+// choice made at each shape is ahead of both at the samples, and wins.
+TEST(AxisWinner, TheBuiltInChoiceMadeAtEachShapeStandsForAChoiceThatChangesInsideTheClass) {
+  const db::AxisProblemClass rows{Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17};
+  const auto all = axis_sample_shapes(rows);
+  const std::vector<bool> on_grid = on_grid_flags(all, 4);
+  std::vector<AxisShape> shapes;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (on_grid[i]) shapes.push_back(all[i]);
+  ASSERT_EQ(shapes.size(), 2u);  // the corner and the top
+  const std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "plain", 17.87), timed(shapes[1], "plain", 36.27),
+                                               timed(shapes[0], "dense", 19.15), timed(shapes[1], "dense", 35.77)};
+  const std::vector<std::string> builtins = {"plain", "dense"};
+  EXPECT_EQ(choose_axis_winner(ms, shapes, builtins), kBuiltin);
+  const auto chosen = choose_axis_winners(ms, shapes, builtins, {true, true});
+  ASSERT_TRUE(chosen.winner);
+  EXPECT_TRUE(chosen.builtin);
+  EXPECT_FALSE(chosen.grid_winner);
+  // The built-in choice's measurement at the corner stands for it.
+  EXPECT_EQ(ms[*chosen.winner].config, "plain");
+  EXPECT_EQ(ms[*chosen.winner].reduced, shapes[0].reduced);
 }
 
 // Where no config holds against the built-in choice at every shape (each built-in choice
-// trails the other at the other's shape), the best worst ratio wins, as without the bar.
-TEST(AxisWinner, WhereNoneHoldsTheBestWorstRatioWins) {
+// trails the other at the other's shape), the built-in choice made at each shape wins:
+// the best worst ratio ("c", 1.4) would be 1.2 times its time at the corner.
+TEST(AxisWinner, WhereNoneHoldsTheBuiltInChoiceMadeAtEachShapeWins) {
   auto shapes = corner_inside_top(rows_class(10, 14));
   shapes.resize(2);
   const std::vector<db::AxisMeasurement> ms = {timed(shapes[0], "a", 1.0), timed(shapes[1], "a", 3.0),
                                                timed(shapes[0], "b", 2.0), timed(shapes[1], "b", 2.0),
                                                timed(shapes[0], "c", 1.2), timed(shapes[1], "c", 2.8)};
-  const auto w = choose_axis_winner(ms, shapes, {"a", "b"});
-  ASSERT_TRUE(w);
-  EXPECT_EQ(ms[*w].config, "c");  // worst ratios: a 1.5, b 2.0, c 1.4
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"a", "b"}), kBuiltin);
+  // Without the built-in choice timed at every shape, the best worst ratio, as before.
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"a", "z"}), "a");  // "a" holds where it is the bar
+  EXPECT_EQ(choose_axis_winner(ms, shapes, {"y", "z"}), "c");  // no bar: c 1.4, a 1.5, b 2.0
 }
 
-// f16 max of columns of R 2^1 x 2^23 outputs, as an H200 timed them (us; set BG in
+// f16 max of columns of R 2^1 x 2^23 outputs, shaped on what an H200 timed (us; set BG in
 // docs/BENCHMARKS.md): eight outputs a thread ("short", the built-in choice on the
 // 16-byte grid) is 1.86x faster than four with a peeled tail ("tail", the built-in
 // choice off it) at the corner, which is on the grid, and 2.3-2.4x slower at the two odd
-// shapes. Neither holds against the built-in choice at every shape, so each side of the
-// grid gets its own winner; the one winner before this ran 1.42x slower than no tuning
-// on the grid (3 x 16777216).
-TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigHoldsAtEveryShape) {
+// shapes. "grid" (made up) is faster still on the grid and slower off it. The built-in
+// choice made at each shape wins the class, where "grid" does not hold off the grid; on
+// the grid, "grid" is ahead of it and wins that side.
+TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigBeatsTheBuiltInChoiceAtEveryShape) {
   db::AxisProblemClass columns{Op::max, DType::f16, DType::f16, AxisLayout::columns, 1, 23};
   const auto shapes = corner_inside_top(columns);
   ASSERT_EQ(shapes.size(), 3u);
@@ -533,53 +588,91 @@ TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigHoldsAtEveryShape) {
   EXPECT_EQ(on_grid, (std::vector<bool>{true, false, false}));  // 2^23; 1.5 * 2^23 + 1 and 2^24 - 1 are odd
   const std::map<std::string, std::vector<double>> times = {{"short", {12.95, 76.61, 105.38}},
                                                             {"tail", {24.10, 33.83, 43.97}},
+                                                            {"grid", {11.00, 90.00, 120.00}},
                                                             {"slow", {40.0, 60.0, 80.0}}};
   std::vector<db::AxisMeasurement> ms;
   for (const auto& [config, t] : times)
     for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], config, t[i]));
   const std::vector<std::string> builtins = {"short", "tail", "tail"};
-  // One winner, as before: the best worst ratio ("tail", 1.86x at the corner).
-  const auto one = choose_axis_winner(ms, shapes, builtins);
-  ASSERT_TRUE(one);
-  EXPECT_EQ(ms[*one].config, "tail");
+  EXPECT_EQ(choose_axis_winner(ms, shapes, builtins), kBuiltin);
   const auto both = choose_axis_winners(ms, shapes, builtins, on_grid);
   ASSERT_TRUE(both.winner);
   ASSERT_TRUE(both.grid_winner);
-  EXPECT_EQ(ms[*both.winner].config, "tail");
-  EXPECT_EQ(ms[*both.grid_winner].config, "short");
+  EXPECT_TRUE(both.builtin);
+  EXPECT_FALSE(both.grid_builtin);
+  EXPECT_EQ(ms[*both.winner].config, "short");  // the built-in choice's measurement at the corner
+  EXPECT_EQ(ms[*both.grid_winner].config, "grid");
   EXPECT_EQ(ms[*both.winner].outputs, shapes[0].outputs);  // each at the corner, where it was timed
   EXPECT_EQ(ms[*both.grid_winner].outputs, shapes[0].outputs);
   // Without a sample on one side, or with no split asked for, one winner.
-  EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {false, false, false}).grid_winner);
-  EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {true, true, true}).grid_winner);
-  EXPECT_FALSE(choose_axis_winners(ms, shapes, builtins, {}).grid_winner);
-  EXPECT_EQ(ms[*choose_axis_winners(ms, shapes, builtins, {}).winner].config, "tail");
+  for (const std::vector<bool>& flags : {std::vector<bool>{false, false, false}, {true, true, true}, {}}) {
+    const auto one = choose_axis_winners(ms, shapes, builtins, flags);
+    EXPECT_FALSE(one.grid_winner);
+    EXPECT_TRUE(one.builtin);
+  }
   // Off the grid, a config that holds there but is slow at the corner (the class's only
-  // sample of its smallest extents: too few blocks for them) does not win over one that
-  // holds there and is fast at every shape: the side off the grid is ranked at all three.
+  // sample of its smallest extents: too few blocks for them) does not win over the
+  // built-in choice there, a little slower off the grid but fast at every shape: the side
+  // off the grid is ranked at all three.
   for (std::size_t i = 0; i < shapes.size(); ++i)
     ms.push_back(timed(shapes[i], "few_blocks", std::vector<double>{41.0, 33.5, 43.5}[i]));
   const auto ranked_everywhere = choose_axis_winners(ms, shapes, builtins, on_grid);
   ASSERT_TRUE(ranked_everywhere.winner && ranked_everywhere.grid_winner);
-  EXPECT_EQ(ms[*ranked_everywhere.winner].config, "tail");  // worst ratio 1.86 at the corner, "few_blocks" 3.2
-  EXPECT_EQ(ms[*ranked_everywhere.grid_winner].config, "short");
-  // A config that holds against the built-in choice at every shape serves both sides.
-  const std::vector<double> both_times = {12.95, 33.83, 43.97};  // each side's best
+  EXPECT_TRUE(ranked_everywhere.builtin);
+  EXPECT_EQ(ms[*ranked_everywhere.grid_winner].config, "grid");
+  // A config that holds against the built-in choice at every shape and ranks ahead of it
+  // serves the class; the grid keeps its own where another is ahead there ("grid", 4.5%
+  // faster at the grid's sample).
+  const std::vector<double> both_times = {11.5, 33.0, 43.0};
   for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], "both", both_times[i]));
   const auto held = choose_axis_winners(ms, shapes, builtins, on_grid);
-  ASSERT_TRUE(held.winner);
+  ASSERT_TRUE(held.winner && held.grid_winner);
   EXPECT_EQ(ms[*held.winner].config, "both");
-  EXPECT_FALSE(held.grid_winner);
+  EXPECT_FALSE(held.builtin);
+  EXPECT_EQ(ms[*held.grid_winner].config, "grid");
+  // One ahead on the grid too serves both sides.
+  const std::vector<double> best_times = {10.9, 33.0, 43.0};
+  for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], "best", best_times[i]));
+  const auto one = choose_axis_winners(ms, shapes, builtins, on_grid);
+  ASSERT_TRUE(one.winner);
+  EXPECT_EQ(ms[*one.winner].config, "best");
+  EXPECT_FALSE(one.grid_winner);
 }
 
-// f32 columns of R 2^9 x 2^14 outputs (times in us made up, in the proportions an H200
-// showed at 1000 x 16385, set BH in docs/BENCHMARKS.md): off the grid the built-in choice
-// takes blocks of 512 with a peeled tail ("t512") over the class's fewest outputs and
-// blocks of 256 ("b256") higher up. "b256" holds inside the class, but over 16385 outputs
-// it has half the threads in flight and takes 1.21 times "t512"'s time. Sampled at the
-// corner, inside and the top alone, the side off the grid took "b256"; the long corner
-// (1023 x 16385) judges it there, and the config that holds at both shapes off the grid
-// wins.
+// f32 rows of R 2^6 x 2^17 outputs (times in us: the corner and the top as an H200 timed
+// sums, set BK; the rest made up): the plain rows kernel's peeled twin is ahead of the built-in
+// choice off the grid, and the plain kernel holds on it (within 2% of the staged one at
+// 96 and 120), so it won the class and ran 100 x 131072 at 0.93 times the built-in
+// choice. On the grid, the built-in choice made at each shape is as fast or faster at
+// every sample, and serves that side.
+TEST(AxisWinner, OnTheGridTheBuiltInChoiceStaysUnlessAConfigBeatsItThere) {
+  const db::AxisProblemClass rows{Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17};
+  const auto shapes = axis_sample_shapes(rows, 132);  // corner, long corner, inside, top, the grid's interior
+  ASSERT_EQ(shapes.size(), 5u);
+  const std::vector<bool> on_grid = on_grid_flags(shapes, 4);
+  ASSERT_EQ(on_grid, (std::vector<bool>{true, false, false, true, true}));
+  const std::map<std::string, std::vector<double>> times = {{"plain", {17.9, 30.0, 34.0, 36.3, 29.5}},
+                                                            {"dense", {19.2, 34.0, 38.0, 35.8, 29.0}}};
+  std::vector<db::AxisMeasurement> ms;
+  for (const auto& [config, t] : times)
+    for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], config, t[i]));
+  const std::vector<std::string> builtins = {"plain", "dense", "dense", "dense", "dense"};
+  EXPECT_EQ(choose_axis_winner(ms, shapes, builtins), "plain");
+  const auto chosen = choose_axis_winners(ms, shapes, builtins, on_grid);
+  ASSERT_TRUE(chosen.winner && chosen.grid_winner);
+  EXPECT_EQ(ms[*chosen.winner].config, "plain");
+  EXPECT_TRUE(chosen.grid_builtin);
+  EXPECT_EQ(ms[*chosen.grid_winner].config, "plain");  // the built-in choice's measurement at the corner
+}
+
+// f32 columns of R 2^9 x 2^14 outputs (times in us made up, the built-in choice's in the
+// proportions an H200 showed at 1000 x 16385, set BH in docs/BENCHMARKS.md): off the grid
+// the built-in choice takes blocks of 512 with a peeled tail ("t512") over the class's
+// fewest outputs (the long corner, 1023 x 16385) and blocks of 256 ("b256") higher up.
+// "x" is ahead of the built-in choice at the corner, inside and the top, but over 16385
+// outputs it takes 1.21 times "t512"'s time. Sampled at the corner, inside and the top
+// alone, the class took "x"; the long corner judges it there, and the built-in choice
+// made at each shape wins.
 TEST(AxisWinner, TheLongCornerJudgesTheSideOffTheGridOverTheClassesFewestOutputs) {
   const db::AxisProblemClass columns{Op::sum, DType::f32, DType::f32, AxisLayout::columns, 9, 14};
   const auto shapes = axis_sample_shapes(columns);  // corner, long corner, inside, top
@@ -588,17 +681,18 @@ TEST(AxisWinner, TheLongCornerJudgesTheSideOffTheGridOverTheClassesFewestOutputs
   const std::map<std::string, std::vector<double>> times = {{"g512", {11.0, 27.8, 22.0, 40.0}},
                                                             {"t512", {11.4, 23.2, 21.2, 42.6}},
                                                             {"b256", {11.8, 28.0, 20.8, 41.0}},
-                                                            {"v4", {11.8, 30.0, 22.5, 38.0}}};
+                                                            {"v4", {11.8, 30.0, 22.5, 38.0}},
+                                                            {"x", {10.5, 28.0, 20.0, 37.0}}};
   std::vector<db::AxisMeasurement> ms;
   for (const auto& [config, t] : times)
     for (std::size_t i = 0; i < shapes.size(); ++i) ms.push_back(timed(shapes[i], config, t[i]));
   const std::vector<std::string> builtins = {"g512", "t512", "b256", "v4"};
   const auto chosen = choose_axis_winners(ms, shapes, builtins, on_grid);
-  ASSERT_TRUE(chosen.winner && chosen.grid_winner);
-  EXPECT_EQ(ms[*chosen.winner].config, "t512");
-  EXPECT_EQ(ms[*chosen.grid_winner].config, "g512");  // the best worst ratio on the grid (1.05x at the top)
-  // Without the long corner, "b256" and "t512" hold at the one shape off the grid, and "b256"
-  // ranks first (its worst ratio 1.08x at the top, "t512"'s 1.12x).
+  ASSERT_TRUE(chosen.winner);
+  EXPECT_TRUE(chosen.builtin);
+  // On the grid, "x" is ahead of the built-in choice at both samples, and serves that side.
+  ASSERT_TRUE(chosen.grid_winner);
+  EXPECT_EQ(ms[*chosen.grid_winner].config, "x");
   const std::vector<std::size_t> kept = {0, 2, 3};
   std::vector<AxisShape> without;
   std::vector<bool> without_grid;
@@ -610,7 +704,8 @@ TEST(AxisWinner, TheLongCornerJudgesTheSideOffTheGridOverTheClassesFewestOutputs
   }
   const auto blind = choose_axis_winners(ms, without, without_builtins, without_grid);
   ASSERT_TRUE(blind.winner);
-  EXPECT_EQ(ms[*blind.winner].config, "b256");
+  EXPECT_FALSE(blind.builtin);
+  EXPECT_EQ(ms[*blind.winner].config, "x");
 }
 
 TEST(AxisWinner, AFloatSumWinnerAlsoServesTheMean) {
@@ -622,6 +717,26 @@ TEST(AxisWinner, AFloatSumWinnerAlsoServesTheMean) {
   EXPECT_EQ(axis_config_text(specs[1]), config);
   EXPECT_EQ(axis_runtime_specs(rows_class(10, 14, Op::max), config).size(), 1u);
   EXPECT_TRUE(axis_runtime_specs(rows_class(10, 14), "not a config").empty());
+}
+
+// A class that keeps the built-in choice made at each shape loads that choice's kernels
+// at its sample shapes and top (the sum's and the mean's), each once.
+TEST(AxisWinner, TheBuiltInChoiceMadeAtEachShapeLoadsItsKernelsAtTheClassesShapes) {
+  const db::AxisProblemClass rows{Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17};
+  EXPECT_TRUE(axis_runtime_specs(rows, kBuiltin).empty());  // no GPU named: no SM count
+  const auto specs = axis_runtime_specs(rows, kBuiltin, 132);
+  std::set<std::string> sums, means;
+  for (const auto& s : specs) (s.op == Op::sum ? sums : means).insert(axis_config_text(s));
+  EXPECT_EQ(sums.size() + means.size(), specs.size());  // no repeats
+  std::set<std::string> expected;
+  std::vector<AxisShape> at = axis_sample_shapes(rows, 132);
+  at.push_back(axis_top_shape(rows));
+  const TypeRule types = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
+  for (const auto& s : at) expected.insert(axis_config_text(builtin_axis_spec(Op::sum, types, canonical_axis_shape(s), 132)));
+  EXPECT_EQ(sums, expected);
+  EXPECT_GE(expected.size(), 2u);  // the plain rows kernel at 64, the staged one from 68 on
+  EXPECT_EQ(means, expected);
+  EXPECT_EQ(axis_runtime_specs(rows_class(6, 17, Op::max), kBuiltin, 132).size(), expected.size());
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ AxisShape with_op_shape(const db::AxisProblemClass& p, std::uint64_t r, std::uin
 
 }  // namespace
 
-std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p) {
+std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p, int sm_count) {
   const auto rs = bucket_samples(p.reduced_bucket), os = bucket_samples(p.outputs_bucket);
   const AxisShape corner = with_op_shape(p, rs.front(), os.front());
   std::vector<AxisShape> shapes = {corner};
@@ -89,6 +89,25 @@ std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p) {
   AxisShape top = axis_top_shape(p);
   if (contiguous_bucket >= 3) (rows ? top.reduced : top.outputs) -= 7;
   add(top);
+  // The grid's interior, where the built-in choice there is of another family than at the
+  // corner: the contiguous extent 1.5 * 2^k on the 16-byte grid, the other the inside
+  // shape's. Between the corner and the top, the only samples on the grid, a config that
+  // is the corner's built-in choice can trail the one made there (f32 rows of R 2^6: the
+  // plain rows kernel, the built-in choice at 64, ran 0.91 to 0.98 times the staged one
+  // at 72 to 120 x 131072; with this sample, the sum of R 2^6 x 2^19 outputs kept the
+  // built-in choice on the grid, where the plain kernel had served 100 x 524288 at 0.97
+  // times it, set BK).
+  const auto types = resolve_types(p.op, p.dtype, p.out_dtype);
+  if (sm_count > 0 && types.rule && contiguous_bucket >= 1 && corner_valid) {
+    AxisShape inside = with_op_shape(p, rs.back(), os.back());
+    const std::uint64_t contiguous = (std::uint64_t{3} << contiguous_bucket) / 2;
+    (rows ? inside.reduced : inside.outputs) = contiguous;
+    const CanonicalAxes at_corner = canonical_axis_shape(corner), at_inside = canonical_axis_shape(inside);
+    if (inside.reduced >= 2 && inside.outputs >= 2 && axis_on_16byte_grid(at_inside, size_of(p.dtype)) &&
+        builtin_axis_spec(p.op, *types.rule, at_inside, sm_count).family !=
+            builtin_axis_spec(p.op, *types.rule, at_corner, sm_count).family)
+      add(inside);
+  }
   return shapes;
 }
 
@@ -100,9 +119,9 @@ namespace {
 
 // The canonical shapes a class's winner must fit: its sample shapes (the top of the
 // class among them).
-std::vector<CanonicalAxes> class_fit_shapes(const db::AxisProblemClass& problem) {
+std::vector<CanonicalAxes> class_fit_shapes(const db::AxisProblemClass& problem, int sm_count = 0) {
   std::vector<CanonicalAxes> shapes;
-  for (const auto& s : axis_sample_shapes(problem)) shapes.push_back(canonical_axis_shape(s));
+  for (const auto& s : axis_sample_shapes(problem, sm_count)) shapes.push_back(canonical_axis_shape(s));
   shapes.push_back(canonical_axis_shape(axis_top_shape(problem)));  // the largest, where it is not sampled
   return shapes;
 }
@@ -176,7 +195,7 @@ std::uint64_t largest_sample_bytes(const db::AxisProblemClass& problem) {
 
 std::vector<AxisKernelSpec> axis_class_candidates(Op op, const TypeRule& types, const db::AxisProblemClass& problem,
                                                   int sm_count) {
-  const std::vector<CanonicalAxes> shapes = class_fit_shapes(problem);
+  const std::vector<CanonicalAxes> shapes = class_fit_shapes(problem, sm_count);
   std::vector<AxisKernelSpec> all = builtin_specs(op, types, shapes, sm_count);
   for (const auto& c : axis_candidates(op, types, shapes.front(), sm_count)) all.push_back(c);
   // The batched tail beside every spec whose runs end in several loads at some shape of
@@ -256,7 +275,7 @@ AxisWorkPlan plan_axis_fill(const TuneOptions& options, const db::Database& data
         ++plan.skipped;
         continue;
       }
-      const std::vector<CanonicalAxes> shapes = class_fit_shapes(n);
+      const std::vector<CanonicalAxes> shapes = class_fit_shapes(n, sm_count);
       std::vector<AxisKernelSpec> all = builtin_specs(c.op, c.types, shapes, sm_count);
       for (const auto& m : neighbours(n)) {
         auto w = winners.find(m);
@@ -343,22 +362,37 @@ std::vector<std::pair<std::string, double>> rank_axis_configs(const std::vector<
 
 namespace {
 
-// The winning config among `ms` at `shapes` (choose_axis_winner's rule), and whether it
-// holds against the built-in choice at every one of them. Empty where none is complete.
+// The winning config among `ms` at `shapes` (choose_axis_winner's rule), and whether some
+// config holds against the built-in choice at every shape where `bars[i]` (every shape
+// where `bars` is empty). The winner may be kAxisBuiltinConfig: the built-in choice made
+// at each shape (`builtins[i]`), a candidate of its own where it was timed at all of them.
+// Empty where none is complete.
 std::optional<std::pair<std::string, bool>> choose_axis_config(const std::vector<db::AxisMeasurement>& ms,
                                                                const std::vector<AxisShape>& shapes,
-                                                               const std::vector<std::string>& builtins) {
+                                                               const std::vector<std::string>& builtins,
+                                                               const std::vector<bool>& bars = {}) {
   if (shapes.empty()) return std::nullopt;
-  const AxisTimes times = axis_times(ms, shapes);
+  AxisTimes times = axis_times(ms, shapes);
+  const std::string builtin(kAxisBuiltinConfig);
+  {
+    std::vector<double> t(shapes.size(), std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = 0; i < shapes.size() && i < builtins.size(); ++i) {
+      const auto b = times.by_config.find(builtins[i]);
+      if (b != times.by_config.end()) t[i] = b->second[i];
+    }
+    times.by_config[builtin] = t;  // incomplete (never ranked) where one was not timed
+  }
   auto ranked = rank_axis_configs(times, shapes.size());
   if (ranked.empty()) return std::nullopt;
   // Where some configs hold against the built-in choice at every sample shape, only they
   // may win: the built-in choice changes inside a class (alignment, split thresholds),
   // and a config far ahead at one shape but behind it at another would make the tuned
-  // call slower than no tuning there.
+  // call slower than no tuning there. The built-in choice made at each shape holds.
   auto holds = [&](const std::string& config) {
+    if (config == builtin) return true;
     const auto& t = times.by_config.at(config);
     for (std::size_t i = 0; i < shapes.size() && i < builtins.size(); ++i) {
+      if (!bars.empty() && !bars[i]) continue;
       const auto b = times.by_config.find(builtins[i]);
       if (b == times.by_config.end() || std::isnan(b->second[i])) continue;  // not timed there: no bar
       if (t[i] > b->second[i] * kAxisHoldFactor) return false;
@@ -366,14 +400,20 @@ std::optional<std::pair<std::string, bool>> choose_axis_config(const std::vector
     return true;
   };
   std::vector<std::pair<std::string, double>> holding;
+  bool held = false;
   for (const auto& entry : ranked)
-    if (holds(entry.first)) holding.push_back(entry);
-  const bool held = !holding.empty();
-  if (held) ranked = std::move(holding);
+    if (holds(entry.first)) {
+      holding.push_back(entry);
+      held = held || entry.first != builtin;
+    }
+  if (!holding.empty()) ranked = std::move(holding);
+  // Ties within 1% keep what a user gets untuned: the built-in choice made at each shape,
+  // else (where it was not timed at every shape) the corner's.
   std::string winner = ranked.front().first;
   const std::string corner_builtin = builtins.empty() ? std::string() : builtins.front();
-  for (const auto& [config, score] : ranked)
-    if (config == corner_builtin && score <= ranked.front().second * 1.01) winner = config;
+  for (const std::string& preferred : {corner_builtin, builtin})
+    for (const auto& [config, score] : ranked)
+      if (config == preferred && score <= ranked.front().second * 1.01) winner = config;
   return std::make_pair(winner, held);
 }
 
@@ -387,14 +427,25 @@ std::optional<std::size_t> measurement_at(const std::vector<db::AxisMeasurement>
   return std::nullopt;
 }
 
+// The measurement that stands for `config` (kAxisBuiltinConfig: the built-in choice at
+// shapes[0]) at shapes[0], if any.
+std::optional<std::size_t> winner_measurement(const std::vector<db::AxisMeasurement>& ms, const std::string& config,
+                                              const std::vector<AxisShape>& shapes,
+                                              const std::vector<std::string>& builtins) {
+  if (shapes.empty()) return std::nullopt;
+  if (config != kAxisBuiltinConfig) return measurement_at(ms, config, shapes[0]);
+  if (builtins.empty()) return std::nullopt;
+  return measurement_at(ms, builtins[0], shapes[0]);
+}
+
 }  // namespace
 
-std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& ms,
+std::optional<std::string> choose_axis_winner(const std::vector<db::AxisMeasurement>& ms,
                                               const std::vector<AxisShape>& shapes,
                                               const std::vector<std::string>& builtins) {
   const auto chosen = choose_axis_config(ms, shapes, builtins);
   if (!chosen) return std::nullopt;
-  return measurement_at(ms, chosen->first, shapes[0]);
+  return chosen->first;
 }
 
 AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& ms, const std::vector<AxisShape>& shapes,
@@ -402,50 +453,82 @@ AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& ms,
   AxisWinnerChoice choice;
   const auto whole = choose_axis_config(ms, shapes, builtins);
   if (!whole) return choice;
-  choice.winner = measurement_at(ms, whole->first, shapes[0]);
-  if (whole->second || on_grid.size() != shapes.size()) return choice;
-  // No config held against the built-in choice at every shape: each side of the 16-byte
-  // grid gets a winner of its own, where both sides were sampled. The grid's is judged at
-  // the shapes on it alone (it serves no other). The other side's must hold against the
-  // built-in choice at the shapes off the grid, but is ranked at every shape: a class's
-  // corner is its only sample at the low end of both extents, and a config it shows slow
-  // there (too few blocks for the smallest output counts) is slow off the grid alike.
+  const std::string builtin(kAxisBuiltinConfig);
+  auto set = [&](std::optional<std::size_t>& index, bool& is_builtin, const std::string& config,
+                 const std::vector<AxisShape>& at, const std::vector<std::string>& at_builtins) {
+    index = winner_measurement(ms, config, at, at_builtins);
+    is_builtin = config == builtin;
+    return index.has_value();
+  };
+  set(choice.winner, choice.builtin, whole->first, shapes, builtins);
+  // Each side of the 16-byte grid may do better with a winner of its own, where both
+  // sides were sampled: the built-in choice changes family across it (16-bit columns of
+  // R = 2 to 4 read eight outputs a thread on it, four off it), and the kernels on it
+  // differ from those off it (no peeled ends). The grid's is judged at the shapes on it
+  // alone (it serves no other), and is the built-in choice made at each shape unless a
+  // config beats it there: between the samples on the grid, a config can fall off a
+  // cliff the built-in choice steps around (f32 columns sum of 2048 x 34816: 272 blocks
+  // of the corner's kernel for 264 places, 0.86 times the built-in choice, which takes
+  // twice the blocks there; set BK). Where one config holds at every shape and ranks
+  // first, it serves the shapes off the grid. Otherwise the other side's winner must hold
+  // against the built-in choice at the shapes off the grid, but is ranked at every shape:
+  // a class's corner is its only sample at the low end of both extents, and a config it
+  // shows slow there (too few blocks for the smallest output counts) is slow off the grid
+  // alike. Either may be the built-in choice made at each shape.
+  if (on_grid.size() != shapes.size()) return choice;
   std::vector<AxisShape> grid_shapes;
-  std::vector<std::string> grid_builtins, off_bars;
+  std::vector<std::string> grid_builtins;
+  std::vector<bool> off_bars;
   bool any_off = false;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const std::string builtin = i < builtins.size() ? builtins[i] : std::string();
     if (on_grid[i]) {
       grid_shapes.push_back(shapes[i]);
-      grid_builtins.push_back(builtin);
+      grid_builtins.push_back(i < builtins.size() ? builtins[i] : std::string());
     }
     any_off = any_off || !on_grid[i];
-    off_bars.push_back(on_grid[i] ? std::string() : builtin);  // no bar on the grid
+    off_bars.push_back(!on_grid[i]);  // no bar on the grid
   }
   if (grid_shapes.empty() || !any_off) return choice;
   const auto grid = choose_axis_config(ms, grid_shapes, grid_builtins);
-  const auto off = choose_axis_config(ms, shapes, off_bars);
-  if (!grid || !off || grid->first == off->first) return choice;
+  if (!grid) return choice;
+  auto grid_side = [&](AxisWinnerChoice& split) {
+    return set(split.grid_winner, split.grid_builtin, grid->first, shapes, builtins) ||
+           set(split.grid_winner, split.grid_builtin, grid->first, grid_shapes, grid_builtins);
+  };
+  if (whole->first != builtin) {
+    if (grid->first == whole->first) return choice;
+    AxisWinnerChoice split = choice;
+    return grid_side(split) ? split : choice;
+  }
+  const auto off = choose_axis_config(ms, shapes, builtins, off_bars);
+  if (!off || grid->first == off->first) return choice;
   // Each stored measurement at the class's corner, as a single winner's is (the other
   // side's winner was timed at every shape), else at the first shape of the grid.
-  const auto off_at = measurement_at(ms, off->first, shapes[0]);
-  auto grid_at = measurement_at(ms, grid->first, shapes[0]);
-  if (!grid_at) grid_at = measurement_at(ms, grid->first, grid_shapes[0]);
-  if (!off_at || !grid_at) return choice;
-  choice.winner = off_at;
-  choice.grid_winner = grid_at;
-  return choice;
+  AxisWinnerChoice split;
+  if (!set(split.winner, split.builtin, off->first, shapes, builtins)) return choice;
+  return grid_side(split) ? split : choice;
 }
 
-std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config) {
+std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config,
+                                               int sm_count) {
   std::vector<AxisKernelSpec> specs;
   const auto types = resolve_types(problem.op, problem.dtype, problem.out_dtype);
   if (!types.rule) return specs;
-  if (auto spec = parse_axis_config(config, problem.op, *types.rule)) specs.push_back(*spec);
+  auto add = [&](Op op, const TypeRule& rule) {
+    if (config != kAxisBuiltinConfig) {
+      if (auto spec = parse_axis_config(config, op, rule)) specs.push_back(*spec);
+      return;
+    }
+    if (sm_count <= 0) return;
+    for (const auto& shape : class_fit_shapes(problem, sm_count)) {
+      const AxisKernelSpec spec = builtin_axis_spec(op, rule, shape, sm_count);
+      if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+    }
+  };
+  add(problem.op, *types.rule);
   if (problem.op == Op::sum && is_floating(problem.dtype) && problem.dtype == problem.out_dtype) {
     const auto mean = resolve_types(Op::mean, problem.dtype, default_out_dtype(Op::mean, problem.dtype));
-    if (mean.rule && mean.rule->acc == types.rule->acc)
-      if (auto spec = parse_axis_config(config, Op::mean, *mean.rule)) specs.push_back(*spec);
+    if (mean.rule && mean.rule->acc == types.rule->acc) add(Op::mean, *mean.rule);
   }
   return specs;
 }
@@ -688,7 +771,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     for (const auto& s : shapes) {
       const AxisKernelSpec b = builtin_axis_spec(w.op, w.types, canonical_axis_shape(s), sm_count);
       if (texts) texts->push_back(axis_config_text(b));
-      if (!fitting_once({b}, class_fit_shapes(w.problem)).empty()) builtins.push_back(b);
+      if (!fitting_once({b}, class_fit_shapes(w.problem, sm_count)).empty()) builtins.push_back(b);
     }
     return builtins;
   };
@@ -749,7 +832,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     ahead_next = std::max(ahead_next, index + 1);
     while (ahead_next < plan.items.size() && ahead_queued < ahead_programs) {
       const AxisWorkItem& next = plan.items[ahead_next];
-      const std::vector<AxisShape> shapes = axis_sample_shapes(next.problem);
+      const std::vector<AxisShape> shapes = axis_sample_shapes(next.problem, sm_count);
       const auto candidates = class_candidates(next, shapes, class_builtins(next, shapes, nullptr), true);
       if (!candidates) break;  // its sum is not stored yet: asked again from the next class
       queue_programs(next, *candidates, DeviceState::Urgency::speculative);
@@ -767,7 +850,7 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     }
     const auto class_started = Clock::now();
     const AxisWorkItem& w = plan.items[index];
-    const std::vector<AxisShape> shapes = axis_sample_shapes(w.problem);
+    const std::vector<AxisShape> shapes = axis_sample_shapes(w.problem, sm_count);
     std::vector<std::string> builtin_texts;
     const std::vector<AxisKernelSpec> builtins = class_builtins(w, shapes, &builtin_texts);
     auto is_builtin = [&](const AxisKernelSpec& c) {
@@ -945,7 +1028,12 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
       const AxisWinnerChoice choice = choose_axis_winners(measurements, shapes, builtin_texts, on_grid);
       stored.winner = choice.winner;
       stored.grid_winner = choice.grid_winner;
+      if (choice.builtin) stored.winner_config = kAxisBuiltinConfig;
+      if (choice.grid_builtin) stored.grid_winner_config = kAxisBuiltinConfig;
     }
+    auto stored_config = [&](const std::optional<std::size_t>& index, const std::string& text) {
+      return !text.empty() ? text : measurements[*index].config;
+    };
     stored.tool_version = axis_tool_version_string();
     stored.created_at = db::now_timestamp();
     stored.mark_tuned = !w.fill;
@@ -962,9 +1050,10 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
           // Left to the runtime to report at its first call.
         }
       }
-      for (const auto& index : {stored.winner, stored.grid_winner}) {
+      for (const auto& [index, text] : {std::pair{stored.winner, stored.winner_config},
+                                        std::pair{stored.grid_winner, stored.grid_winner_config}}) {
         if (!index) continue;
-        for (const auto& spec : axis_runtime_specs(w.problem, measurements[*index].config)) {
+        for (const auto& spec : axis_runtime_specs(w.problem, stored_config(index, text), sm_count)) {
           if (std::find(finalists.begin(), finalists.end(), spec) != finalists.end()) continue;  // kept above
           const std::string key = axis_kernel_key(spec, {});
           const CompileRequest request = axis_request(spec, arch, {});
@@ -981,8 +1070,9 @@ void tune_axis_classes(DeviceState& device, db::Database& database, db::RowId de
     result.failed_candidates += report.failed;
     if (stored.winner) {
       const auto& m = measurements[*stored.winner];
-      report.axis_winner = m.config;
-      if (stored.grid_winner) report.axis_winner += ", on the 16-byte grid " + measurements[*stored.grid_winner].config;
+      report.axis_winner = stored_config(stored.winner, stored.winner_config);
+      if (stored.grid_winner)
+        report.axis_winner += ", on the 16-byte grid " + stored_config(stored.grid_winner, stored.grid_winner_config);
       report.winner_ms = m.median_ms;
       report.winner_gbps = m.gbps;
     }

@@ -482,7 +482,7 @@ std::set<std::string> winner_binary_keys(const db::Database& database, const Com
   for (const auto& device : database.list_devices())
     for (const auto& winner : database.axis_winners_for_device(device.id))
       for (const auto& config : {winner.config, winner.grid_config})  // the grid's winner too, where kept
-        for (const auto& spec : axis_runtime_specs(winner.problem, config))
+        for (const auto& spec : axis_runtime_specs(winner.problem, config, device.key.sm_count))
           keys.insert(binary_cache_key(make_axis_compile_request(spec, device.key.arch()), version));
   return keys;
 }

@@ -262,6 +262,11 @@ struct AxisBucketResult {
   std::optional<std::size_t> winner;  // index into measurements (status ok), if any
   // The winner on the 16-byte grid where it differs (AxisWinner::grid_config), likewise.
   std::optional<std::size_t> grid_winner;
+  // Where not empty, the config text stored for the winner (the grid's winner) in place
+  // of its measurement's: the tuner's mark for the built-in choice made at each shape,
+  // whose measurement at the class's corner stands for it.
+  std::string winner_config;
+  std::string grid_winner_config;
   std::string tool_version;
   Timestamp created_at{};
   // Whether the class counts as tuned (a rerun skips it, and the runtime lends its

@@ -90,6 +90,12 @@ std::string axis_config_text(const AxisKernelSpec& spec);
 // set when given) for text that is not one, or names an invalid instantiation.
 std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, const TypeRule& types,
                                                 std::string* error = nullptr);
+// The config text a tuned class stores where no config beat the built-in choice made for
+// each shape (builtin_axis_spec) across its sample shapes: the runtime then makes that
+// choice per shape, as it does untuned. The built-in choice can change inside a class
+// (f32 rows of 64 take the plain rows kernel, of 68 to 127 the staged one), so no one
+// config can stand for it. Not a config: parse_axis_config refuses it.
+inline constexpr std::string_view kAxisBuiltinConfig = "built-in";
 
 // Why `spec` cannot reduce `shape` (a family of another layout, a dense kernel past its
 // limits), or empty when it can. Every config of a tuned class fits every shape of it.

@@ -68,6 +68,11 @@ struct AxisSelection {
   // The winner's config for shapes on the 16-byte grid, where the class keeps one
   // (db::AxisWinner::grid_config); `spec` serves the shapes off it.
   std::optional<AxisKernelSpec> grid_spec;
+  // The winner (the grid's winner) is kAxisBuiltinConfig: the built-in choice made for
+  // each shape, which no config beat across the class's sample shapes. `spec` (`grid_spec`)
+  // is then that choice for the shape selected for.
+  bool builtin = false;
+  bool grid_builtin = false;
   MatchKind match = MatchKind::default_config;
   std::optional<db::AxisWinner> winner;
   std::string source_device;
@@ -76,11 +81,15 @@ struct AxisSelection {
 
 // The kernel a selection made for a shape's class runs for this very shape: the winner
 // (its grid's, for a shape and base on the 16-byte grid where the class keeps one) where
-// it can reduce the shape, else the built-in choice for the shape (and its base's
-// alignment, `base` offset 0 of the canonical form), not the one made for the class's
-// first shape. `plan` (optional) receives the launch plan.
+// it can reduce the shape and is a config, else the built-in choice for the shape (and
+// its base's alignment, `base` offset 0 of the canonical form), not the one made for the
+// class's first shape. `plan` (optional) receives the launch plan.
 AxisKernelSpec axis_spec_for(const AxisSelection& selection, Op op, const TypeRule& types, const CanonicalAxes& shape,
                              int sm_count, AxisLaunchPlan* plan, const void* base);
+// Which of a selection's winners serves `shape` at `base`: the grid's (true) where the
+// class keeps one and the shape and base lie on the 16-byte grid.
+bool axis_grid_side(const AxisSelection& selection, const TypeRule& types, const CanonicalAxes& shape,
+                    const void* base);
 
 // The class whose winners serve `op` on `types` for `shape` (mean: the sum's), or empty
 // for layouts that are not tuned (flat, general, and columns stepped over their outputs).

@@ -46,8 +46,12 @@ db::AxisProblemClass axis_class_of(Op op, const TypeRule& types, const AxisShape
 // top (axis_top_shape, with a contiguous extent of 8 and more at 2^(k+1) - 8, on the
 // vector grid). So each side of the grid is sampled at the class's fewest outputs and at
 // more. The first is the one the winner's time is stored at. A rule that changes inside
-// the class (rows of 1000 want more threads than rows of 512) shows at the top.
-std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& problem);
+// the class (rows of 1000 want more threads than rows of 512) shows at the top. Given the
+// GPU's SM count, last, the grid's interior (the contiguous extent 1.5 * 2^k, the other
+// the inside shape's) where it lies on the grid and the built-in choice there is of
+// another kernel family than at the corner (f32 rows of 64 take the plain rows kernel,
+// of 96 the staged one).
+std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& problem, int sm_count = 0);
 // The largest shape of the class (2^(a+1) - 1, 2^(b+1) - 1): a winner must fit it.
 AxisShape axis_top_shape(const db::AxisProblemClass& problem);
 
@@ -153,8 +157,12 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // second winner for the grid (choose_axis_winners; f16 columns max 3 x 16777216 0.70 ->
 // 0.95 times the built-in choice, set BG). 20: the sample shapes: a long corner off the
 // grid, and columns' top on it (axis_sample_shapes; f32 columns sum of 1000 x 16385 and
-// max of 65537 x 1000 ran 0.82 and 0.90 times the built-in choice, set BH).
-inline constexpr int kAxisRuleRevision = 20;
+// max of 65537 x 1000 ran 0.82 and 0.90 times the built-in choice, set BH). 21: the
+// built-in choice made at each shape is a candidate of its own, and wins ties
+// (kAxisBuiltinConfig; f32 rows sum of 100 x 131072 ran 0.91 times it, set BK); a class
+// whose built-in choice changes family on the grid is sampled at the grid's interior
+// (axis_sample_shapes).
+inline constexpr int kAxisRuleRevision = 21;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
@@ -163,40 +171,54 @@ inline constexpr double kAxisHoldFactor = 1.02;
 
 // The winner among a class's measurements: of the configs verified and timed at every
 // sample shape, the one whose worst ratio to the fastest config at any shape is lowest.
-// `builtins` holds the built-in choice (config text) at each sample shape. Where some of
-// those configs hold against the built-in choice at every shape (at most
-// kAxisHoldFactor times its time there, wherever it was timed), the winner is one of
-// them: the built-in choice can change inside a class, and a winner behind it at one
-// shape would make tuning a loss there. Among configs within 1% of the best score, the
-// built-in choice of the first shape wins if it is one of them, so a rerun or a tie keeps
-// what a user gets without tuning. Returns the index of the winner's measurement at the
-// first sample shape.
-std::optional<std::size_t> choose_axis_winner(const std::vector<db::AxisMeasurement>& measurements,
+// `builtins` holds the built-in choice (config text) at each sample shape, and that
+// choice made at each shape is a candidate of its own, kAxisBuiltinConfig, where it was
+// timed at every one. Where some configs hold against the built-in choice at every
+// shape (at most kAxisHoldFactor times its time there, wherever it was timed), the
+// winner is one of them (kAxisBuiltinConfig holds): the built-in choice can change inside
+// a class, and a winner behind it at one shape would make tuning a loss there. Among
+// configs within 1% of the best score, kAxisBuiltinConfig wins if it is one of them, else
+// the built-in choice of the first shape, so a rerun or a tie keeps what a user gets
+// without tuning: the built-in choice also changes between the sample shapes, where a
+// config that is it at the samples is not (f32 rows sum of 100 x 131072: the plain rows
+// kernel, the built-in choice at 64 x 131072, ran 0.91 times the staged one an H200's
+// built-in choice takes there; the stored config served it, set BK). Returns the winning
+// config's text.
+std::optional<std::string> choose_axis_winner(const std::vector<db::AxisMeasurement>& measurements,
                                               const std::vector<AxisShape>& shapes,
                                               const std::vector<std::string>& builtins);
 
 // A class's winners where its sample shapes lie on both sides of the 16-byte grid
-// (`on_grid[i]`: axis_on_16byte_grid of shapes[i]). Where choose_axis_winner's winner
-// holds against the built-in choice at every shape, or one side has no sample, or both
-// sides would choose the same config, it is the one winner (grid_winner empty). Otherwise
-// no one config can serve the class without losing to the built-in choice somewhere (it
-// changes kernel family on the grid: 16-bit columns of R = 2 to 4 read eight outputs a
-// thread on it, four off it), and each side gets a winner by the same rule: `grid_winner`
-// judged at the shapes on the grid alone; `winner`, for the shapes off it, held against
-// the built-in choice at those shapes but ranked by its worst ratio at every shape (the
-// corner is the class's only sample of its smallest extents). Indices of measurements at
-// the first sample shape where the config was timed there, else at the grid's first.
+// (`on_grid[i]`: axis_on_16byte_grid of shapes[i]). Each side may get a winner of its own
+// by choose_axis_winner's rule, for its kernels differ (no peeled ends on the grid) and
+// the built-in choice can change family across it (16-bit columns of R = 2 to 4 read
+// eight outputs a thread on it, four off it): `grid_winner`, judged at the shapes on the
+// grid alone, is kept where it differs from the class's winner; on the grid, a config
+// must beat the built-in choice made at each shape at the grid's samples, or that choice
+// serves there (a config can fall off a cliff between the samples that the built-in
+// choice steps around). `winner` serves the shapes off the grid: choose_axis_winner's
+// where that is a config; where it is kAxisBuiltinConfig, the winner held against the
+// built-in choice at the shapes off the grid but ranked by its worst ratio at every shape
+// (the corner is the class's only sample of its smallest extents). Where one side has no
+// sample, one winner (grid_winner empty). Indices of measurements at the first sample
+// shape where the config was timed there, else at the grid's first; for
+// kAxisBuiltinConfig (`builtin`, `grid_builtin`), the built-in choice's measurement there.
 struct AxisWinnerChoice {
   std::optional<std::size_t> winner;
   std::optional<std::size_t> grid_winner;
+  bool builtin = false;       // the winner is kAxisBuiltinConfig
+  bool grid_builtin = false;  // the grid's winner is
 };
 AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& measurements,
                                      const std::vector<AxisShape>& shapes, const std::vector<std::string>& builtins,
                                      const std::vector<bool>& on_grid);
 
 // The kernels the runtime loads for an axis winner: its own, and for a float sum the
-// mean it also serves. The database keeps their binaries, so that no call compiles.
-std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config);
+// mean it also serves. The database keeps their binaries, so that no call compiles. For
+// kAxisBuiltinConfig, the built-in choice at the class's sample shapes and top on a GPU
+// of `sm_count` SMs (none where it is 0).
+std::vector<AxisKernelSpec> axis_runtime_specs(const db::AxisProblemClass& problem, const std::string& config,
+                                               int sm_count = 0);
 
 // The axis checks of single candidates outside a run, on device `ordinal`: exactly what
 // a candidate of a class goes through at one shape (outputs poisoned, then every output
