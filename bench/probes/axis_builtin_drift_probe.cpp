@@ -4,7 +4,9 @@
 // A tuned or filled class serves its one (grid) winner at every shape of it, so where
 // the built-in choice changes inside the class (f32 rows of 64: the plain rows kernel;
 // of 68 to 127: the staged one) such a winner stands in for the built-in choice at
-// shapes it was never timed at. Reads `reduce-tune show` on stdin.
+// shapes it was never timed at. Reads `reduce-tune show` on stdin. Since axis rule
+// revision 21 a class may store `built-in` (the built-in choice made for each shape,
+// docs/BENCHMARKS.md set BK): not a config, passed over here.
 //   g++ -O2 -std=c++20 $(ls -d */include | sed 's/^/-I /') -I/usr/local/cuda/include \
 //     bench/probes/axis_builtin_drift_probe.cpp -o axis_builtin_drift_probe \
 //     $(ls build/*/lib*.a) $(ls build/*/lib*.a) -L/usr/local/cuda/lib64 -lcudart_static -lnvrtc \
