@@ -2527,7 +2527,7 @@ TEST(AxisTuning, TunedClassesServeEveryShapeInThemAndARerunCompilesNothing) {
 }
 
 // A class that keeps a second winner for its shapes on the 16-byte grid (as the tuner
-// stores it where no one config holds against the built-in choice on and off the grid):
+// stores it where the grid's side chose another config than the class):
 // a context over the database runs the grid's winner for f16 columns on the grid, the
 // class's winner off it (odd outputs, or a base one element off), each reported as the
 // class's tuned winner, and every result right (sum, and the mean it serves).

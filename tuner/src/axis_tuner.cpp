@@ -362,15 +362,14 @@ std::vector<std::pair<std::string, double>> rank_axis_configs(const std::vector<
 
 namespace {
 
-// The winning config among `ms` at `shapes` (choose_axis_winner's rule), and whether some
-// config holds against the built-in choice at every shape where `bars[i]` (every shape
-// where `bars` is empty). The winner may be kAxisBuiltinConfig: the built-in choice made
-// at each shape (`builtins[i]`), a candidate of its own where it was timed at all of them.
-// Empty where none is complete.
-std::optional<std::pair<std::string, bool>> choose_axis_config(const std::vector<db::AxisMeasurement>& ms,
-                                                               const std::vector<AxisShape>& shapes,
-                                                               const std::vector<std::string>& builtins,
-                                                               const std::vector<bool>& bars = {}) {
+// The winning config among `ms` at `shapes` (choose_axis_winner's rule), held against the
+// built-in choice at the shapes where `bars[i]` (every shape where `bars` is empty). It may
+// be kAxisBuiltinConfig: the built-in choice made at each shape (`builtins[i]`), a
+// candidate of its own where it was timed at all of them. Empty where none is complete.
+std::optional<std::string> choose_axis_config(const std::vector<db::AxisMeasurement>& ms,
+                                              const std::vector<AxisShape>& shapes,
+                                              const std::vector<std::string>& builtins,
+                                              const std::vector<bool>& bars = {}) {
   if (shapes.empty()) return std::nullopt;
   AxisTimes times = axis_times(ms, shapes);
   const std::string builtin(kAxisBuiltinConfig);
@@ -400,12 +399,8 @@ std::optional<std::pair<std::string, bool>> choose_axis_config(const std::vector
     return true;
   };
   std::vector<std::pair<std::string, double>> holding;
-  bool held = false;
   for (const auto& entry : ranked)
-    if (holds(entry.first)) {
-      holding.push_back(entry);
-      held = held || entry.first != builtin;
-    }
+    if (holds(entry.first)) holding.push_back(entry);
   if (!holding.empty()) ranked = std::move(holding);
   // Ties within 1% keep what a user gets untuned: the built-in choice made at each shape,
   // else (where it was not timed at every shape) the corner's.
@@ -414,7 +409,7 @@ std::optional<std::pair<std::string, bool>> choose_axis_config(const std::vector
   for (const std::string& preferred : {corner_builtin, builtin})
     for (const auto& [config, score] : ranked)
       if (config == preferred && score <= ranked.front().second * 1.01) winner = config;
-  return std::make_pair(winner, held);
+  return winner;
 }
 
 // The index of `config`'s ok measurement at `shape`, if any.
@@ -443,9 +438,7 @@ std::optional<std::size_t> winner_measurement(const std::vector<db::AxisMeasurem
 std::optional<std::string> choose_axis_winner(const std::vector<db::AxisMeasurement>& ms,
                                               const std::vector<AxisShape>& shapes,
                                               const std::vector<std::string>& builtins) {
-  const auto chosen = choose_axis_config(ms, shapes, builtins);
-  if (!chosen) return std::nullopt;
-  return chosen->first;
+  return choose_axis_config(ms, shapes, builtins);
 }
 
 AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& ms, const std::vector<AxisShape>& shapes,
@@ -460,7 +453,7 @@ AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& ms,
     is_builtin = config == builtin;
     return index.has_value();
   };
-  set(choice.winner, choice.builtin, whole->first, shapes, builtins);
+  set(choice.winner, choice.builtin, *whole, shapes, builtins);
   // Each side of the 16-byte grid may do better with a winner of its own, where both
   // sides were sampled: the built-in choice changes family across it (16-bit columns of
   // R = 2 to 4 read eight outputs a thread on it, four off it), and the kernels on it
@@ -492,20 +485,20 @@ AxisWinnerChoice choose_axis_winners(const std::vector<db::AxisMeasurement>& ms,
   const auto grid = choose_axis_config(ms, grid_shapes, grid_builtins);
   if (!grid) return choice;
   auto grid_side = [&](AxisWinnerChoice& split) {
-    return set(split.grid_winner, split.grid_builtin, grid->first, shapes, builtins) ||
-           set(split.grid_winner, split.grid_builtin, grid->first, grid_shapes, grid_builtins);
+    return set(split.grid_winner, split.grid_builtin, *grid, shapes, builtins) ||
+           set(split.grid_winner, split.grid_builtin, *grid, grid_shapes, grid_builtins);
   };
-  if (whole->first != builtin) {
-    if (grid->first == whole->first) return choice;
+  if (*whole != builtin) {
+    if (*grid == *whole) return choice;
     AxisWinnerChoice split = choice;
     return grid_side(split) ? split : choice;
   }
   const auto off = choose_axis_config(ms, shapes, builtins, off_bars);
-  if (!off || grid->first == off->first) return choice;
+  if (!off || *grid == *off) return choice;
   // Each stored measurement at the class's corner, as a single winner's is (the other
   // side's winner was timed at every shape), else at the first shape of the grid.
   AxisWinnerChoice split;
-  if (!set(split.winner, split.builtin, off->first, shapes, builtins)) return choice;
+  if (!set(split.winner, split.builtin, *off, shapes, builtins)) return choice;
   return grid_side(split) ? split : choice;
 }
 
