@@ -139,15 +139,16 @@ TEST(AxisTuning, SampleShapesAreTheCornerALongCornerOffTheGridAnOddShapeInsideAn
 }
 
 // Given the GPU's SM count, a class whose built-in choice on the 16-byte grid changes
-// kernel family inside it is also sampled at the grid's interior, last: f32 rows of
-// R 2^6 take the plain rows kernel at 64 and the staged one at 96.
+// kernel family inside it is also sampled at the grid's interior, last, one 16-byte
+// vector past 1.5 * 2^k: f32 rows of R 2^6 take the plain rows kernel at 64 and the
+// staged one at 100.
 TEST(AxisTuning, AClassWhoseBuiltInChoiceChangesFamilyOnTheGridIsSampledInsideIt) {
   const db::AxisProblemClass rows{Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17};
   const auto plain = axis_sample_shapes(rows);
   const auto shapes = axis_sample_shapes(rows, 132);
   ASSERT_EQ(shapes.size(), plain.size() + 1);
   EXPECT_TRUE(std::equal(plain.begin(), plain.end(), shapes.begin()));
-  EXPECT_EQ(shapes.back(), (AxisShape{AxisLayout::rows, 96, 65536 + 131072 + 1}));
+  EXPECT_EQ(shapes.back(), (AxisShape{AxisLayout::rows, 96 + 4, 65536 + 131072 + 1}));
   EXPECT_TRUE(on_grid_flags(shapes, 4).back());
   const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   EXPECT_NE(builtin_axis_spec(Op::sum, f32, canonical_axis_shape(shapes.back()), 132).family,
@@ -156,9 +157,47 @@ TEST(AxisTuning, AClassWhoseBuiltInChoiceChangesFamilyOnTheGridIsSampledInsideIt
   const db::AxisProblemClass columns{Op::sum, DType::f32, DType::f32, AxisLayout::columns, 15, 6};
   const auto cs = axis_sample_shapes(columns, 132);
   ASSERT_EQ(cs.size(), axis_sample_shapes(columns).size() + 1);
-  EXPECT_EQ(cs.back(), (AxisShape{AxisLayout::columns, 32768 + 16384 + 1, 96}));
+  EXPECT_EQ(cs.back(), (AxisShape{AxisLayout::columns, 32768 + 16384 + 1, 96 + 4}));
   // One family across the grid: no more shapes.
   EXPECT_EQ(axis_sample_shapes(rows_class(10, 14), 132), axis_sample_shapes(rows_class(10, 14)));
+}
+
+// The grid's interior sample ends every power-of-two step of up to half the class's
+// lowest contiguous extent with a single 16-byte vector, the worst last step of a kernel
+// that walks the extent in whole steps (f32 rows max of 100 x 131072: the plain rows
+// kernel, steps of 16, held within 2% of the staged one at 96 and ran 100 at 0.92 times
+// it, set BK), where that shape stays in the class; it is on the grid and in the class.
+TEST(AxisTuning, TheGridsInteriorSampleEndsEveryStepWithOneVector) {
+  int sampled = 0;
+  for (const DType dtype : {DType::f32, DType::f64, DType::f16, DType::i32, DType::i64})
+    for (const Op op : {Op::sum, Op::max})
+      for (const AxisLayout layout : {AxisLayout::rows, AxisLayout::columns})
+        for (int a = 1; a <= 22; ++a)
+          for (int b = 1; b <= 22; ++b) {
+            if (a + b > 30) continue;
+            const auto types = resolve_types(op, dtype, dtype);
+            if (!types.rule) continue;
+            const db::AxisProblemClass c{op, dtype, types.rule->out, layout, a, b};
+            const auto base = axis_sample_shapes(c), shapes = axis_sample_shapes(c, 132);
+            if (shapes.size() == base.size()) continue;
+            ASSERT_EQ(shapes.size(), base.size() + 1);
+            ++sampled;
+            const AxisShape& s = shapes.back();
+            const int k = layout == AxisLayout::rows ? a : b;
+            const std::uint64_t contiguous = layout == AxisLayout::rows ? s.reduced : s.outputs;
+            const std::uint64_t low = std::uint64_t{1} << k, vector = 16 / size_of(dtype);
+            EXPECT_GE(contiguous, low);
+            EXPECT_LT(contiguous, 2 * low);
+            EXPECT_EQ(axis_class_of(op, *types.rule, s), c);
+            EXPECT_TRUE(on_grid_flags({s}, size_of(dtype)).front()) << contiguous;
+            if (low + low / 2 + vector < 2 * low) {
+              for (std::uint64_t step = 2 * vector; step <= low / 2; step *= 2)
+                EXPECT_EQ(contiguous % step, vector) << to_string(dtype) << " 2^" << k << " step " << step;
+            } else {
+              EXPECT_EQ(contiguous, low + low / 2);  // one vector more would leave the class
+            }
+          }
+  EXPECT_GT(sampled, 20);
 }
 
 TEST(AxisTuning, ClassCandidatesFitTheWholeClass) {
@@ -641,8 +680,8 @@ TEST(AxisWinner, EachSideOfTheGridGetsItsOwnWhereNoConfigBeatsTheBuiltInChoiceAt
 
 // f32 rows of R 2^6 x 2^17 outputs (times in us: the corner and the top as an H200 timed
 // sums, set BK; the rest made up): the plain rows kernel's peeled twin is ahead of the built-in
-// choice off the grid, and the plain kernel holds on it (within 2% of the staged one at
-// 96 and 120), so it won the class and ran 100 x 131072 at 0.93 times the built-in
+// choice off the grid, and the plain kernel held on it (within 2% of the staged one at
+// 96 and 120, revision 21's samples there), so it won the class and ran 100 x 131072 at 0.93 times the built-in
 // choice. On the grid, the built-in choice made at each shape is as fast or faster at
 // every sample, and serves that side.
 TEST(AxisWinner, OnTheGridTheBuiltInChoiceStaysUnlessAConfigBeatsItThere) {

@@ -90,17 +90,24 @@ std::vector<AxisShape> axis_sample_shapes(const db::AxisProblemClass& p, int sm_
   if (contiguous_bucket >= 3) (rows ? top.reduced : top.outputs) -= 7;
   add(top);
   // The grid's interior, where the built-in choice there is of another family than at the
-  // corner: the contiguous extent 1.5 * 2^k on the 16-byte grid, the other the inside
-  // shape's. Between the corner and the top, the only samples on the grid, a config that
-  // is the corner's built-in choice can trail the one made there (f32 rows of R 2^6: the
-  // plain rows kernel, the built-in choice at 64, ran 0.91 to 0.98 times the staged one
-  // at 72 to 120 x 131072; with this sample, the sum of R 2^6 x 2^19 outputs kept the
-  // built-in choice on the grid, where the plain kernel had served 100 x 524288 at 0.97
-  // times it, set BK).
+  // corner: the contiguous extent one 16-byte vector past 1.5 * 2^k (f32: 100 in
+  // [64, 128)), the other the inside shape's. Between the corner and the top, the only
+  // samples on the grid, a config that is the corner's built-in choice can trail the one
+  // made there (f32 rows of R 2^6: the plain rows kernel, the built-in choice at 64, ran
+  // 0.91 to 0.98 times the staged one at 72 to 120 x 131072; with this sample, the sum of
+  // R 2^6 x 2^19 outputs kept the built-in choice on the grid, where the plain kernel had
+  // served 100 x 524288 at 0.97 times it, set BK). One vector past a multiple of every
+  // power-of-two step up to 2^(k-1), each step of a kernel that walks the contiguous
+  // extent in whole steps ends with a step of one vector there, its worst case: at
+  // 1.5 * 2^k itself, the plain rows kernel's max held within 2% of the staged one, and
+  // ran 100 x 131072 at 0.92 times it (set BK).
   const auto types = resolve_types(p.op, p.dtype, p.out_dtype);
   if (sm_count > 0 && types.rule && contiguous_bucket >= 1 && corner_valid) {
     AxisShape inside = with_op_shape(p, rs.back(), os.back());
-    const std::uint64_t contiguous = (std::uint64_t{3} << contiguous_bucket) / 2;
+    const std::uint64_t half_more = (std::uint64_t{3} << contiguous_bucket) / 2;
+    const std::uint64_t vector = std::max<std::uint64_t>(1, 16 / size_of(p.dtype));
+    const std::uint64_t contiguous =
+        half_more + vector < (std::uint64_t{2} << contiguous_bucket) ? half_more + vector : half_more;
     (rows ? inside.reduced : inside.outputs) = contiguous;
     const CanonicalAxes at_corner = canonical_axis_shape(corner), at_inside = canonical_axis_shape(inside);
     if (inside.reduced >= 2 && inside.outputs >= 2 && axis_on_16byte_grid(at_inside, size_of(p.dtype)) &&

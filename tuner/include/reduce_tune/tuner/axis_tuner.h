@@ -161,8 +161,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // built-in choice made at each shape is a candidate of its own, and wins ties
 // (kAxisBuiltinConfig; f32 rows sum of 100 x 131072 ran 0.91 times it, set BK); a class
 // whose built-in choice changes family on the grid is sampled at the grid's interior
-// (axis_sample_shapes).
-inline constexpr int kAxisRuleRevision = 21;
+// (axis_sample_shapes). 22: that interior sample is one 16-byte vector past 1.5 * 2^k,
+// the last step of any power-of-two step a single vector (f32 rows max of 100 x 131072
+// ran 0.92 times the built-in choice, the plain rows kernel held at 96, set BK).
+inline constexpr int kAxisRuleRevision = 22;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
