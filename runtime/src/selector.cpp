@@ -147,7 +147,6 @@ std::optional<AxisKernelSpec> stored_axis_spec(const std::string& config, Op op,
 // The nearest usable axis winner for `problem` at most `reach` buckets away in R and
 // outputs together (0: the class itself; 1: one bucket in one dimension), with its
 // parsed spec.
-
 const db::AxisWinner* pick_axis(const std::vector<db::AxisWinner>& winners, const db::AxisProblemClass& problem,
                                 int reach, Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                 AxisKernelSpec* spec) {
