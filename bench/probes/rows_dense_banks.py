@@ -7,9 +7,12 @@ at slot q + (q >> 5) * skew. For each R the model counts, at every step of the f
 the first 8 warps, the most distinct slots a warp's reads put in one bank (1: no
 conflict; n: the read takes n passes), and prints the mean over the steps and the worst.
 With --choose it also takes, for each R, the skew among --skews that spreads the first
-element of each of a warp's rows over the most banks (the choice the branch
-wip/rows-dense-skew makes on the device), and the stores are checked too (32 lanes a
-vector of 4 apart: any odd skew keeps them in distinct banks).
+element of each of a warp's rows over the most banks (the choice the first form on the
+branch wip/rows-dense-skew made on the device, timed in set BM and not kept), and the
+stores are checked too (32 lanes a vector of 4 apart, tiles on the vector grid: any odd
+skew keeps them in distinct banks). The library's own model, which decides the skew, is
+reduce_tune::rows_dense_fold_passes (engine/src/axis.cpp): it also averages over tiles
+that start off the vector grid and counts 8- and 2-byte elements.
 Set BL, docs/BENCHMARKS.md: at skew 1 (the kernel as it is), R = 124 with G = 4 gives 8,
 R = 93 7.9, and R = 62 with G = 1 gives 16.
     python3 bench/probes/rows_dense_banks.py [--group 4] [--from 64] [--to 128]

@@ -1,6 +1,7 @@
 #include "reduce_tune/engine/axis.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <initializer_list>
 #include <map>
@@ -180,6 +181,118 @@ std::uint32_t general_output_vector_width(const TypeRule& types, const Canonical
 }
 
 }  // namespace
+
+// rows_dense's shared-memory skew (rt::rows_dense_slot). A warp-wide access of shared
+// memory takes, in each bank (4-byte word w in bank w % 32), one pass per distinct word
+// its lanes touch there (lanes that read one word share it). 8-byte elements, two words
+// each, are served a half-warp at a time: each half is counted and the sum halved, so
+// that an access without conflicts counts 1 at every element size.
+namespace {
+
+double warp_access_passes(const std::int64_t (&q)[32], std::size_t size, std::uint32_t skew) {
+  const int phases = size > 4 ? 2 : 1;
+  const int lanes = 32 / phases;
+  int total = 0;
+  for (int phase = 0; phase < phases; ++phase) {
+    std::uint64_t words[64];
+    int n = 0;
+    for (int l = phase * lanes; l < (phase + 1) * lanes; ++l) {
+      if (q[l] < 0) continue;
+      const std::uint64_t slot = static_cast<std::uint64_t>(q[l]) + (static_cast<std::uint64_t>(q[l]) >> 5) * skew;
+      const std::uint64_t first = slot * size / 4;
+      for (std::uint64_t w = first; w < first + (size > 4 ? 2 : 1); ++w) words[n++] = w;
+    }
+    if (n == 0) continue;
+    // Distinct words, by bank: sorted by (bank, word), a pass for each new word of a bank.
+    std::sort(words, words + n, [](std::uint64_t a, std::uint64_t b) {
+      return (a % 32) != (b % 32) ? (a % 32) < (b % 32) : a < b;
+    });
+    int worst = 0, in_bank = 0;
+    for (int i = 0; i < n; ++i) {
+      if (i == 0 || words[i] % 32 != words[i - 1] % 32) {
+        in_bank = 1;
+      } else if (words[i] != words[i - 1]) {
+        ++in_bank;
+      }
+      worst = std::max(worst, in_bank);
+    }
+    total += worst;
+  }
+  return static_cast<double>(total) / phases;
+}
+
+bool power_of_two_within(std::uint64_t x, std::uint64_t most) { return x >= 1 && x <= most && (x & (x - 1)) == 0; }
+
+int log2_of(std::uint64_t x) {
+  int k = 0;
+  while (x > 1) x >>= 1, ++k;
+  return k;
+}
+
+// Skews chosen so far, by element size (2, 4, 8 bytes), group and vector (powers of two
+// up to 32 and 16) and R (up to an eighth of 32 KiB of 16-bit elements): 0 where not yet
+// known. Filled on first use, racing threads storing the same value.
+constexpr std::uint64_t kSkewCacheMaxReduced = kRowsDenseTileBytes / 2 / 8;
+std::atomic<std::uint8_t> skew_cache[3][6][5][kSkewCacheMaxReduced + 1];
+
+}  // namespace
+
+double rows_dense_fold_passes(std::size_t element_size, std::uint32_t group, std::uint32_t vec,
+                              std::uint64_t reduced, std::uint32_t skew) {
+  if (!power_of_two_within(element_size, 8) || !power_of_two_within(group, 32) || !power_of_two_within(vec, 16) ||
+      reduced < 1)
+    throw Error("rows_dense_fold_passes: an element size of 1 to 8 bytes, a group of 1 to 32 lanes and a vector of "
+                "1 to 16 elements, all powers of two, over rows of at least one element");
+  // As rt::axis_rows_dense_kernel folds: warp w's lanes fold rows w * 32 / G + l / G, lane l
+  // the row's elements l % G, l % G + G, ...; a tile starts m < vec elements past the
+  // vector grid. Warps a multiple of G apart meet the same banks (32 rows further on,
+  // every slot moves by the same amount), so the first min(G, 8) warps stand for all.
+  const std::uint64_t steps = (reduced + group - 1) / group;
+  const std::uint32_t warps = std::min<std::uint32_t>(group, 8);
+  double total = 0;
+  std::uint64_t accesses = 0;
+  for (std::uint32_t m = 0; m < vec; ++m) {
+    for (std::uint32_t w = 0; w < warps; ++w) {
+      for (std::uint64_t step = 0; step < steps; ++step) {
+        std::int64_t q[32];
+        for (std::uint32_t l = 0; l < 32; ++l) {
+          const std::uint64_t row = w * (32 / group) + l / group, e = l % group + group * step;
+          q[l] = e < reduced ? static_cast<std::int64_t>(m + row * reduced + e) : -1;
+        }
+        total += warp_access_passes(q, element_size, skew);
+        ++accesses;
+      }
+    }
+  }
+  return total / static_cast<double>(accesses);
+}
+
+// Measured on an H200 (set BM in docs/BENCHMARKS.md; f32 sum and max, the built-in
+// choice: vectors of 4, a lane per row below R = 64, groups of 4 from 64):
+// - where skew 3 took over, every shape of R = 33..128 over 131072 rows and of those R
+//   over 1048576 ran 0.47 to 1.00 times as long as at skew 1 alone: R = 62 (16 passes a
+//   read at skew 1, 2 at skew 3) 23.3 -> 12.2 us over 131072 rows, 124 (8 -> 2) 26.1 ->
+//   20.6, 93 (7.9 -> 2.5) 20.9 -> 16.4, 108 (3.6 -> 2.0) 18.3 -> 18.4;
+// - where skew 1's fold took 3 passes or fewer, skew 3 (in a kernel that chose it
+//   itself) ran slower: R = 96 (2.0 -> 2.1 passes) 15.35 -> 16.10 us, 72 (3.0 -> 2.4)
+//   11.69 -> 11.85, 104 (2.9 -> 2.0) 16.46 -> 16.79.
+std::uint32_t rows_dense_skew(std::size_t element_size, std::uint32_t group, std::uint32_t vec,
+                              std::uint64_t reduced) {
+  const bool cached = (element_size == 2 || element_size == 4 || element_size == 8) &&
+                      power_of_two_within(group, 32) && power_of_two_within(vec, 16) && reduced >= 1 &&
+                      reduced <= kSkewCacheMaxReduced;
+  std::atomic<std::uint8_t>* slot =
+      cached ? &skew_cache[log2_of(element_size) - 1][log2_of(group)][log2_of(vec)][reduced] : nullptr;
+  if (slot != nullptr) {
+    if (const std::uint8_t known = slot->load(std::memory_order_relaxed); known != 0) return known;
+  }
+  const double at_one = rows_dense_fold_passes(element_size, group, vec, reduced, 1);
+  const double at_three = rows_dense_fold_passes(element_size, group, vec, reduced, kRowsDenseMaxSkew);
+  const std::uint32_t skew =
+      at_one >= kRowsDenseSkewConflict && at_three <= at_one - 1 ? kRowsDenseMaxSkew : 1;
+  if (slot != nullptr) slot->store(static_cast<std::uint8_t>(skew), std::memory_order_relaxed);
+  return skew;
+}
 
 const char* to_string(AxisSplit split) {
   switch (split) {
@@ -1964,6 +2077,8 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     // (H100, blocks of 256, a lane per row; two runs).
     const std::uint64_t wave = std::max<std::uint64_t>(1, 1024 / s.block) * std::max(sm_count, 1);
     plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(std::min(output_blocks, wave), 1, kMaxGridBlocks));
+    if (shape.reduced <= rows_dense_max_reduced(s))  // longer rows are refused before any launch
+      plan.skew = rows_dense_skew(size_of(s.types.in), s.group, s.vec, shape.reduced);
     return plan;
   }
   std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count, s.blocks_per_sm,
@@ -2020,6 +2135,7 @@ const char* axis_params_source() {
 }
 
 bool axis_has_twin(const AxisKernelSpec& spec) {
+  if (spec.family == AxisFamily::rows_dense) return true;  // skewed by 3
   if (spec.family == AxisFamily::columns) return spec.vec > 1;
   // General programs of a thread per vector of outputs (groups within a warp).
   if (spec.family == AxisFamily::general) return spec.vec > 1 && spec.group <= 32;
@@ -2034,6 +2150,7 @@ bool axis_has_twin(const AxisKernelSpec& spec) {
 bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
                             const void* in) {
   if (!axis_has_twin(spec)) return false;
+  if (spec.family == AxisFamily::rows_dense) return plan.skew == kRowsDenseMaxSkew;
   if (spec.family == AxisFamily::columns) {
     // As the kernel decides that its rows are on the grid (rows_on_grid). Stepped
     // columns read each output by itself in either program.

@@ -1662,9 +1662,18 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
 // shuffle tree) and write them. The next tile's loads are issued before this tile's
 // fold, so a block keeps its loads in flight while it folds. Rows shorter than a vector
 // or off the vector grid read as fast as rows on it: the loads never depend on where a
-// row starts. Shared memory is skewed by one element every 32, so threads reading rows
-// R apart hit distinct banks. Every row folds in the same order on every run.
-__device__ __forceinline__ unsigned rows_dense_slot(unsigned q) { return q + (q >> 5); }
+// row starts. Shared memory is skewed by 1 element every 32, or by 3 in the kernel's twin
+// (kSkewThree): an odd skew keeps a warp's stores (lanes a vector apart) at most two to a
+// bank, and the host launches the one at which the rows a warp folds at once (32 /
+// kGroup of them, R apart) meet in fewer banks (reduce_tune::rows_dense_skew). With skew
+// 1 alone, f32 rows of 124 folded by groups of 4 lanes met 8 to a bank and rows of 62
+// read a lane per row 16 (set BL in docs/BENCHMARKS.md). The skew is a constant of each
+// kernel: read at run time, or chosen in one kernel holding both forms, it made the
+// shapes that keep skew 1 slower (sets BL and BM). Every row folds in the same order on
+// every run, whichever skew holds it.
+constexpr unsigned kRowsDenseMaxSkew = 3;  // reduce_tune::kRowsDenseMaxSkew
+template <unsigned skew>
+__device__ __forceinline__ unsigned rows_dense_slot(unsigned q) { return q + (q >> 5) * skew; }
 
 // Tile k of a rows_dense launch: rows [first, first + rows) of the input, elements
 // [s, s + count) from s = first * R; `base` is s rounded down to the vector grid, m = s -
@@ -1699,16 +1708,17 @@ struct RowsDenseTile {
   }
 };
 
-template <class C>
+template <class C, bool kSkewThree = false>
 __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p) {
   axis_main_begin<C>(p);
+  constexpr unsigned skew = kSkewThree ? kRowsDenseMaxSkew : 1;
   typedef typename C::Acc A;
   typedef typename C::Op Op;
   typedef typename C::In T;
   constexpr unsigned V = C::kVec, U = C::kUnroll, B = C::kBlock, G = C::kGroup;
   constexpr unsigned kTile = B * U * V;  // elements staged per tile
   static_assert(G <= 32, "rows_dense folds a row with lanes of one warp");
-  __shared__ T tile[kTile + kTile / 32 + 1];
+  __shared__ T tile[kTile + (kTile / 32 + 1) * skew];
   typedef AxisVec<T, V> Vec;
   const unsigned t = threadIdx.x;
   const unsigned r = (unsigned)p.reduced;  // the host keeps R within an eighth of a tile
@@ -1738,11 +1748,11 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
       const unsigned i = g.k0 + t + j * B;
       if (i < g.k1)
 #pragma unroll
-        for (unsigned e = 0; e < V; ++e) tile[rows_dense_slot(i * V + e)] = x[j].v[e];
+        for (unsigned e = 0; e < V; ++e) tile[rows_dense_slot<skew>(i * V + e)] = x[j].v[e];
     }
     {
       const unsigned q = g.scalar_position(t);
-      if (q != ~0u) tile[rows_dense_slot(q)] = scalar;
+      if (q != ~0u) tile[rows_dense_slot<skew>(q)] = scalar;
     }
     __syncthreads();
     if (k + gridDim.x < tiles) load(k + gridDim.x);  // in flight during the fold below
@@ -1756,7 +1766,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_dense_kernel(AxisParams p
         for (unsigned e = lane; e < r; e += G) {
           // Mutation 3 drops the tile's scalar head.
           if (RT_MUTATION == 3 && q0 + e < g.k0 * V) continue;
-          v = Op::template fold<A>(v, (A)tile[rows_dense_slot(q0 + e)]);
+          v = Op::template fold<A>(v, (A)tile[rows_dense_slot<skew>(q0 + e)]);
         }
       }
 #pragma unroll

@@ -2736,10 +2736,100 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
       }
 }
 
+// The bank model rows_dense_skew decides by: a warp's fold of rows R apart at skew s puts
+// element q at slot q + (q >> 5) * s and counts the words of a bank it meets. Cases worked
+// by hand: 32 lanes reading a row's 32 consecutive elements (G = 32) meet in no bank at
+// any element size; a lane per row of 32 elements reads slots 33 l + t at skew 1 (a bank
+// each) but all in one bank at skew 0 (a layout with no skew, fed in to show the model
+// catches it); R = 62 with a lane per row met 16 to a bank at skew 1 (set BL in
+// docs/BENCHMARKS.md). Bad arguments are refused.
+TEST(AxisRowsDense, TheBankModelCountsConflictsWorkedByHand) {
+  for (std::size_t size : {2u, 4u, 8u}) EXPECT_DOUBLE_EQ(rows_dense_fold_passes(size, 32, 1, 64, 1), 1.0) << size;
+  EXPECT_DOUBLE_EQ(rows_dense_fold_passes(4, 1, 1, 32, 1), 1.0);
+  EXPECT_DOUBLE_EQ(rows_dense_fold_passes(4, 1, 1, 32, 0), 32.0);
+  // 8-byte elements without a skew, a lane per row of 16: a half-warp's 16 lanes read
+  // words 32 l + 2 t and 32 l + 2 t + 1, 16 to each of two banks.
+  EXPECT_DOUBLE_EQ(rows_dense_fold_passes(8, 1, 1, 16, 0), 16.0);
+  // 16-bit elements, two a word: lanes that read one word share it.
+  EXPECT_DOUBLE_EQ(rows_dense_fold_passes(2, 32, 1, 64, 0), 1.0);
+  EXPECT_DOUBLE_EQ(rows_dense_fold_passes(4, 1, 4, 62, 1), 16.0);
+  EXPECT_LE(rows_dense_fold_passes(4, 1, 4, 62, kRowsDenseMaxSkew), 2.0);
+  EXPECT_DOUBLE_EQ(rows_dense_fold_passes(4, 4, 4, 124, 1), 8.0);
+  EXPECT_THROW(rows_dense_fold_passes(4, 3, 4, 62, 1), Error);
+  EXPECT_THROW(rows_dense_fold_passes(4, 64, 4, 62, 1), Error);
+  EXPECT_THROW(rows_dense_fold_passes(3, 4, 4, 62, 1), Error);
+  EXPECT_THROW(rows_dense_fold_passes(4, 4, 32, 62, 1), Error);
+  EXPECT_THROW(rows_dense_fold_passes(4, 4, 4, 0, 1), Error);
+}
+
+// The skew each shape takes. f32 in vectors of 4, as measured on an H200 (engine/src/
+// axis.cpp): skew 3 where skew 1's fold met 4 to 16 to a bank (R = 62 a lane per row;
+// 92, 93, 124 in groups of 4), skew 1 where skew 3 ran slower (72, 96, 104). Over every
+// R a tile takes, for every element size, group and vector: skew 3 only where skew 1's
+// fold averages kRowsDenseSkewConflict passes or more and skew 3 one fewer; the skew
+// taken is stable (kept once computed); and no fold left at 4 passes or more where
+// skew 3 would take one fewer.
+TEST(AxisRowsDense, TheSkewIsThreeOnlyWhereSkewOneMeetsManyToABank) {
+  EXPECT_EQ(rows_dense_skew(4, 1, 4, 62), kRowsDenseMaxSkew);
+  for (std::uint64_t r : {92, 93, 124}) EXPECT_EQ(rows_dense_skew(4, 4, 4, r), kRowsDenseMaxSkew) << r;
+  for (std::uint64_t r : {64, 72, 96, 100, 104, 128}) EXPECT_EQ(rows_dense_skew(4, 4, 4, r), 1u) << r;
+  for (std::uint64_t r : {33, 35, 47, 63}) EXPECT_EQ(rows_dense_skew(4, 1, 4, r), 1u) << r;
+  int threes = 0, cases = 0;
+  for (std::size_t size : {2u, 4u, 8u}) {
+    const std::uint32_t widest = static_cast<std::uint32_t>(16 / size);
+    for (std::uint32_t vec : {1u, widest}) {
+      for (std::uint32_t group : {1u, 4u, 32u}) {
+        for (std::uint64_t r = group; r <= 256; r += r < 64 ? 1 : 3) {
+          const std::uint32_t skew = rows_dense_skew(size, group, vec, r);
+          const double one = rows_dense_fold_passes(size, group, vec, r, 1);
+          const double three = rows_dense_fold_passes(size, group, vec, r, kRowsDenseMaxSkew);
+          const std::string at = std::to_string(size) + "-byte G=" + std::to_string(group) +
+                                 " vec=" + std::to_string(vec) + " R=" + std::to_string(r);
+          ASSERT_TRUE(skew == 1 || skew == kRowsDenseMaxSkew) << at;
+          if (skew == kRowsDenseMaxSkew) {
+            EXPECT_GE(one, kRowsDenseSkewConflict) << at;
+            EXPECT_LE(three, one - 1) << at;
+            ++threes;
+          } else {
+            EXPECT_FALSE(one >= 4 && three <= one - 1) << at << ": " << one << " against " << three;
+          }
+          EXPECT_EQ(rows_dense_skew(size, group, vec, r), skew) << at;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(threes, 0);
+  EXPECT_LT(threes, cases / 4);
+}
+
+// The plan of a staged launch carries the skew, and a launch at skew 3 takes the
+// program's twin (the tile skewed by 3), which every rows_dense program names.
+TEST(AxisRowsDense, AtSkewThreeTheLaunchTakesTheTwin) {
+  for (const auto& [r, skew] : std::vector<std::pair<std::int64_t, std::uint32_t>>{{124, 3}, {96, 1}, {62, 3}, {33, 1}}) {
+    const CanonicalAxes shape = shape_of({131072, r}, {1});
+    AxisLaunchPlan plan;
+    const AxisKernelSpec s = builtin_axis_spec(Op::max, kF32, shape, 132, &plan);
+    ASSERT_EQ(s.family, AxisFamily::rows_dense) << r;
+    EXPECT_EQ(plan.skew, skew) << r;
+    EXPECT_EQ(plan_axis_launch(s, shape, 132).skew, skew) << r;
+    EXPECT_TRUE(axis_has_twin(s));
+    EXPECT_EQ(axis_launch_takes_twin(s, shape, plan, nullptr), skew == kRowsDenseMaxSkew) << r;
+    const CompileRequest request = make_axis_compile_request(s, 90);
+    ASSERT_EQ(request.name_expressions.size(), 2u);
+    EXPECT_NE(request.name_expressions[1].find(", true>"), std::string::npos) << request.name_expressions[1];
+  }
+  // Other families keep skew 1.
+  AxisLaunchPlan plan;
+  builtin_axis_spec(Op::sum, kF32, shape_of({131072, 64}, {1}), 132, &plan);
+  EXPECT_EQ(plan.skew, 1u);
+}
+
 // Rows programs of vector loads have a peeled twin, except where a lane would hold more
 // than 8 head and tail elements a pass; columns programs of several outputs per thread
 // and general programs of a thread per vector of outputs have a twin for outputs off the
-// grid; other families never do.
+// grid; rows_dense programs one skewed by 3 (AxisRowsDense above); other families never
+// do.
 TEST(AxisKernels, TwinsForRowsOfFewPeeledElementsAndVectorsOfOutputs) {
   const TypeRule f32 = *resolve_types(Op::sum, DType::f32, DType::f32).rule;
   const TypeRule f16 = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
@@ -2763,6 +2853,7 @@ TEST(AxisKernels, TwinsForRowsOfFewPeeledElementsAndVectorsOfOutputs) {
   EXPECT_TRUE(axis_has_twin(spec(f16, AxisFamily::columns, 8, 4, 1)));
   EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::columns, 8, 1, 4)));  // a thread per output
   EXPECT_FALSE(axis_has_twin(spec(f32, AxisFamily::columns_dense, 1, 4, 1)));
+  EXPECT_TRUE(axis_has_twin(spec(f32, AxisFamily::rows_dense, 1, 4, 1)));
 }
 
 // The twin runs where some row that fold_row reads starts or ends off the vector grid,

@@ -2737,30 +2737,49 @@ TEST(AxisMutation, TiledSplitsAreRightAndBrokenOnesRejected) {
 }
 
 // Rows staged through shared memory a tile at a time (rows_dense): every such candidate
-// the tuner draws reduces rows of odd lengths right, for every element size, over enough
-// rows that the tiles start off the vector grid (a scalar head and tail per tile) and the
-// last tile is partial; one that drops each row's last element, a tile's head, returns
-// the identity or leaves the last row unwritten is caught.
+// the tuner draws reduces rows of odd and even lengths right, for every element size,
+// over enough rows that the tiles start off the vector grid (a scalar head and tail per
+// tile) and the last tile is partial; one that drops each row's last element, a tile's
+// head, returns the identity or leaves the last row unwritten is caught. The built-in
+// choice at R = 62 and 124 (f32) is checked too: both are staged at skew 3
+// (rows_dense_skew), the draws at skew 1 and 3 alike.
 // In quick mode (the sanitizer run): one candidate per shape, f16 and f32, no mutants.
 TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
   RT_REQUIRE_GPU();
   const bool quick = testing::quick_mode();
   tuner::AxisChecker checker(0);
   const DeviceKey device = *testing::test_device();
-  int checked = 0, rejected = 0, cases = 0;
+  int checked = 0, rejected = 0, cases = 0, at_skew_one = 0, at_skew_three = 0;
   const std::vector<DType> dtypes = mutation_dtypes(quick);
   for (DType dtype : dtypes) {
     const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
     for (const tuner::AxisShape shape :
          {tuner::AxisShape{AxisLayout::rows, 2, 5003}, tuner::AxisShape{AxisLayout::rows, 3, 100003},
           tuner::AxisShape{AxisLayout::rows, 13, 70001}, tuner::AxisShape{AxisLayout::rows, 33, 65537},
-          tuner::AxisShape{AxisLayout::rows, 100, 4099}, tuner::AxisShape{AxisLayout::rows, 127, 3001}}) {
-      const auto drawn = drawn_candidates(t, shape, device.sm_count, quick ? 1 : 8, [](const AxisKernelSpec& spec) {
+          tuner::AxisShape{AxisLayout::rows, 100, 4099}, tuner::AxisShape{AxisLayout::rows, 127, 3001},
+          // Rows whose folds meet in few banks at skew 1 (98) or only at skew 3 (62 with a
+          // lane per row, 124 with groups of 4: 16 and 8 to a bank at skew 1).
+          tuner::AxisShape{AxisLayout::rows, 62, 5003}, tuner::AxisShape{AxisLayout::rows, 98, 4001},
+          tuner::AxisShape{AxisLayout::rows, 124, 3001}}) {
+      auto drawn = drawn_candidates(t, shape, device.sm_count, quick ? 1 : 8, [](const AxisKernelSpec& spec) {
         return spec.family == AxisFamily::rows_dense;
       });
       EXPECT_FALSE(drawn.empty()) << "no rows_dense candidate for " << to_string(dtype) << " R=" << shape.reduced;
+      if (dtype == DType::f32 && (shape.reduced == 62 || shape.reduced == 124)) {
+        // The built-in choice for many such rows (it stages from 2^21 elements).
+        const tuner::AxisShape many{AxisLayout::rows, shape.reduced, 65537};
+        AxisLaunchPlan plan;
+        const AxisKernelSpec builtin =
+            builtin_axis_spec(Op::sum, t, tuner::canonical_axis_shape(many), device.sm_count, &plan);
+        EXPECT_EQ(builtin.family, AxisFamily::rows_dense) << "R=" << shape.reduced;
+        EXPECT_EQ(plan.skew, kRowsDenseMaxSkew) << "R=" << shape.reduced;
+        drawn.insert(drawn.begin(), {builtin, "built-in " + to_string(builtin)});
+      }
       for (const auto& [spec, label] : drawn) {
-        EXPECT_EQ(checker.check(spec, shape), "") << label;
+        const std::uint32_t skew =
+            rows_dense_skew(size_of(spec.types.in), spec.group, spec.vec, shape.reduced);
+        (skew == 1 ? at_skew_one : at_skew_three)++;
+        EXPECT_EQ(checker.check(spec, shape), "") << label << " at skew " << skew;
         ++checked;
         if (quick) continue;
         for (int k : {2, 3, 4, 5}) {
@@ -2779,7 +2798,10 @@ TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
       }
     }
   }
-  std::printf("[ counts   ] staged rows: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
+  EXPECT_GT(at_skew_one, 0);
+  EXPECT_GT(at_skew_three, 0);
+  std::printf("[ counts   ] staged rows: %d right (%d at skew 1, %d at skew 3), %d of %d broken ones rejected\n",
+              checked, at_skew_one, at_skew_three, rejected, cases);
 }
 
 // The batched tail (tail=1: a run's last, partial tile of loads issued together, the

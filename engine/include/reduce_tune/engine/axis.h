@@ -114,7 +114,28 @@ struct AxisLaunchPlan {
   std::uint64_t splits = 1;         // blocks per output along R
   std::uint32_t finalize_grid = 0;  // blocks of the finalize kernel (0: none)
   std::uint64_t partial_count = 0;  // accumulators the workspace must hold
+  std::uint32_t skew = 1;           // rows_dense: its shared-memory skew (rows_dense_skew)
 };
+
+// rows_dense stages a tile in shared memory with element q at q + (q >> 5) * skew
+// (rt::rows_dense_slot), skew 1 in its main kernel or kRowsDenseMaxSkew in its twin: an
+// odd skew keeps a warp's stores (lanes a vector apart) at most two to a bank either way,
+// and the fold's reads (32 / G rows R apart, G lanes each) meet in fewer banks at one or
+// the other.
+inline constexpr std::uint32_t kRowsDenseMaxSkew = 3;
+// The passes a warp's read of shared memory takes on average while the staged kernel
+// (rt::axis_rows_dense_kernel) folds rows of `reduced` elements of `element_size` bytes
+// with groups of `group` lanes at `skew`, over tiles that start 0 .. vec - 1 elements
+// past the vector grid: 1 where no two lanes meet in a bank, n where n words share one.
+// A model (no GPU): banks of 4 bytes, 8-byte elements a half-warp at a time.
+double rows_dense_fold_passes(std::size_t element_size, std::uint32_t group, std::uint32_t vec,
+                              std::uint64_t reduced, std::uint32_t skew);
+// Skew 1 keeps its place unless its fold averages kRowsDenseSkewConflict passes or more
+// and kRowsDenseMaxSkew takes at least one fewer (engine/src/axis.cpp says what was
+// measured). Computed once for each (element size, group, vector, R) and kept.
+inline constexpr double kRowsDenseSkewConflict = 3.5;
+std::uint32_t rows_dense_skew(std::size_t element_size, std::uint32_t group, std::uint32_t vec,
+                              std::uint64_t reduced);
 
 // The round trips to L2 that the fold of one group of a columns program split with a
 // ticket takes (rt::columns_ticket_finish: the last of a group's `splits` blocks folds
@@ -274,7 +295,8 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch);
 // elements per lane and pass to hold in registers (rt::fold_row's peeled code), columns
 // of several adjacent outputs per thread (one address a row for them), and general
 // programs of a thread per vector of outputs (groups within a warp: scalar loads on the
-// walk for vectors off the grid, rt::general_output_vectors).
+// walk for vectors off the grid, rt::general_output_vectors). rows_dense programs have a
+// twin of another kind: their tile skewed by kRowsDenseMaxSkew (rows_dense_skew).
 bool axis_has_twin(const AxisKernelSpec& spec);
 // Whether a launch of `spec` over `shape` from `in` takes the twin, where it has one.
 // Rows: the rows (or their splits) are at most 16 vectors a lane, and some row it folds
@@ -284,6 +306,7 @@ bool axis_has_twin(const AxisKernelSpec& spec);
 // stride or the outer stride is off the grid of the spec's vector. General: a kept
 // dimension is the densest, and the base, the innermost kept dimension (not contiguous,
 // or an extent the vector does not divide) or another stride is off that grid.
+// rows_dense: the plan's skew is kRowsDenseMaxSkew.
 bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& shape, const AxisLaunchPlan& plan,
                             const void* in);
 
