@@ -163,8 +163,11 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // whose built-in choice changes family on the grid is sampled at the grid's interior
 // (axis_sample_shapes). 22: that interior sample is one 16-byte vector past 1.5 * 2^k,
 // the last step of any power-of-two step a single vector (f32 rows max of 100 x 131072
-// ran 0.92 times the built-in choice, the plain rows kernel held at 96, set BK).
-inline constexpr int kAxisRuleRevision = 22;
+// ran 0.92 times the built-in choice, the plain rows kernel held at 96, set BK). 23: the
+// staged rows kernel (rows_dense) launches its twin, skewed by 3, where a model of its
+// fold finds skew 1 meeting 3.5 or more words to a bank (rows_dense_skew; the built-in
+// choice's f32 rows where skew 3 took over ran 0.47 to 1.00 times as long, set BM).
+inline constexpr int kAxisRuleRevision = 23;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
