@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <charconv>
 #include <initializer_list>
 #include <map>
@@ -221,13 +222,9 @@ double warp_access_passes(const std::int64_t (&q)[32], std::size_t size, std::ui
   return static_cast<double>(total) / phases;
 }
 
-bool power_of_two_within(std::uint64_t x, std::uint64_t most) { return x >= 1 && x <= most && (x & (x - 1)) == 0; }
+bool power_of_two_within(std::uint64_t x, std::uint64_t most) { return std::has_single_bit(x) && x <= most; }
 
-int log2_of(std::uint64_t x) {
-  int k = 0;
-  while (x > 1) x >>= 1, ++k;
-  return k;
-}
+int log2_of(std::uint64_t power_of_two) { return static_cast<int>(std::bit_width(power_of_two)) - 1; }
 
 // Skews chosen so far, by element size (2, 4, 8 bytes), group and vector (powers of two
 // up to 32 and 16) and R (up to an eighth of 32 KiB of 16-bit elements): 0 where not yet
