@@ -76,10 +76,15 @@ std::uint64_t split_count(std::uint64_t output_blocks, std::uint64_t outputs_per
 // rows_dense: the elements of one staged tile, and the longest row it takes (at least
 // eight rows a tile).
 constexpr std::uint64_t kRowsDenseTileBytes = 32768;
+// rt::axis_columns_staged_kernel's static shared memory at most (the 48 KiB a kernel may
+// hold statically).
+constexpr std::uint64_t kColumnsStagedSharedBytes = 49152;
 std::uint64_t rows_dense_tile_elements(const AxisKernelSpec& s) {
   return static_cast<std::uint64_t>(s.block) * s.unroll * s.vec;
 }
 std::uint64_t rows_dense_max_reduced(const AxisKernelSpec& s) { return rows_dense_tile_elements(s) / 8; }
+// columns_staged is compiled to keep 1024 threads an SM resident (rt::axis_columns_staged_kernel).
+constexpr std::uint64_t kColumnsStagedResidentThreads = 1024;
 // Dense columns read a slice of at least this many bytes (builtin_axis_spec).
 constexpr std::uint64_t kDenseSliceBytes = 16384;
 // Up to this many outputs, the last block folds every partial itself (one launch).
@@ -291,6 +296,23 @@ std::uint32_t rows_dense_skew(std::size_t element_size, std::uint32_t group, std
   return skew;
 }
 
+std::uint64_t columns_staged_width(const AxisKernelSpec& s) {
+  return static_cast<std::uint64_t>(s.block) / std::max<std::uint32_t>(s.group, 1) * s.rows_per_pass;
+}
+
+ColumnsStagedTiles columns_staged_tiles(const AxisKernelSpec& s, std::uint64_t inner) {
+  // As rt::axis_columns_staged_kernel cuts a slice: the fewest tiles of the widest width,
+  // then each the same width, rounded up to a whole number of vectors.
+  const std::uint64_t most = std::max<std::uint64_t>(columns_staged_width(s), 1);
+  const std::uint64_t vec = std::max<std::uint32_t>(s.vec, 1);
+  const std::uint64_t n = std::max<std::uint64_t>(inner, 1);
+  ColumnsStagedTiles t;
+  t.width = ceil_div(ceil_div(n, ceil_div(n, most)), vec) * vec;
+  t.count = ceil_div(n, t.width);
+  t.rows = std::max<std::uint64_t>(1, std::uint64_t{s.block} * s.unroll / (t.width / vec + 1));
+  return t;
+}
+
 const char* to_string(AxisSplit split) {
   switch (split) {
     case AxisSplit::none: return "none";
@@ -310,6 +332,7 @@ const char* to_string(AxisFamily family) {
     case AxisFamily::rows_dense: return "rows_dense";
     case AxisFamily::transpose: return "transpose";
     case AxisFamily::short_columns: return "short_columns";
+    case AxisFamily::columns_staged: return "columns_staged";
   }
   return "?";
 }
@@ -349,6 +372,31 @@ std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
 
 std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.block < 32 || s.block > 1024 || s.block % 32 != 0) return "block must be 32..1024, a multiple of 32";
+  if (s.family == AxisFamily::columns_staged) {
+    // rt::axis_columns_staged_kernel: block / group threads across the columns, rows
+    // columns a thread; a tile of block x unroll 16-byte vectors (static shared memory,
+    // with the fold of a column's threads beside it) holding at least four rows'
+    // segments of the widest tile.
+    if ((s.block & (s.block - 1)) != 0 || s.block < 64 || s.block > 512)
+      return "columns_staged takes a block of 64, 128, 256 or 512";
+    if (s.group != 1 && s.group != 2 && s.group != 4) return "columns_staged folds a column with 1, 2 or 4 threads";
+    if (s.rows_per_pass != 1 && s.rows_per_pass != 2 && s.rows_per_pass != 4)
+      return "columns_staged folds 1, 2 or 4 columns a thread";
+    if (s.vec * size_of(s.types.in) != 16) return "columns_staged reads 16-byte vectors (vec = 16 / element size)";
+    if (s.split != AxisSplit::none && s.split != AxisSplit::two_pass) return "columns_staged splits in two passes only";
+    if (s.unroll != 4 && s.unroll != 8) return "unroll is 4 or 8";
+    if (s.blocks_per_sm != 4 && s.blocks_per_sm != 8 && s.blocks_per_sm != 16) return "sm is 4, 8 or 16";
+    if (s.split == AxisSplit::none && s.blocks_per_sm != 4) return "sm applies to split plans only";
+    if (s.tail != 0 || s.occupancy != 0) return "columns_staged takes no tail or occ";
+    if (s.ordered > 1) return "ordered is 0 or 1";
+    const std::uint64_t slots = std::uint64_t{s.block} * s.unroll;
+    const std::uint64_t fold = s.group > 1 ? std::uint64_t{s.block} * s.rows_per_pass * size_of(s.types.acc) : 0;
+    if (slots * 16 + fold > kColumnsStagedSharedBytes)
+      return "columns_staged stages at most 48 KiB (block x unroll x 16 bytes, and the fold of a column's threads)";
+    if (slots < 4 * (columns_staged_width(s) / s.vec + 1))
+      return "a columns_staged tile holds at least four rows (block x unroll >= 4 x (block / group x rows / vec + 1))";
+    return {};
+  }
   if (s.group < 1 || s.group > s.block || s.block % s.group != 0) return "groups must tile the block";
   if (s.family == AxisFamily::rows || s.family == AxisFamily::general) {
     if (s.group > 32 && s.group != s.block) return "a group is a power of two within a warp, or the whole block";
@@ -1672,9 +1720,69 @@ bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_siz
   return stage1.outputs <= kAxisDirectOrderFewOutputs && stage1.reduced * in_size > kAxisDirectOrderLongRowBytes;
 }
 
+// Long columns of a few thousand outputs side by side: the columns program reads them a
+// thread per output (2 or 4 bytes a load, a warp 64 or 128 bytes of a row) and there kept
+// too few bytes in flight. The staged kernel reads whole 16-byte vectors wherever the
+// rows start, but folds an element at a time from shared memory, so it pays only where
+// the fold is cheap and the columns program slow. On H200s (set BN in
+// docs/BENCHMARKS.md; the built-in choice of 1c92ea8 against this one, the lower of two
+// rounds, held device times):
+// - f32 sums and means, R = 24577 to 262145 over 1001 to 6143 outputs: 1.00 to 1.90
+//   times as fast (sum 65537 x 5001 414.0 -> 314.8 us; 100003 x 1502 280.7 -> 150.1,
+//   where the columns program read four outputs a thread off their grid), but means of
+//   30001 x 4093 and 4097 0.94 and 0.95 (the columns program, with the config its sums
+//   take, read means there 1.16 times as fast as sums);
+// - f16 sums, R = 20000 to 262145 over 1001 to 5001 outputs: 0.95 to 1.29 on one
+//   machine (65537 x 4093 the 0.95; 1.03 on another), 1.03 to 1.39 on the other; at R =
+//   16385 over 1001 and 2049 0.98 to 1.08, over 6143 0.98 to 1.03;
+// - f16 means 0.81 to 1.18 (the columns program again faster for means than for sums),
+//   f16 and f32 max 0.76 to 1.10 (a compare and select an element: the fold sets the
+//   pace): not taken.
+bool columns_staged_pays(Op op, const TypeRule& types, const CanonicalAxes& shape) {
+  if (shape.layout != AxisLayout::columns || shape.inner_step != 1) return false;
+  const std::uint64_t r = shape.reduced, n = shape.outputs;
+  if (shape.inner < 1000 || n < 1000) return false;
+  switch (size_of(types.in)) {
+    case 2: return op == Op::sum && r >= 20000 && n <= 5100;
+    case 4: return (op == Op::sum || op == Op::mean) && r >= 24576 && n <= 6200;
+    default: return false;
+  }
+}
+
+AxisKernelSpec columns_staged_builtin(Op op, const TypeRule& types) {
+  AxisKernelSpec s;
+  s.op = op;
+  s.types = types;
+  s.family = AxisFamily::columns_staged;
+  s.block = 256;
+  s.group = 1;
+  // 512 columns a tile (256 of 8-byte elements: a tile of 16 KiB holds 7 rows' segments).
+  s.rows_per_pass = size_of(types.in) == 8 ? 1 : 2;
+  s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+  s.unroll = 4;
+  s.split = AxisSplit::two_pass;
+  s.blocks_per_sm = 4;
+  return s;
+}
+
 AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
                                  AxisLaunchPlan* plan, const void* in) {
   AxisKernelSpec s = builtin_axis_choice(op, types, shape, sm_count, plan, in);
+  // Where the columns program would read an output a thread, or 4-byte outputs four a
+  // thread off their grid (the twin's scalar loads) over fewer than 2048 outputs: f32 sums
+  // of 1234 and 1502 outputs over R = 30001 to 262145 took 1.59 to 1.87 times as long so
+  // as staged, 2049 and 2050 0.97 to 1.04 (set BN).
+  const bool thread_per_output = s.vec == 1 && s.rows_per_pass == 1;
+  const bool vectors_off_grid = s.vec == 4 && size_of(types.in) == 4 && shape.outputs < 2048 &&
+                                !axis_on_16byte_grid(shape, size_of(types.in), in);
+  if (s.family == AxisFamily::columns && (thread_per_output || vectors_off_grid) &&
+      columns_staged_pays(op, types, shape)) {
+    s = columns_staged_builtin(op, types);
+    AxisLaunchPlan staged = plan_axis_launch(s, shape, sm_count);
+    if (staged.splits <= 1) s.split = AxisSplit::none;
+    if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+    return s;
+  }
   s.tail = batched_tail_pays(s, shape) ? 1 : 0;
   s.occupancy = occupancy_that_pays(s, shape);
   if (two_vectors_a_pass_pay(s, shape)) s.rows_per_pass = 2;
@@ -1706,7 +1814,8 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   const std::string_view family = text.substr(0, colon);
   bool family_found = false;
   for (AxisFamily f : {AxisFamily::rows, AxisFamily::general, AxisFamily::columns, AxisFamily::columns_dense,
-                       AxisFamily::rows_dense, AxisFamily::transpose, AxisFamily::short_columns})
+                       AxisFamily::rows_dense, AxisFamily::transpose, AxisFamily::short_columns,
+                       AxisFamily::columns_staged})
     if (family == to_string(f)) {
       s.family = f;
       family_found = true;
@@ -1780,6 +1889,10 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
       if (axis_transpose_dim(shape) < 0)
         return "the transpose family copies general views that reduce nothing, their densest kept dimension not the "
                "outputs' innermost (both of 8 or more)";
+      return {};
+    case AxisFamily::columns_staged:
+      if (shape.layout != AxisLayout::columns || shape.inner_step != 1)
+        return "the columns_staged family reads columns whose outputs are contiguous in a row";
       return {};
     case AxisFamily::columns_dense:
       if (shape.layout != AxisLayout::columns) return "the columns_dense family reduces columns only";
@@ -1979,6 +2092,25 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       }
       if (block <= 512) add_unrolled(AxisFamily::columns_dense, block, 1, max_vec, 1);
     }
+    // Staged columns (blocks of 256): tiles of 512 columns folded by a thread each, and
+    // of 256 by two threads each, both at four blocks per SM; the first also at eight,
+    // and tiles of 128 columns by two threads. Where rows are long enough to stage.
+    if (r >= 4096 && shape.inner >= 256 && size_of(types.in) <= 4) {
+      struct Staged {
+        std::uint32_t group, rows, per_sm;
+      };
+      for (const Staged& c : {Staged{1, 2, 4}, Staged{1, 2, 8}, Staged{2, 2, 4}, Staged{2, 1, 4}}) {
+        AxisKernelSpec s = columns_staged_builtin(op, types);
+        s.group = c.group;
+        s.rows_per_pass = c.rows;
+        s.blocks_per_sm = c.per_sm;
+        if (plan_axis_launch(s, shape, sm_count).splits <= 1) {
+          s.split = AxisSplit::none;
+          s.blocks_per_sm = 4;
+        }
+        add(s);
+      }
+    }
   }
   // The batched tail beside each spec where builtin_axis_spec would take it, and the
   // capped registers likewise.
@@ -2051,6 +2183,31 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     }
     const std::uint64_t blocks = std::min<std::uint64_t>(tiles, 32ull * std::max(sm_count, 1));
     plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks, 1, kMaxGridBlocks));
+    return plan;
+  }
+  if (s.family == AxisFamily::columns_staged) {
+    // A block for each tile of columns of each slice and each split of R: the splits fill
+    // the SMs blocks_per_sm / 4 times over at the 1024 threads an SM the kernel keeps
+    // resident (rounded down, so that no last round runs a few blocks alone), each split
+    // at least two tiles of rows. Past the grid's limit, blocks take tiles in turn.
+    const ColumnsStagedTiles tiles = columns_staged_tiles(s, shape.inner);
+    const std::uint64_t outer = ceil_div(std::max<std::uint64_t>(shape.outputs, 1), std::max<std::uint64_t>(shape.inner, 1));
+    const std::uint64_t output_blocks = outer * tiles.count;
+    const std::uint64_t r = std::max<std::uint64_t>(shape.reduced, 1);
+    std::uint64_t splits = 1;
+    if (s.split != AxisSplit::none) {
+      const std::uint64_t want = kColumnsStagedResidentThreads / s.block * s.blocks_per_sm / 4 *
+                                 static_cast<std::uint64_t>(std::max(sm_count, 1));
+      splits = std::clamp<std::uint64_t>(want / output_blocks, 1, std::max<std::uint64_t>(1, r / (2 * tiles.rows)));
+      splits = ceil_div(r, ceil_div(r, splits));  // as the kernel cuts R: chunks of ceil(R / splits)
+    }
+    plan.splits = splits;
+    plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(output_blocks * splits, 1, kMaxGridBlocks));
+    if (splits > 1) {
+      plan.partial_count = shape.outputs * splits;
+      plan.finalize_grid = static_cast<std::uint32_t>(
+          std::clamp<std::uint64_t>(ceil_div(shape.outputs, s.block / 32), 1, 32ull * std::max(sm_count, 1)));
+    }
     return plan;
   }
   // Outputs one block reduces per pass: one per group (rows, general), one per thread
@@ -2188,6 +2345,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
                            : spec.family == AxisFamily::rows_dense    ? "rt::axis_rows_dense_kernel<"
                            : spec.family == AxisFamily::transpose     ? "rt::axis_transpose_kernel<"
                            : spec.family == AxisFamily::short_columns ? "rt::axis_short_columns_kernel<"
+                           : spec.family == AxisFamily::columns_staged ? "rt::axis_columns_staged_kernel<"
                                                                       : "rt::axis_rows_kernel<";
   std::ostringstream src;
   src << "// Generated by reduce-tune: " << to_string(spec) << "\n"

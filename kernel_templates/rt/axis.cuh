@@ -31,6 +31,10 @@
 //                           rounds of kUnroll rows (their loads in flight together), in
 //                           few registers; kUnroll 1: R = 1 over contiguous outputs, a
 //                           converting copy.
+//   axis_columns_staged_kernel<C>  columns of outputs side by side in a row, on the
+//                           vector grid or off it: tiles of rows' segments read as the
+//                           aligned 16-byte vectors that hold them into shared memory,
+//                           each thread folding its columns there at each row's shift.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -60,7 +64,8 @@ enum AxisFamilyId : int {
   axis_columns_dense = 3,
   axis_rows_dense = 4,
   axis_transpose = 5,
-  axis_short_columns = 6
+  axis_short_columns = 6,
+  axis_columns_staged = 7
 };
 enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2, axis_split_ticket_tiles = 3 };
 
@@ -1650,6 +1655,162 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
     }
   }
   ticket_finish<C>(p);
+}
+
+// columns_staged: columns whose outputs lie side by side in a row (inner_step 1), off the
+// 16-byte grid or not, read through shared memory. A block takes up to kWidth adjacent
+// columns of a slice (kBlock / kGroup threads across them, kRows columns a thread) and
+// a chunk of R. Each row's segment of those columns is read as the aligned 16-byte
+// vectors that hold it (width / kVec + 1 of them, kVec elements a vector), wherever the
+// segment starts: kUnroll vectors a thread, a tile of whole segments, stored to shared
+// memory as they are. Thread c then folds column c of every staged row at that row's
+// shift (its segment's offset from the vector grid), kGroup threads a column taking
+// every kGroup-th row, their results folded in order. The next tile's loads are in
+// flight while a tile folds. A thread per output reads 2 or 4 bytes a load there, and a
+// warp 64 or 128 bytes of a row: a few long columns (R in the tens of thousands over a
+// few thousand outputs) kept too few bytes in flight (set BN in docs/BENCHMARKS.md). The
+// columns of a slice are cut into tiles of one width, a whole number of vectors (the
+// engine's plan counts them the same way: columns_staged_tiles). A vector that reaches
+// past the view's first or last element is read element by element, so no read leaves
+// the view's span (strides of either sign). Split, each block writes a partial per output and
+// axis_finalize_kernel folds them (SPLIT 1).
+template <class C>
+__global__ void __launch_bounds__(C::kBlock, 1024 / C::kBlock) axis_columns_staged_kernel(AxisParams p) {
+  axis_main_begin<C>(p);
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr unsigned VE = C::kVec;
+  static_assert(VE * sizeof(T) == 16, "columns_staged reads 16-byte vectors");
+  constexpr unsigned kPer = C::kGroup;            // threads a column
+  constexpr unsigned kAcross = C::kBlock / kPer;  // threads across the columns
+  constexpr unsigned kCols = C::kRows;            // columns a thread
+  constexpr unsigned kWidth = kAcross * kCols;    // the most columns a tile holds
+  constexpr unsigned kSlots = C::kBlock * C::kUnroll;
+  constexpr int U = C::kUnroll;
+  __shared__ uint4 tile[kSlots];
+  __shared__ A red[kPer > 1 ? C::kBlock * kCols : 1];
+  const T* in = static_cast<const T*>(p.in);
+  const u64 inner = p.inner;
+  if (inner == 0 || p.outputs == 0) return;
+  const u64 wide = (inner + kWidth - 1) / kWidth;
+  const u64 width = ((inner + wide - 1) / wide + VE - 1) / VE * VE;
+  const u64 tiles_x = (inner + width - 1) / width;
+  const unsigned nvr = (unsigned)(width / VE) + 1;  // vectors a segment can touch
+  const unsigned rows_per_tile = kSlots / nvr;
+  const u64 outer = (p.outputs + inner - 1) / inner;
+  const u64 splits = C::kSplit ? p.splits : 1;
+  const u64 chunk = (p.reduced + splits - 1) / splits;
+  const unsigned t = threadIdx.x;
+  // A slot's row and vector in a tile: the same in every tile.
+  unsigned row_of[U], k_of[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const unsigned slot = t + u * C::kBlock;
+    row_of[u] = slot / nvr;
+    k_of[u] = slot % nvr;
+  }
+  // Element offsets from `grid0`, `in` rounded down to the 16-byte grid (signed: a
+  // stride may be negative); the view spans [lo_e, hi_e) there.
+  const unsigned base_mis = (unsigned)(((u64)in % 16) / sizeof(T));
+  const T* grid0 = in - base_mis;
+  const long long os = p.outer_stride, rs = p.reduced_stride;
+  const long long last_slice = (long long)(outer - 1) * os, last_row = (long long)(p.reduced - 1) * rs;
+  const long long lo_e = (long long)base_mis + (last_slice < 0 ? last_slice : 0) + (last_row < 0 ? last_row : 0);
+  const long long hi_e =
+      (long long)base_mis + (last_slice > 0 ? last_slice : 0) + (last_row > 0 ? last_row : 0) + (long long)inner;
+  const unsigned pm = (unsigned)(rs & (long long)(VE - 1));  // rs mod VE
+  const unsigned c = t % kAcross, g = t / kAcross;
+  const unsigned per_shift = (kPer * pm) & (VE - 1);
+  const unsigned tile_shift = (unsigned)(((u64)rows_per_tile * pm) & (VE - 1));
+  const T* st = reinterpret_cast<const T*>(tile);
+  for (u64 b = blockIdx.x; b < outer * tiles_x * splits; b += gridDim.x) {
+    const u64 bx = b % tiles_x, rest = b / tiles_x;
+    const u64 split = rest % splits, o = rest / splits;
+    const u64 c0 = bx * width;
+    const u64 w = inner - c0 < width ? inner - c0 : width;
+    const u64 lo = split * chunk < p.reduced ? split * chunk : p.reduced;
+    const u64 hi = lo + chunk < p.reduced ? lo + chunk : p.reduced;
+    const long long seg = (long long)o * os + (long long)c0 + base_mis;  // row 0's segment
+    uint4 x[U];
+    auto load = [&](u64 r0) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        x[u] = make_uint4(0u, 0u, 0u, 0u);
+        if (row_of[u] < rows_per_tile && r0 + row_of[u] < hi) {
+          const long long e0 = seg + (long long)(r0 + row_of[u]) * rs;
+          const long long a = (e0 & ~(long long)(VE - 1)) + (long long)k_of[u] * VE;  // rounded down
+          if (a < e0 + (long long)w) {
+            if (a >= lo_e && a + (long long)VE <= hi_e) {
+              x[u] = ldg(reinterpret_cast<const uint4*>(grid0 + a));
+            } else {
+              T* e = reinterpret_cast<T*>(&x[u]);
+#pragma unroll
+              for (unsigned j = 0; j < VE; ++j)
+                if (a + j >= lo_e && a + j < hi_e) e[j] = ldg(grid0 + a + j);
+            }
+          }
+        }
+      }
+    };
+    A acc[kCols], acc2[kCols];
+#pragma unroll
+    for (unsigned i = 0; i < kCols; ++i) acc[i] = acc2[i] = Op::template identity<A>();
+    unsigned shift0 = (unsigned)((seg + (long long)lo * rs) & (long long)(VE - 1));  // the tile's first row's shift
+    if (lo < hi) load(lo);
+    for (u64 r0 = lo; r0 < hi; r0 += rows_per_tile) {
+      __syncthreads();
+#pragma unroll
+      for (int u = 0; u < U; ++u) tile[t + u * C::kBlock] = x[u];
+      __syncthreads();
+      if (r0 + rows_per_tile < hi) load(r0 + rows_per_tile);
+      const unsigned rows = hi - r0 < (u64)rows_per_tile ? (unsigned)(hi - r0) : rows_per_tile;
+      unsigned s = (shift0 + g * pm) & (VE - 1);
+      const T* at = st + g * nvr * VE + c;
+      unsigned row = g;
+      // Two rows a step, into two accumulators (every column in the same order).
+      for (; row + kPer < rows; row += 2 * kPer) {
+        const unsigned s1 = (s + per_shift) & (VE - 1);
+#pragma unroll
+        for (unsigned i = 0; i < kCols; ++i)
+          if (c + i * kAcross < w) {
+            acc[i] = Op::template apply<A>(acc[i], (A)at[s + i * kAcross]);
+            acc2[i] = Op::template apply<A>(acc2[i], (A)at[kPer * nvr * VE + s1 + i * kAcross]);
+          }
+        s = (s1 + per_shift) & (VE - 1);
+        at += 2 * kPer * nvr * VE;
+      }
+      if (row < rows)
+#pragma unroll
+        for (unsigned i = 0; i < kCols; ++i)
+          if (c + i * kAcross < w) acc[i] = Op::template apply<A>(acc[i], (A)at[s + i * kAcross]);
+      shift0 = (shift0 + tile_shift) & (VE - 1);
+    }
+#pragma unroll
+    for (unsigned i = 0; i < kCols; ++i) acc[i] = Op::template apply<A>(acc[i], acc2[i]);
+    if (kPer > 1) {
+      __syncthreads();
+#pragma unroll
+      for (unsigned i = 0; i < kCols; ++i) red[t * kCols + i] = acc[i];
+      __syncthreads();
+      if (g == 0)
+        for (unsigned q = 1; q < kPer; ++q)
+#pragma unroll
+          for (unsigned i = 0; i < kCols; ++i) acc[i] = Op::template apply<A>(acc[i], red[(q * kAcross + c) * kCols + i]);
+      __syncthreads();  // read before the next block's tile (or fold) writes shared memory
+    }
+    if (g == 0)
+#pragma unroll
+      for (unsigned i = 0; i < kCols; ++i) {
+        const u64 cc = c + i * kAcross;
+        const u64 j = o * inner + c0 + cc;
+        if (cc >= w || j >= p.outputs) continue;
+        if (C::kSplit && splits > 1)
+          static_cast<A*>(p.partials)[j * splits + split] = acc[i];
+        else
+          write_output<C>(p, j, acc[i]);
+      }
+  }
 }
 
 // rows_dense: contiguous rows (outer_stride == R) of at most an eighth of a tile, never

@@ -33,7 +33,7 @@ const TypeRule kBF16{DType::bf16, DType::bf16, DType::f32};
 // busiest SM reads least: rows of every other element (a block per split, four per SM on
 // 132 SMs) take 528 blocks or fewer where a count rounded up would leave a few SMs a fifth
 // block (7 rows: 75 splits, 525 blocks, where 76 made 532). Other families round up
-// (split columns of 30001 x 3001: 94 blocks of outputs, 6 splits).
+// (split columns of 20001 x 3001: 94 blocks of outputs, 6 splits).
 TEST(AxisSpec, SplitsLeaveNoSMALastRoundOfAFewBlocks) {
   const std::map<std::int64_t, std::uint64_t> want_splits = {{1, 528}, {3, 176}, {7, 75}, {8, 66},
                                                              {13, 40}, {33, 16}, {100, 5}};
@@ -70,7 +70,7 @@ TEST(AxisSpec, SplitsLeaveNoSMALastRoundOfAFewBlocks) {
       EXPECT_LE(busiest(splits), busiest(splits == down ? up : down)) << rows << " rows on " << sms << " SMs";
     }
   }
-  const CanonicalAxes columns = shape_of({30001, 3001}, {0});
+  const CanonicalAxes columns = shape_of({20001, 3001}, {0});
   const AxisKernelSpec s = builtin_axis_spec(Op::sum, kF32, columns, 132);
   ASSERT_EQ(s.family, AxisFamily::columns);
   EXPECT_EQ(plan_axis_launch(s, columns, 132).splits, 6u);
@@ -465,10 +465,14 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(s.group, 1u) << off.reduced;
     EXPECT_EQ(s.unroll, off.reduced < 256 ? 8u : 4u) << off.reduced;
   }
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1001}, {0}), 132).vec, 1u);
+  // (Long columns where the columns program would read them an output a thread take the
+  // staged kernel: ColumnsStaged.TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand.)
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1001}, {0}), 132).family, AxisFamily::columns_staged);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1001}, {0}), 132).vec, 1u);
   // (two outputs a thread on the 2-element grid over few outputs and a long R: below)
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1002}, {0}), 132).vec, 2u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).family, AxisFamily::columns_staged);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1058}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).unroll, 8u);
   // Eight loads in flight where a thread walks R >= 8 alone over four outputs; not at
@@ -665,6 +669,13 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     s = builtin_axis_spec(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}), 132);
     const std::string at = std::to_string(c.r) + " x " + std::to_string(c.outputs) + " " +
                            std::string(to_string(c.types.in));
+    // Where the columns program would read an output a thread over long columns of a few
+    // thousand, the staged kernel reads them instead (ColumnsStaged tests below).
+    if (c.vec == 1 && columns_staged_pays(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}))) {
+      EXPECT_EQ(s.family, AxisFamily::columns_staged) << at;
+      continue;
+    }
+    EXPECT_EQ(s.family, AxisFamily::columns) << at;
     EXPECT_EQ(s.vec, c.vec) << at;
     EXPECT_EQ(s.block, c.block) << at;
     EXPECT_EQ(s.group, c.group) << at;
@@ -2591,6 +2602,222 @@ TEST(AxisSpec, SteppedColumnsAreReadAnOutputAThread) {
   EXPECT_EQ(make_axis_params(chosen, shape_of({100, 4096}, {0}), plan, nullptr, nullptr, nullptr).inner_step, 1);
 }
 
+// columns_staged (rt::axis_columns_staged_kernel): a slice's columns in tiles of one
+// width, a whole number of vectors, no more than the spec's widest, each tile holding at
+// least four rows' segments.
+TEST(ColumnsStaged, TilesCoverASliceInEvenWidthsOfWholeVectors) {
+  int specs = 0;
+  for (const TypeRule& t : {kF16, kF32, TypeRule{DType::f64, DType::f64, DType::f64}})
+    for (std::uint32_t block : {64u, 128u, 256u, 512u})
+      for (std::uint32_t group : {1u, 2u, 4u})
+        for (std::uint32_t rows : {1u, 2u, 4u})
+          for (std::uint32_t unroll : {4u, 8u}) {
+            AxisKernelSpec s = columns_staged_builtin(Op::sum, t);
+            s.block = block;
+            s.group = group;
+            s.rows_per_pass = rows;
+            s.unroll = unroll;
+            if (!axis_spec_problem(s).empty()) continue;
+            ++specs;
+            const std::uint64_t most = columns_staged_width(s);
+            EXPECT_EQ(most, std::uint64_t{block} / group * rows);
+            for (std::uint64_t inner = 1; inner < 5000; inner += inner < 300 ? 1 : 37) {
+              const ColumnsStagedTiles tiles = columns_staged_tiles(s, inner);
+              const std::string at = to_string(s) + " over " + std::to_string(inner);
+              ASSERT_EQ(tiles.width % s.vec, 0u) << at;
+              ASSERT_LE(tiles.width, most) << at;
+              ASSERT_GE(tiles.count * tiles.width, inner) << at;
+              ASSERT_LT((tiles.count - 1) * tiles.width, inner) << at;
+              // Even: no tile more than a vector wider than the slice's share.
+              ASSERT_LT(tiles.width, (inner + tiles.count - 1) / tiles.count + s.vec) << at;
+              ASSERT_EQ(tiles.rows, std::uint64_t{block} * unroll / (tiles.width / s.vec + 1)) << at;
+              ASSERT_GE(tiles.rows, 4u) << at;
+            }
+          }
+  EXPECT_GT(specs, 60);
+}
+
+TEST(ColumnsStaged, InvalidSpecsAreNamedAndValidOnesRoundTripAsText) {
+  for (const TypeRule& t : {kF16, kBF16, kF32, TypeRule{DType::f64, DType::f64, DType::f64}}) {
+    const AxisKernelSpec s = columns_staged_builtin(Op::max, t);
+    ASSERT_EQ(axis_spec_problem(s), "") << to_string(s);
+    EXPECT_EQ(s.vec * size_of(t.in), 16u);
+    const std::string text = axis_config_text(s);
+    EXPECT_EQ(text.rfind("columns_staged:", 0), 0u) << text;
+    const std::optional<AxisKernelSpec> back = parse_axis_config(text, Op::max, t);
+    ASSERT_TRUE(back.has_value()) << text;
+    EXPECT_EQ(*back, s) << text;
+  }
+  struct Bad {
+    void (*edit)(AxisKernelSpec&);
+    const char* says;
+  };
+  const Bad bad[] = {
+      {[](AxisKernelSpec& s) { s.block = 1024; }, "block of 64, 128, 256 or 512"},
+      {[](AxisKernelSpec& s) { s.block = 96; }, "block of 64, 128, 256 or 512"},
+      {[](AxisKernelSpec& s) { s.group = 8; }, "1, 2 or 4 threads"},
+      {[](AxisKernelSpec& s) { s.rows_per_pass = 3; }, "1, 2 or 4 columns a thread"},
+      {[](AxisKernelSpec& s) { s.vec = 4; }, "16-byte vectors"},
+      {[](AxisKernelSpec& s) { s.split = AxisSplit::ticket; }, "two passes only"},
+      {[](AxisKernelSpec& s) { s.tail = 1; }, "no tail or occ"},
+      {[](AxisKernelSpec& s) { s.occupancy = 1024; }, "no tail or occ"},
+      {[](AxisKernelSpec& s) { s.split = AxisSplit::none, s.blocks_per_sm = 8; }, "split plans only"},
+      {[](AxisKernelSpec& s) { s.block = 512, s.unroll = 8; }, "at most 48 KiB"},
+      {[](AxisKernelSpec& s) {
+         s.types = TypeRule{DType::f64, DType::f64, DType::f64}, s.vec = 2, s.rows_per_pass = 4;
+       },
+       "at least four rows"},
+  };
+  for (const Bad& b : bad) {
+    AxisKernelSpec s = columns_staged_builtin(Op::sum, kF16);
+    b.edit(s);
+    const std::string problem = axis_spec_problem(s);
+    EXPECT_NE(problem.find(b.says), std::string::npos) << to_string(s) << ": \"" << problem << "\"";
+    EXPECT_FALSE(parse_axis_config(axis_config_text(s), Op::sum, s.types).has_value()) << to_string(s);
+  }
+}
+
+// Split, the blocks fill the SMs blocks_per_sm / 4 times over at 1024 threads an SM, the
+// count rounded down, each split at least two tiles of rows; the partials and the second
+// kernel only where R is split.
+TEST(ColumnsStaged, PlansFillTheSMsWithoutALastRoundOfAFewBlocks) {
+  for (const TypeRule& t : {kF16, kF32})
+    for (const int sms : {132, 114})
+      for (std::uint32_t per_sm : {4u, 8u})
+        for (const auto& [r, inner, outer] :
+             {std::tuple<std::int64_t, std::int64_t, std::int64_t>{30001, 4093, 1}, {30001, 1001, 1}, {65537, 2049, 1},
+              {262145, 1001, 1}, {16385, 3001, 1}, {4097, 40001, 1}, {100, 1001, 1}, {9, 1001, 1},
+              {30001, 1001, 4}, {20000, 300, 7}}) {
+          AxisKernelSpec s = columns_staged_builtin(Op::sum, t);
+          s.blocks_per_sm = per_sm;
+          const CanonicalAxes shape =
+              outer == 1 ? shape_of({r, inner}, {0}) : shape_of({outer, r, inner}, {1});
+          const std::string at = to_string(s) + " " + shape.to_string() + " on " + std::to_string(sms);
+          ASSERT_EQ(axis_spec_mismatch(s, shape), "") << at;
+          const ColumnsStagedTiles tiles = columns_staged_tiles(s, shape.inner);
+          const std::uint64_t output_blocks = static_cast<std::uint64_t>(outer) * tiles.count;
+          const AxisLaunchPlan plan = plan_axis_launch(s, shape, sms);
+          EXPECT_EQ(plan.grid, output_blocks * plan.splits) << at;
+          const std::uint64_t want = 4ull * sms * per_sm / 4;
+          // Not far short of `want` either, unless one split more would leave a split
+          // less than two tiles of rows.
+          if (plan.grid + output_blocks <= want / 2) {
+            EXPECT_LT((shape.reduced + plan.splits) / (plan.splits + 1), 2 * tiles.rows) << at;
+          }
+          if (plan.splits > 1) {
+            EXPECT_LE(plan.grid, want) << at;
+            const std::uint64_t chunk = (shape.reduced + plan.splits - 1) / plan.splits;
+            EXPECT_GE(chunk, 2 * tiles.rows) << at;
+            EXPECT_EQ((shape.reduced + chunk - 1) / chunk, plan.splits) << at;  // no empty split
+            EXPECT_EQ(plan.partial_count, shape.outputs * plan.splits) << at;
+            EXPECT_GT(plan.finalize_grid, 0u) << at;
+          } else {
+            EXPECT_EQ(plan.partial_count, 0u) << at;
+            EXPECT_EQ(plan.finalize_grid, 0u) << at;
+          }
+          s.split = AxisSplit::none;
+          s.blocks_per_sm = 4;
+          EXPECT_EQ(plan_axis_launch(s, shape, sms).splits, 1u) << at;
+          EXPECT_EQ(plan_axis_launch(s, shape, sms).grid, output_blocks) << at;
+        }
+}
+
+TEST(ColumnsStaged, FitsColumnsOfOutputsSideBySideWhateverTheirStrides) {
+  const AxisKernelSpec s = columns_staged_builtin(Op::sum, kF32);
+  EXPECT_EQ(axis_spec_mismatch(s, shape_of({30001, 4093}, {0})), "");
+  EXPECT_EQ(axis_spec_mismatch(s, shape_of({3, 30001, 4093}, {1})), "");
+  // A slice of wider rows, and a base off the grid, are views it reads in place.
+  EXPECT_EQ(axis_spec_mismatch(s, canonicalize(TensorDesc::strided({3000, 1001}, {1003, 1}), AxisList{0}).axes), "");
+  EXPECT_NE(axis_spec_mismatch(s, shape_of({4093, 30001}, {1})), "");  // rows
+  // Outputs a stride apart (every other column): not these.
+  EXPECT_NE(axis_spec_mismatch(s, canonicalize(TensorDesc::strided({3000, 1001}, {2002, 2}), AxisList{0}).axes), "");
+  // Slices in reverse, and a canonical form whose R runs backwards: read in place.
+  const CanonicalAxes reversed =
+      canonicalize(TensorDesc::strided({4, 50, 333}, {-50 * 333, 333, 1}), AxisList{1}).axes;
+  ASSERT_EQ(reversed.layout, AxisLayout::columns);
+  EXPECT_EQ(axis_spec_mismatch(s, reversed), "");
+  CanonicalAxes backwards = shape_of({3000, 1001}, {0});
+  backwards.reduced_stride = -1001;
+  EXPECT_EQ(axis_spec_mismatch(s, backwards), "");
+}
+
+// The built-in choice reads long columns of a few thousand outputs side by side with the
+// staged kernel where the columns program would read an output a thread (set BN: 16-bit
+// sums from R = 20000 over 1000 to 5100 outputs; f32 sums and means from R = 24576 over
+// 1000 to 6200). Not where that program reads vectors of outputs on their grid, nor past
+// those edges, nor for 8-byte elements, nor for other ops.
+TEST(ColumnsStaged, TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand) {
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
+  struct Case {
+    TypeRule types;
+    CanonicalAxes shape;
+    bool staged;
+  };
+  const Case cases[] = {
+      {kF16, shape_of({30001, 4093}, {0}), true},   {kBF16, shape_of({30001, 3001}, {0}), true},
+      {kF16, shape_of({20000, 1500}, {0}), true},   {kF16, shape_of({19999, 1500}, {0}), false},
+      {kF16, shape_of({262145, 1001}, {0}), true},  {kF16, shape_of({16385, 2049}, {0}), false},
+      {kF16, shape_of({30001, 999}, {0}), false},   {kF16, shape_of({30001, 4097}, {0}), true},
+      {kF16, shape_of({30001, 5099}, {0}), true},   {kF16, shape_of({30001, 5101}, {0}), false},
+      {kF16, shape_of({30001, 4096}, {0}), false},  // two outputs a thread on the 2-element grid
+      {kF32, shape_of({30001, 4093}, {0}), true},   {kF32, shape_of({24576, 1001}, {0}), true},
+      {kF32, shape_of({65537, 3001}, {0}), true},   {kF32, shape_of({24575, 3001}, {0}), false},
+      {kF32, shape_of({30001, 6143}, {0}), true},   {kF32, shape_of({30001, 6201}, {0}), false},
+      {f64, shape_of({30001, 3001}, {0}), false},
+      {kF16, shape_of({4, 30001, 1001}, {1}), true},  // four slices, 4004 outputs
+      {kF16, shape_of({7, 30001, 1001}, {1}), false},  // 7007 outputs
+      {kF16, shape_of({8, 30001, 500}, {1}), false},  // short rows
+  };
+  for (const Case& c : cases)
+    for (Op op : kAllOps) {
+      const TypeRule types = *resolve_types(op, c.types.in, default_out_dtype(op, c.types.in)).rule;
+      AxisLaunchPlan plan;
+      const AxisKernelSpec s = builtin_axis_spec(op, types, c.shape, 132, &plan);
+      const std::string at =
+          c.shape.to_string() + " " + std::string(to_string(types.in)) + " " + std::string(to_string(op));
+      // 16-bit sums, f32 sums and means (set BN: max folded that way ran 0.76 to 1.10
+      // times as fast, f16 means 0.81 to 1.18).
+      const bool staged = c.staged && (op == Op::sum || (op == Op::mean && size_of(c.types.in) == 4));
+      EXPECT_EQ(s.family == AxisFamily::columns_staged, staged) << at << ": " << to_string(s);
+      if (staged) {
+        EXPECT_TRUE(columns_staged_pays(op, types, c.shape)) << at;
+      }
+      if (!staged) continue;
+      AxisKernelSpec want = columns_staged_builtin(op, types);
+      if (plan_axis_launch(want, c.shape, 132).splits <= 1) want.split = AxisSplit::none;
+      EXPECT_EQ(s, want) << at;
+      const AxisLaunchPlan p = plan_axis_launch(s, c.shape, 132);
+      EXPECT_EQ(plan.grid, p.grid) << at;
+      EXPECT_EQ(plan.splits, p.splits) << at;
+      EXPECT_EQ(plan.finalize_grid, p.finalize_grid) << at;
+      EXPECT_EQ(plan.partial_count, p.partial_count) << at;
+    }
+  // f32 sums the columns program reads as vectors of four outputs off their grid (split,
+  // its twin): staged below 2048 outputs; from 2048, or on the grid, not.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({30001, 1234}, {0}), 132).family, AxisFamily::columns_staged);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, kF32, shape_of({100003, 1502}, {0}), 132).family, AxisFamily::columns_staged);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({30001, 2049}, {0}), 132).family, AxisFamily::columns);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({30001, 2049}, {0}), 132).vec, 4u);
+  const AxisKernelSpec on_grid = builtin_axis_spec(Op::sum, kF32, shape_of({30001, 1236}, {0}), 132);
+  EXPECT_EQ(on_grid.family, AxisFamily::columns);
+  EXPECT_EQ(on_grid.vec, 4u);
+  // The same outputs one element past the 16-byte grid (the base's address is all the
+  // choice reads of it): off the grid, staged.
+  const void* one_in = reinterpret_cast<const void*>(std::uintptr_t{1} << 20 | 4);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({30001, 1236}, {0}), 132, nullptr, one_in).family,
+            AxisFamily::columns_staged);
+  // The tuner searches it where rows are long enough to stage, beside the built-in choice.
+  const auto staged_among = [](const std::vector<AxisKernelSpec>& specs) {
+    return std::count_if(specs.begin(), specs.end(),
+                         [](const AxisKernelSpec& s) { return s.family == AxisFamily::columns_staged; });
+  };
+  EXPECT_EQ(staged_among(axis_candidates(Op::sum, kF16, shape_of({30001, 4093}, {0}), 132)), 4);
+  EXPECT_EQ(staged_among(axis_candidates(Op::sum, kF32, shape_of({8192, 300}, {0}), 132)), 4);
+  EXPECT_EQ(staged_among(axis_candidates(Op::sum, kF32, shape_of({4095, 4093}, {0}), 132)), 0);
+  EXPECT_EQ(staged_among(axis_candidates(Op::sum, kF32, shape_of({30001, 255}, {0}), 132)), 0);
+  EXPECT_EQ(staged_among(axis_candidates(Op::sum, f64, shape_of({30001, 4093}, {0}), 132)), 0);
+}
+
 TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
   NvrtcCompiler compiler;
   struct Case {
@@ -2633,7 +2860,13 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         // converting copies of a vector or an element a thread.
                         {AxisFamily::transpose, 1, 1, AxisSplit::none},
                         {AxisFamily::short_columns, 1, 4, AxisSplit::none},
-                        {AxisFamily::short_columns, 1, 1, AxisSplit::none}};
+                        {AxisFamily::short_columns, 1, 1, AxisSplit::none},
+                        // Staged columns: a thread a column, unsplit; two threads a
+                        // column folding two columns each, and four folding four, split
+                        // in two passes.
+                        {AxisFamily::columns_staged, 1, 4, AxisSplit::none, 1},
+                        {AxisFamily::columns_staged, 2, 4, AxisSplit::two_pass, 2},
+                        {AxisFamily::columns_staged, 4, 4, AxisSplit::two_pass, 4}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;

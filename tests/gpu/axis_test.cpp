@@ -899,6 +899,93 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
               checked.load(), twins.load());
 }
 
+// columns_staged (rt::axis_columns_staged_kernel) launched directly: tiles of one width
+// or several across a slice, every shift of a row against the vectors, slices, rows a
+// stride apart, a broadcast R, R split or not, every op and dtype, each against the
+// host. The view's lowest element lies 0 to vec - 1 elements into an allocation that
+// ends at its highest one, so that memcheck sees any load past either end (the kernel
+// reads a vector that reaches past the view element by element).
+TEST(Axes, StagedColumnsReadOnlyTheViewForEveryOpAndDtype) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  struct View {
+    TensorDesc view;
+    AxisList axes;
+  };
+  const std::vector<View> views = {
+      {TensorDesc::contiguous({37, 1001}), {0}},               // few rows: one split
+      {TensorDesc::contiguous({300, 997}), {0}},               // every shift of a row
+      {TensorDesc::contiguous({2000, 1025}), {0}},             // tiles evened out, R split
+      {TensorDesc::contiguous({5000, 2049}), {0}},             // many splits
+      {TensorDesc::contiguous({3, 129, 77}), {1}},             // slices narrower than a tile
+      {TensorDesc::strided({4, 50, 333}, {-50 * 333, 333, 1}), {1}},  // slices reversed
+      {TensorDesc::strided({600, 1001}, {1003, 1}), {0}},      // a slice of wider rows
+      {TensorDesc::strided({40, 1001}, {0, 1}), {0}},          // R broadcast (stride 0)
+      {TensorDesc::contiguous({9, 3}), {0}},                   // fewer outputs than a vector
+  };
+  struct Form {
+    std::uint32_t block, group, rows, unroll;
+    AxisSplit split;
+  };
+  const std::vector<Form> forms = {{256, 1, 2, 4, AxisSplit::two_pass},
+                                   {256, 2, 1, 4, AxisSplit::two_pass},
+                                   {128, 4, 4, 8, AxisSplit::two_pass},
+                                   {64, 1, 1, 8, AxisSplit::none}};
+  std::atomic<int> checked{0}, split{0};
+  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
+                                          : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64,
+                                                               DType::i32, DType::i64};
+  for_each_dtype_in_threads(dtypes, [&](DType dtype) {
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    const std::vector<Op> ops = quick ? std::vector<Op>{Op::sum} : std::vector<Op>(std::begin(kAllOps), std::end(kAllOps));
+    for (Op op : ops) {
+      const TypeRule t = rule(op, dtype);
+      for (const Form& f : forms) {
+        AxisKernelSpec spec = columns_staged_builtin(op, t);
+        spec.block = f.block;
+        spec.group = f.group;
+        spec.rows_per_pass = f.rows;
+        spec.unroll = f.unroll;
+        spec.split = f.split;
+        if (!axis_spec_problem(spec).empty()) continue;  // a tile too small for 8-byte rows
+        if (quick && f.block != 256) continue;
+        const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+        for (const View& v : views) {
+          const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+          ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
+          ASSERT_EQ(axis_spec_mismatch(spec, shape), "") << shape.to_string();
+          const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+          LaunchWorkspace workspace(plan.partial_count * size_of(t.acc));
+          WorkspaceView& ws = workspace.view;
+          for (std::int64_t shift : {0, 1, 3, 5, 7}) {
+            if (shift >= static_cast<std::int64_t>(spec.vec) || (quick && shift > 1)) continue;
+            const std::int64_t base = shift - shape.lowest_offset;
+            const std::size_t count = static_cast<std::size_t>(base + shape.highest_offset + 1);
+            const testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, count, 23);
+            Buffer buffer{host, DeviceBuffer(host.bytes.size())};
+            RT_CUDA_CHECK(cudaMemcpy(buffer.device.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
+            const std::string why = check_with(
+                [&](const void* in, void* out) {
+                  enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
+                                         plan.partial_count > 0 ? &ws : nullptr, nullptr);
+                },
+                op, t, buffer, base, v.view, v.axes);
+            EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " base " << base << " splits "
+                               << plan.splits;
+            ++checked;
+            split += plan.splits > 1;
+          }
+        }
+      }
+    }
+  });
+  EXPECT_GT(split.load(), checked.load() / 4) << "few cases split R";
+  std::printf("[ counts   ] staged columns: %d (config, view, base) cases, %d of them split\n", checked.load(),
+              split.load());
+}
+
 // Columns stepped over their outputs (x[:, ::k] reduced along 0; core's inner_step):
 // the call's built-in choice for every op and dtype, and columns programs of each kind
 // launched directly (a thread per output or vectors of outputs, threads across R, split
@@ -2692,6 +2779,42 @@ TEST(AxisMutation, ColumnVectorsAreRightAndBrokenOnesRejected) {
   }
   std::printf("[ counts   ] column vectors: %d right, %d of %d broken ones rejected\n", checked, rejected,
               quick ? 0 : checked);
+}
+
+// Staged columns: every columns_staged candidate the tuner draws for long columns of a
+// few hundred to a few thousand outputs (rows' segments off the vector grid) reduces
+// right, and one that drops the last element of R, or leaves the last output unwritten,
+// is caught by the tuner's checker.
+TEST(AxisMutation, StagedColumnsAreRightAndBrokenOnesRejected) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  tuner::AxisChecker checker(0);
+  const DeviceKey device = *testing::test_device();
+  int checked = 0, rejected = 0, mutants = 0;
+  const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
+                                          : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::i32};
+  for (DType dtype : dtypes) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
+    for (const tuner::AxisShape& shape : {tuner::AxisShape{AxisLayout::columns, 30001, 1001},
+                                          tuner::AxisShape{AxisLayout::columns, 4099, 333}}) {
+      const auto drawn = drawn_candidates(t, shape, device.sm_count, quick ? 1 : 4, [](const AxisKernelSpec& spec) {
+        return spec.family == AxisFamily::columns_staged;
+      });
+      EXPECT_FALSE(drawn.empty()) << "no staged columns candidate for " << to_string(dtype) << " R=" << shape.reduced;
+      for (const auto& [spec, label] : drawn) {
+        EXPECT_EQ(checker.check(spec, shape), "") << label;
+        ++checked;
+        if (quick) continue;
+        for (const char* mutation : {"-DRT_MUTATION=2", "-DRT_MUTATION=5"}) {
+          const std::string why = checker.check(spec, shape, {mutation});
+          EXPECT_NE(why, "") << label << " " << mutation << " passed";
+          rejected += !why.empty();
+          ++mutants;
+        }
+      }
+    }
+  }
+  std::printf("[ counts   ] staged columns: %d right, %d of %d broken ones rejected\n", checked, rejected, mutants);
 }
 
 // Few long rows, and few dense columns over a long R, split with a last-block finish

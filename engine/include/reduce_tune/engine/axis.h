@@ -23,7 +23,8 @@ enum class AxisFamily : std::uint8_t {
   columns_dense = 3,
   rows_dense = 4,
   transpose = 5,
-  short_columns = 6
+  short_columns = 6,
+  columns_staged = 7
 };
 const char* to_string(AxisFamily family);
 
@@ -44,13 +45,14 @@ struct AxisKernelSpec {
   std::uint32_t block = 256;
   // rows, general: threads per output (1..32, or the block); columns: threads across R;
   // rows_dense: lanes folding a staged row (1..32); columns_dense: 1 (the block's threads
-  // cover whole columns).
+  // cover whole columns); columns_staged: threads folding a staged column (1, 2 or 4).
   std::uint32_t group = 32;
   std::uint32_t vec = 1;  // elements per load (rows)
   AxisSplit split = AxisSplit::none;
   // Outputs a group (rows, general with group <= 32) or a thread (columns with by = 1)
   // takes per pass: 1 or 4; columns of vectors (vec > 1, by = 1, unsplit): vectors of
-  // outputs a thread takes per pass, 1, 2 or 4.
+  // outputs a thread takes per pass, 1, 2 or 4; columns_staged: columns a thread folds,
+  // 1, 2 or 4 (a tile holds block / group x rows columns).
   std::uint32_t rows_per_pass = 1;
   // Independent loads in flight per thread along R: 4 or 8.
   std::uint32_t unroll = 4;
@@ -136,6 +138,26 @@ double rows_dense_fold_passes(std::size_t element_size, std::uint32_t group, std
 inline constexpr double kRowsDenseSkewConflict = 3.5;
 std::uint32_t rows_dense_skew(std::size_t element_size, std::uint32_t group, std::uint32_t vec,
                               std::uint64_t reduced);
+
+// columns_staged (rt::axis_columns_staged_kernel) reads a slice's columns in tiles: at
+// most columns_staged_width (block / group x rows) columns a tile, every tile of a slice
+// `width` columns (the fewest tiles of the widest width, evened out and rounded up to a
+// whole number of vectors), `count` of them, and `rows` rows' segments staged at once
+// (block x unroll vectors over width / vec + 1 a segment).
+std::uint64_t columns_staged_width(const AxisKernelSpec& spec);
+struct ColumnsStagedTiles {
+  std::uint64_t width = 0, count = 0, rows = 0;
+};
+ColumnsStagedTiles columns_staged_tiles(const AxisKernelSpec& spec, std::uint64_t inner);
+
+// Where builtin_axis_spec reads columns with columns_staged (its spec:
+// columns_staged_builtin): long columns of outputs side by side in rows of at least 1000,
+// 2-byte sums from R = 20000 over 1000 to 5100 outputs, 4-byte sums and means from R =
+// 24576 over 1000 to 6200, where the columns program would read an output a thread (or
+// 4-byte outputs four a thread off their grid, below 2048 outputs). engine/src/axis.cpp
+// says what was measured.
+bool columns_staged_pays(Op op, const TypeRule& types, const CanonicalAxes& shape);
+AxisKernelSpec columns_staged_builtin(Op op, const TypeRule& types);
 
 // The round trips to L2 that the fold of one group of a columns program split with a
 // ticket takes (rt::columns_ticket_finish: the last of a group's `splits` blocks folds

@@ -166,8 +166,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // ran 0.92 times the built-in choice, the plain rows kernel held at 96, set BK). 23: the
 // staged rows kernel (rows_dense) launches its twin, skewed by 3, where a model of its
 // fold finds skew 1 meeting 3.5 or more words to a bank (rows_dense_skew; the built-in
-// choice's f32 rows where skew 3 took over ran 0.47 to 1.00 times as long, set BM).
-inline constexpr int kAxisRuleRevision = 23;
+// choice's f32 rows where skew 3 took over ran 0.47 to 1.00 times as long, set BM). 24:
+// long columns of 1000 to 4096 outputs side by side take the staged columns kernel
+// (columns_staged_pays), and columns classes of R >= 4096 search it (set BN).
+inline constexpr int kAxisRuleRevision = 24;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
