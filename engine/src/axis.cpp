@@ -1772,15 +1772,15 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   // thread off their grid (the twin's scalar loads) over fewer than 2048 outputs: f32 sums
   // of 1234 and 1502 outputs over R = 30001 to 262145 took 1.59 to 1.87 times as long so
   // as staged, 2049 and 2050 0.97 to 1.04 (set BN).
-  const bool thread_per_output = s.vec == 1 && s.rows_per_pass == 1;
-  const bool vectors_off_grid = s.vec == 4 && size_of(types.in) == 4 && shape.outputs < 2048 &&
-                                !axis_on_16byte_grid(shape, size_of(types.in), in);
-  if (s.family == AxisFamily::columns && (thread_per_output || vectors_off_grid) &&
-      columns_staged_pays(op, types, shape)) {
+  if (s.family == AxisFamily::columns && columns_staged_pays(op, types, shape) &&
+      ((s.vec == 1 && s.rows_per_pass == 1) ||
+       (s.vec == 4 && size_of(types.in) == 4 && shape.outputs < 2048 &&
+        !axis_on_16byte_grid(shape, size_of(types.in), in)))) {
     s = columns_staged_builtin(op, types);
-    AxisLaunchPlan staged = plan_axis_launch(s, shape, sm_count);
+    // One split: the unsplit spec, whose plan is this one (no partials, no second kernel).
+    const AxisLaunchPlan staged = plan_axis_launch(s, shape, sm_count);
     if (staged.splits <= 1) s.split = AxisSplit::none;
-    if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+    if (plan) *plan = staged;
     return s;
   }
   s.tail = batched_tail_pays(s, shape) ? 1 : 0;
