@@ -23,6 +23,8 @@
 // result against the built-in choice's: one line "  config TEXT | paced us | held us |
 // launches | same result". The config "reorder" times a permuted view's forms (as-is,
 // written directly in the caller's order, staged and copied: probe_configs).
+// "builtin:occ=N" times the built-in choice's own config with its registers capped to fit
+// N threads an SM, where its family takes a cap (columns, short_columns).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -213,7 +215,19 @@ void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType
         }
         continue;
       }
-      const auto spec = rt::parse_axis_config(text, op, types);
+      std::optional<rt::AxisKernelSpec> spec;
+      std::string name = text;
+      if (text.rfind("builtin:occ=", 0) == 0) {
+        // The built-in choice's own config with its registers capped to fit N threads
+        // an SM (where its family takes a cap), so that caps can be probed per shape.
+        rt::AxisKernelSpec s = rt::builtin_axis_spec(op, types, shape, key.sm_count, nullptr, at(0, shape));
+        s.occupancy = static_cast<std::uint32_t>(std::strtoul(text.c_str() + 12, nullptr, 10));
+        if (!rt::axis_spec_problem(s).empty()) continue;
+        name = text + "(" + rt::axis_config_text(s) + ")";
+        spec = s;
+      } else {
+        spec = rt::parse_axis_config(text, op, types);
+      }
       if (!spec) {
         std::printf("  config %s | not a config\n", text.c_str());
         continue;
@@ -222,7 +236,7 @@ void probe_configs(const std::vector<std::string>& configs, rt::Op op, rt::DType
       const rt::KernelSet& set = kernels_for(*spec, key.arch());
       const rt::AxisLaunchPlan plan = rt::plan_axis_launch(*spec, shape, key.sm_count);
       ProbeWorkspace ws(plan.partial_count * rt::size_of(types.acc));
-      report(text, [&](int s) {
+      report(name, [&](int s) {
         rt::enqueue_axis_reduction(launcher, set.handles(0), *spec, plan, shape, at(s, shape), out.get(),
                                    plan.partial_count > 0 ? &ws.view : nullptr, stream);
       }, plan.finalize_grid > 0 ? 2 : 1);
