@@ -909,8 +909,13 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // 78.1). Below, the split with eight loads in flight (the end of this function) read
         // 2049 and 3001 outputs faster from R = 4097 (f16 12345 x 2049: 26.3 against 38.5 us
         // unsplit).
-        const bool wide_unsplit =
-            size_of(types.in) <= 4 && r > 2048 && shape.outputs >= 31 * sms && shape.outputs < 64 * sms;
+        // Not 16-bit columns of R >= 12288 up to 6200 outputs: split and capped, eight loads
+        // in flight (capped_split_columns, below), they read 1.03 to 1.36 times as fast on
+        // an H200 (set BO, paced; f16 sum 12345 x 4093 45.62 -> 33.59 us, bf16 mean 65537 x
+        // 5001 263.55 -> 194.52, f16 max 30001 x 6143 125.58 -> 120.63).
+        const bool wide_unsplit = size_of(types.in) <= 4 && r > 2048 && shape.outputs >= 31 * sms &&
+                                  shape.outputs < 64 * sms &&
+                                  !(size_of(types.in) == 2 && r >= 12288 && shape.outputs <= 6200);
         if (wide_unsplit || plan_axis_launch(t, shape, sm_count).splits > 1) {
           // Also R up to 2560 over 256 outputs and more, paced by the second launch: on an
           // H200 (f32 min, f16 sum; single calls paced apart, then back to back), 2049 x
@@ -1376,6 +1381,32 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       s.unroll = 8;
     }
   }
+  // Split columns a thread per output, 8 threads across R in blocks of 256 (elements of 4
+  // bytes and less; not the many slices above): eight loads in flight at four blocks per
+  // SM, registers capped to keep those resident (capped_split_columns), the last block of
+  // each group folding where its fold is short, at any size. Capped, the ticket's fold no
+  // longer costs the main loop its loads in flight (below): on an H200 (set BO, paced),
+  // the capped ticket against the capped second kernel mostly as fast or faster (f16 max
+  // 4097 x 3001 15.90 -> 12.81 us, 2049 x 3001 10.15 -> 7.56; 262145 x 1001 190.60 ->
+  // 186.53). It takes min and max at eight blocks per SM and four loads in flight too (the
+  // rule above, made uncapped): f16 max 16385 x 1001 17.57 -> 15.75 us, f32 max 16385 x 257
+  // 10.72 -> 9.27; 16-bit ones at R = 262145 over 1001 0.99 times as fast (184.67 ->
+  // 186.53).
+  if (s.family == AxisFamily::columns && s.vec == 1 && s.group == 8 && s.block == 256 && s.rows_per_pass == 1 &&
+      (s.split == AxisSplit::two_pass || s.split == AxisSplit::ticket) && p.splits > 1 &&
+      size_of(types.in) <= 4 && !many_slices) {
+    s.unroll = 8;
+    s.blocks_per_sm = 4;
+    AxisKernelSpec t = s;
+    t.split = AxisSplit::ticket;
+    const AxisLaunchPlan q = plan_axis_launch(t, shape, sm_count);
+    s.split = q.splits > 1 && axis_columns_fold_trips(t, 1) <= 4 && axis_columns_fold_trips(t, q.splits) <= 8
+                  ? AxisSplit::ticket
+                  : AxisSplit::two_pass;
+    p = plan_axis_launch(s, shape, sm_count);
+    if (plan) *plan = p;
+    return s;
+  }
   // Split columns of up to 16 MiB fold in one launch where each group's fold is short:
   // the last of each group of blocks that share tiles of outputs folds those outputs
   // (rt::columns_ticket_finish), all groups side by side, as torch's reduction does with a
@@ -1405,6 +1436,34 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
 
 }  // namespace
 
+// Split columns a thread per output, in blocks of 256 with 8 threads across R at four
+// blocks per SM (the plan's whole residency: 1024 threads an SM), eight loads in flight
+// (4-byte elements and less, the last block of each group folding or a second kernel) or
+// four (8-byte sums, products and means, a second kernel): their registers capped to fit
+// those 1024 threads.
+// Uncapped, the compiler aims for 32 registers a thread (2048 threads an SM, which the
+// plan never launches) and gets there by folding a load before the later ones are
+// issued: a sum's thread issued 5 of its 8 loads before its first fold (NVRTC for sm_90,
+// f16 and f32), and the ones after it wait a second round trip. Capped (40 to 44
+// registers), all eight go first. On an H200 (set BO in docs/BENCHMARKS.md, paced), the
+// built-in choice before and after over 42 columns shapes of R = 2049 to 262145 and 257
+// to 6199 outputs, where the choice changed (the first of two rounds): 16-bit sums 1.06
+// to 1.72 times as fast where they were not staged (median 1.28; f16 sum 8193 x 1001
+// 16.85 -> 9.82 us), and 1.02 to 1.28 where they were (one binary's staged choice against
+// this config: f16 sum 30001 x 4093 88.87 -> 75.19); means 0.98 to 1.35 (median 1.08), min
+// and max 0.99 to 1.48 (median 1.25, where they read four loads, at eight blocks per SM
+// in a band, before); f32 sums and means 1.07 to 1.36, min and max 1.05 to 1.28; i32 sums
+// and max 1.03 to 1.27; f64 and i64 sums (four loads, a second kernel) 1.03 to 1.22. Not
+// 8-byte min and max: capped, 0.89 to 1.21 times as fast (f64 max 2049 x 3001 18.90 ->
+// 21.12 us).
+bool capped_split_columns(const AxisKernelSpec& s) {
+  const std::size_t size = size_of(s.types.in);
+  return s.family == AxisFamily::columns && s.vec == 1 && s.group == 8 && s.block == 256 && s.rows_per_pass == 1 &&
+         s.blocks_per_sm == 4 && s.tail == 0 &&
+         ((size <= 4 && s.unroll == 8 && (s.split == AxisSplit::ticket || s.split == AxisSplit::two_pass)) ||
+          (size == 8 && s.unroll == 4 && s.split == AxisSplit::two_pass && s.op != Op::min && s.op != Op::max));
+}
+
 // Short columns of many outputs, vectors of them a thread, each thread walking R <= 3
 // alone: their loads are all a thread has in flight, and the kernel's registers (68 to 77
 // a thread for f32 and bf16 sums, no spills) leave 896 threads per SM in blocks of 128,
@@ -1424,6 +1483,7 @@ std::uint32_t occupancy_that_pays(const AxisKernelSpec& s, const CanonicalAxes& 
   // A converting copy's program (short_columns at unroll=1) fits 2048 threads with no
   // spills (NVRTC for sm_90: 24 to 32 registers).
   if (s.family == AxisFamily::short_columns) return s.unroll == 1 && s.occupancy == 0 ? 2048 : 0;
+  if (capped_split_columns(s)) return 1024;
   if (s.family != AxisFamily::columns || s.vec == 1 || s.group != 1 || s.rows_per_pass == 4 ||
       s.split != AxisSplit::none || shape.reduced > 3 || shape.outputs < (1u << 21))
     return 0;
@@ -1738,15 +1798,17 @@ bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_siz
 // - f16 means 0.81 to 1.18 (the columns program again faster for means than for sums),
 //   f16 and f32 max 0.76 to 1.10 (a compare and select an element: the fold sets the
 //   pace): not taken.
+// The columns program's means ran faster than its sums because the compiler scheduled
+// them otherwise: at the 32 registers a thread it aims for, a sum's thread issued five to
+// seven of its eight loads before folding the first, a mean's (39 registers) all eight.
+// Capped at four blocks of 256 an SM (capped_split_columns), f16 and bf16 sums read 1.02
+// to 1.28 times as fast as staged at the 13 staged shapes of set BO's probe (one binary,
+// paced): 2-byte sums are no longer staged.
 bool columns_staged_pays(Op op, const TypeRule& types, const CanonicalAxes& shape) {
   if (shape.layout != AxisLayout::columns || shape.inner_step != 1) return false;
   const std::uint64_t r = shape.reduced, n = shape.outputs;
   if (shape.inner < 1000 || n < 1000) return false;
-  switch (size_of(types.in)) {
-    case 2: return op == Op::sum && r >= 20000 && n <= 5100;
-    case 4: return (op == Op::sum || op == Op::mean) && r >= 24576 && n <= 6200;
-    default: return false;
-  }
+  return size_of(types.in) == 4 && (op == Op::sum || op == Op::mean) && r >= 24576 && n <= 6200;
 }
 
 AxisKernelSpec columns_staged_builtin(Op op, const TypeRule& types) {

@@ -465,13 +465,13 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(s.group, 1u) << off.reduced;
     EXPECT_EQ(s.unroll, off.reduced < 256 ? 8u : 4u) << off.reduced;
   }
-  // (Long columns where the columns program would read them an output a thread take the
-  // staged kernel: ColumnsStaged.TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand.)
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1001}, {0}), 132).family, AxisFamily::columns_staged);
+  // (Long 16-bit columns an output a thread: split and capped, AxisSpec.SplitColumns-
+  // LoadsInFlightFollowTheOp.)
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1001}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1001}, {0}), 132).vec, 1u);
   // (two outputs a thread on the 2-element grid over few outputs and a long R: below)
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1002}, {0}), 132).vec, 2u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).family, AxisFamily::columns_staged);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1058}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).unroll, 8u);
@@ -637,7 +637,10 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{kF32, 2049, 40001, 1, 256, 4, none, 8},   // 1212
            ColumnsCase{kF32, 2049, 50001, 1, 256, 4, none, 4},   // 1515
            ColumnsCase{f64, 12345, 8449, 1, 512, 16, none, 4},   // 8-byte elements: four
-           ColumnsCase{h, 30001, 4093, 1, 1024, 32, none, 8},    // 31 outputs per SM
+           ColumnsCase{h, 12287, 4093, 1, 1024, 32, none, 8},    // 31 outputs per SM
+           ColumnsCase{h, 30001, 4093, 1, 256, 8, folded, 8},    // 16-bit, R >= 12288: split
+           ColumnsCase{h, 12288, 6199, 1, 256, 8, folded, 8},    // up to 6200 outputs
+           ColumnsCase{h, 12288, 6201, 1, 1024, 32, none, 8},
            ColumnsCase{h, 30001, 7001, 1, 1024, 32, none, 8},    // 1697 threads per SM
            ColumnsCase{h, 30001, 8447, 1, 1024, 32, none, 4},    // 2047
            ColumnsCase{kF32, 30001, 5001, 1, 1024, 32, none, 8}, // 1212
@@ -646,26 +649,28 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{kF32, 30001, 2637, 4, 128, 4, two, 4},    // under 20 outputs per SM
            ColumnsCase{kF32, 30001, 4096, 4, 128, 4, two, 4},    // on the grid: up to 64
            ColumnsCase{kF32, 30001, 2641, 1, 256, 8, two, 8},    // 20 per SM
-           ColumnsCase{h, 30001, 3001, 1, 256, 8, two, 8},
-           ColumnsCase{kF32, 2049, 3001, 1, 256, 8, two, 8},
-           ColumnsCase{h, 30001, 1979, 1, 256, 8, two, 8},       // 16-bit sums: from 8 outputs per SM
+           ColumnsCase{h, 30001, 3001, 1, 256, 8, folded, 8},
+           ColumnsCase{kF32, 2049, 3001, 1, 256, 8, folded, 8},
+           ColumnsCase{h, 30001, 1979, 1, 256, 8, folded, 8},       // 16-bit sums: from 8 outputs per SM
            ColumnsCase{h, 30001, 4094, 2, 256, 8, two, 8},       // the 2-element grid
            ColumnsCase{h, 30001, 4096, 2, 256, 8, two, 8},
            ColumnsCase{h, 30001, 8446, 2, 256, 8, two, 8},
            ColumnsCase{h, 2048, 4096, 1, 1024, 32, none, 8},     // R <= 2048: a thread per output
-           ColumnsCase{h, 30001, 4090, 1, 256, 8, two, 8},     // under 31 outputs per SM
+           ColumnsCase{h, 30001, 4090, 1, 256, 8, folded, 8},  // under 31 outputs per SM
            // 257 outputs up to 8 per SM over R >= 8192: split, eight loads in flight, two
            // outputs a thread on the 2-element grid (f32 off the 4-element grid only)
            ColumnsCase{h, 27344, 462, 2, 256, 8, two, 8},
            ColumnsCase{h, 8192, 1054, 2, 256, 8, two, 8},
-           ColumnsCase{h, 32768, 757, 1, 256, 8, two, 8},
+           ColumnsCase{h, 32768, 757, 1, 256, 8, folded, 8},
            ColumnsCase{kF32, 27344, 462, 2, 256, 8, two, 8},
-           ColumnsCase{kF32, 37217, 669, 1, 256, 8, two, 8},
+           ColumnsCase{kF32, 37217, 669, 1, 256, 8, folded, 8},
            ColumnsCase{kF32, 65537, 500, 4, 128, 4, two, 4},      // on the 4-element grid: four (a long fold)
-           ColumnsCase{h, 8191, 600, 1, 256, 8, folded, 4},       // R < 8192
-           ColumnsCase{h, 30001, 256, 1, 256, 8, folded, 4},      // 256 outputs
-           ColumnsCase{h, 30001, 1056, 1, 256, 8, two, 8},     // 8 outputs per SM: 16-bit sums' eight
-           ColumnsCase{h, 4097, 1055, 1, 256, 8, folded, 4}}) {   // under 8 per SM, R < 8192: four
+           // split a thread per output in blocks of 256: eight loads in flight, capped, the
+           // last block folding, wherever those split (capped_split_columns)
+           ColumnsCase{h, 8191, 600, 1, 256, 8, folded, 8},       // R < 8192
+           ColumnsCase{h, 30001, 256, 1, 256, 8, folded, 8},      // 256 outputs
+           ColumnsCase{h, 30001, 1056, 1, 256, 8, folded, 8},     // 8 outputs per SM
+           ColumnsCase{h, 4097, 1055, 1, 256, 8, folded, 8}}) {   // under 8 per SM, R < 8192
     s = builtin_axis_spec(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}), 132);
     const std::string at = std::to_string(c.r) + " x " + std::to_string(c.outputs) + " " +
                            std::string(to_string(c.types.in));
@@ -681,6 +686,13 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(s.group, c.group) << at;
     EXPECT_EQ(s.split, c.split) << at;
     EXPECT_EQ(s.unroll, c.unroll) << at;
+    // Split a thread per output in blocks of 256: registers capped to keep the plan's four
+    // blocks per SM resident, and only those.
+    const bool capped = c.vec == 1 && c.block == 256 && c.group == 8 && c.split != none;
+    EXPECT_EQ(s.occupancy, capped ? 1024u : 0u) << at;
+    if (capped) {
+      EXPECT_EQ(s.blocks_per_sm, 4u) << at;
+    }
   }
   // 8-byte elements keep the split.
   EXPECT_EQ(builtin_axis_spec(Op::sum, f64, shape_of({30001, 5001}, {0}), 132).split, AxisSplit::two_pass);
@@ -1046,33 +1058,69 @@ CanonicalAxes view_of(std::initializer_list<std::int64_t> extents, std::initiali
   return r.axes;
 }
 
-// Columns of a thread per output split (up to 16 MiB in one launch since revision 9), set AJ: min and max keep four
-// loads in flight where sums take eight (from 15 outputs per SM, 16-bit sums from 8);
-// min and max in the band of 257 outputs up to 8 per SM over R >= 8192, off the 2-element
-// grid, run eight blocks per SM.
+// Columns of a thread per output split in blocks of 256, 8 threads across R (set BO): every
+// op and element of 4 bytes and less takes eight loads in flight at four blocks per SM,
+// registers capped to keep just those resident, and the last block of each group folds
+// at any size (before, min and max kept four, at eight blocks per SM over 257 outputs up
+// to 8 per SM, and past 16 MiB a second kernel folded). Two outputs a thread (the
+// 2-element grid) keep their plan: up to 16 MiB in one launch, past that two, uncapped.
+// 8-byte elements keep four loads and a second kernel, capped but for min and max.
 TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
   struct Case {
     TypeRule types;
     Op op;
     std::int64_t r, inner;
-    std::uint32_t vec, unroll, blocks_per_sm;
+    std::uint32_t vec;
   };
-  for (const Case& c : {Case{kF16, Op::sum, 4097, 1500, 1, 8, 4}, Case{kBF16, Op::sum, 4097, 1056, 1, 8, 4},
-                        Case{kF16, Op::sum, 4097, 1055, 1, 4, 4}, Case{kF16, Op::max, 4097, 1500, 1, 4, 4},
-                        Case{kF32, Op::sum, 2049, 3001, 1, 8, 4}, Case{kF32, Op::max, 2049, 3001, 1, 4, 4},
-                        Case{kF16, Op::min, 2049, 3001, 1, 4, 4}, Case{kBF16, Op::max, 32768, 757, 1, 4, 8},
-                        Case{kF32, Op::min, 32768, 757, 1, 4, 8}, Case{kF16, Op::sum, 32768, 757, 1, 8, 4},
-                        Case{kBF16, Op::max, 32768, 462, 2, 8, 4}}) {
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
+  for (const Case& c : {Case{kF16, Op::sum, 4097, 1500, 1}, Case{kBF16, Op::sum, 4097, 1056, 1},
+                        Case{kF16, Op::sum, 4097, 1055, 1}, Case{kF16, Op::max, 4097, 1500, 1},
+                        Case{kF32, Op::sum, 2049, 3001, 1}, Case{kF32, Op::max, 2049, 3001, 1},
+                        Case{kF16, Op::min, 2049, 3001, 1}, Case{kBF16, Op::max, 32768, 757, 1},
+                        Case{kF32, Op::min, 32768, 757, 1}, Case{kF16, Op::sum, 32768, 757, 1},
+                        Case{kF16, Op::mean, 100003, 1234, 1}, Case{kF32, Op::max, 65537, 3001, 1},
+                        Case{kBF16, Op::max, 32768, 462, 2}, Case{f64, Op::sum, 30001, 3001, 1},
+                        Case{f64, Op::max, 65537, 1001, 1}}) {
     const CanonicalAxes shape = shape_of({c.r, c.inner}, {0});
     const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, shape, 132);
-    EXPECT_EQ(s.family, AxisFamily::columns) << shape.to_string();
-    EXPECT_EQ(s.group, 8u) << shape.to_string() << " " << to_string(s);
-    // Up to 16 MiB in one launch (a ticket per group of blocks), past that two.
+    const std::string at = std::string(to_string(c.op)) + " " + shape.to_string() + " " + to_string(s);
+    EXPECT_EQ(s.family, AxisFamily::columns) << at;
+    EXPECT_EQ(s.group, 8u) << at;
+    EXPECT_EQ(s.vec, c.vec) << at;
+    EXPECT_EQ(s.blocks_per_sm, 4u) << at;
     const bool small = static_cast<std::uint64_t>(c.r * c.inner) * size_of(c.types.in) <= (1u << 24);
-    EXPECT_EQ(s.split, small ? AxisSplit::ticket : AxisSplit::two_pass) << shape.to_string() << " " << to_string(s);
-    EXPECT_EQ(s.vec, c.vec) << shape.to_string() << " " << to_string(s);
-    EXPECT_EQ(s.unroll, c.unroll) << to_string(c.op) << " " << shape.to_string() << " " << to_string(s);
-    EXPECT_EQ(s.blocks_per_sm, c.blocks_per_sm) << to_string(c.op) << " " << shape.to_string() << " " << to_string(s);
+    if (size_of(c.types.in) == 8) {
+      EXPECT_EQ(s.unroll, 4u) << at;
+      EXPECT_EQ(s.split, AxisSplit::two_pass) << at;
+      EXPECT_EQ(s.occupancy, c.op == Op::max ? 0u : 1024u) << at;  // 8-byte min and max: uncapped
+    } else if (c.vec == 1) {
+      EXPECT_EQ(s.unroll, 8u) << at;
+      EXPECT_EQ(s.split, AxisSplit::ticket) << at;
+      EXPECT_EQ(s.occupancy, 1024u) << at;
+    } else {
+      EXPECT_EQ(s.unroll, 8u) << at;
+      EXPECT_EQ(s.split, small ? AxisSplit::ticket : AxisSplit::two_pass) << at;
+      EXPECT_EQ(s.occupancy, 0u) << at;
+    }
+    EXPECT_EQ(capped_split_columns(s), s.occupancy == 1024u) << at;
+  }
+  // The cap is the plan's residency: a spec at eight blocks per SM, with four loads in
+  // flight (but 8-byte elements), with a vector of outputs a thread, threads other than 8
+  // across R, or unsplit, keeps the compiler's choice.
+  AxisKernelSpec capped{.op = Op::sum, .types = kF16, .family = AxisFamily::columns, .block = 256, .group = 8,
+                        .vec = 1, .split = AxisSplit::ticket, .unroll = 8, .blocks_per_sm = 4};
+  ASSERT_EQ(axis_spec_problem(capped), "");
+  EXPECT_TRUE(capped_split_columns(capped));
+  EXPECT_EQ(occupancy_that_pays(capped, shape_of({30001, 3001}, {0})), 1024u);
+  for (auto change : std::initializer_list<void (*)(AxisKernelSpec&)>{
+           [](AxisKernelSpec& t) { t.blocks_per_sm = 8; }, [](AxisKernelSpec& t) { t.unroll = 4; },
+           [](AxisKernelSpec& t) { t.vec = 2; }, [](AxisKernelSpec& t) { t.group = 16; t.block = 512; },
+           [](AxisKernelSpec& t) { t.split = AxisSplit::none; }, [](AxisKernelSpec& t) { t.block = 512; t.group = 8; },
+           [](AxisKernelSpec& t) { t.types = TypeRule{DType::f64, DType::f64, DType::f64}; t.split = AxisSplit::ticket; }}) {
+    AxisKernelSpec t = capped;
+    change(t);
+    EXPECT_FALSE(capped_split_columns(t)) << to_string(t);
+    EXPECT_EQ(occupancy_that_pays(t, shape_of({30001, 3001}, {0})), 0u) << to_string(t);
   }
 }
 
@@ -2742,10 +2790,11 @@ TEST(ColumnsStaged, FitsColumnsOfOutputsSideBySideWhateverTheirStrides) {
 }
 
 // The built-in choice reads long columns of a few thousand outputs side by side with the
-// staged kernel where the columns program would read an output a thread (set BN: 16-bit
-// sums from R = 20000 over 1000 to 5100 outputs; f32 sums and means from R = 24576 over
-// 1000 to 6200). Not where that program reads vectors of outputs on their grid, nor past
-// those edges, nor for 8-byte elements, nor for other ops.
+// staged kernel where the columns program would read an output a thread: f32 sums and
+// means from R = 24576 over 1000 to 6200 outputs (set BN). Not where that program reads
+// vectors of outputs on their grid, nor past those edges, nor for 8-byte elements, nor for
+// other ops, nor for 16-bit elements, which it read for sums from R = 20000 over 1000 to
+// 5100 outputs until the capped split columns read them faster (set BO).
 TEST(ColumnsStaged, TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand) {
   const TypeRule f64{DType::f64, DType::f64, DType::f64};
   struct Case {
@@ -2754,19 +2803,17 @@ TEST(ColumnsStaged, TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand) {
     bool staged;
   };
   const Case cases[] = {
-      {kF16, shape_of({30001, 4093}, {0}), true},   {kBF16, shape_of({30001, 3001}, {0}), true},
-      {kF16, shape_of({20000, 1500}, {0}), true},   {kF16, shape_of({19999, 1500}, {0}), false},
-      {kF16, shape_of({262145, 1001}, {0}), true},  {kF16, shape_of({16385, 2049}, {0}), false},
-      {kF16, shape_of({30001, 999}, {0}), false},   {kF16, shape_of({30001, 4097}, {0}), true},
-      {kF16, shape_of({30001, 5099}, {0}), true},   {kF16, shape_of({30001, 5101}, {0}), false},
-      {kF16, shape_of({30001, 4096}, {0}), false},  // two outputs a thread on the 2-element grid
+      {kF16, shape_of({30001, 4093}, {0}), false},  {kBF16, shape_of({30001, 3001}, {0}), false},
+      {kF16, shape_of({20000, 1500}, {0}), false},  {kF16, shape_of({262145, 1001}, {0}), false},
+      {kF16, shape_of({30001, 5099}, {0}), false},  {kF16, shape_of({30001, 4096}, {0}), false},
       {kF32, shape_of({30001, 4093}, {0}), true},   {kF32, shape_of({24576, 1001}, {0}), true},
       {kF32, shape_of({65537, 3001}, {0}), true},   {kF32, shape_of({24575, 3001}, {0}), false},
       {kF32, shape_of({30001, 6143}, {0}), true},   {kF32, shape_of({30001, 6201}, {0}), false},
+      {kF32, shape_of({30001, 999}, {0}), false},   {kF32, shape_of({262145, 1001}, {0}), true},
       {f64, shape_of({30001, 3001}, {0}), false},
-      {kF16, shape_of({4, 30001, 1001}, {1}), true},  // four slices, 4004 outputs
-      {kF16, shape_of({7, 30001, 1001}, {1}), false},  // 7007 outputs
-      {kF16, shape_of({8, 30001, 500}, {1}), false},  // short rows
+      {kF32, shape_of({4, 30001, 1001}, {1}), true},   // four slices, 4004 outputs
+      {kF32, shape_of({7, 30001, 1001}, {1}), false},  // 7007 outputs
+      {kF32, shape_of({8, 30001, 500}, {1}), false},   // short rows
   };
   for (const Case& c : cases)
     for (Op op : kAllOps) {
@@ -2775,9 +2822,8 @@ TEST(ColumnsStaged, TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand) {
       const AxisKernelSpec s = builtin_axis_spec(op, types, c.shape, 132, &plan);
       const std::string at =
           c.shape.to_string() + " " + std::string(to_string(types.in)) + " " + std::string(to_string(op));
-      // 16-bit sums, f32 sums and means (set BN: max folded that way ran 0.76 to 1.10
-      // times as fast, f16 means 0.81 to 1.18).
-      const bool staged = c.staged && (op == Op::sum || (op == Op::mean && size_of(c.types.in) == 4));
+      // f32 sums and means (set BN: max folded that way ran 0.76 to 1.10 times as fast).
+      const bool staged = c.staged && (op == Op::sum || op == Op::mean);
       EXPECT_EQ(s.family == AxisFamily::columns_staged, staged) << at << ": " << to_string(s);
       if (staged) {
         EXPECT_TRUE(columns_staged_pays(op, types, c.shape)) << at;
@@ -2851,6 +2897,9 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         // Columns of two and four vectors of outputs a thread a pass.
                         {AxisFamily::columns, 1, 4, AxisSplit::none, 2, 1, 1024},
                         {AxisFamily::columns, 1, 4, AxisSplit::none, 4},
+                        // Split columns a thread per output, capped to the plan's four
+                        // blocks of 256 an SM (capped_split_columns).
+                        {AxisFamily::columns, 8, 1, AxisSplit::ticket, 1, 0, 1024},
                         // General of a thread per output, split in two passes; of
                         // vectors along the reduced dimensions.
                         {AxisFamily::general, 1, 1, AxisSplit::two_pass}, {AxisFamily::general, 32, 4, AxisSplit::ticket},

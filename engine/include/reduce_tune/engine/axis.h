@@ -152,10 +152,9 @@ ColumnsStagedTiles columns_staged_tiles(const AxisKernelSpec& spec, std::uint64_
 
 // Where builtin_axis_spec reads columns with columns_staged (its spec:
 // columns_staged_builtin): long columns of outputs side by side in rows of at least 1000,
-// 2-byte sums from R = 20000 over 1000 to 5100 outputs, 4-byte sums and means from R =
-// 24576 over 1000 to 6200, where the columns program would read an output a thread (or
-// 4-byte outputs four a thread off their grid, below 2048 outputs). engine/src/axis.cpp
-// says what was measured.
+// 4-byte sums and means from R = 24576 over 1000 to 6200 outputs, where the columns
+// program would read an output a thread (or outputs four a thread off their grid, below
+// 2048 outputs). engine/src/axis.cpp says what was measured.
 bool columns_staged_pays(Op op, const TypeRule& types, const CanonicalAxes& shape);
 AxisKernelSpec columns_staged_builtin(Op op, const TypeRule& types);
 
@@ -296,8 +295,14 @@ bool batched_tail_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
 // Appends to `specs` the batched twin (tail=1) of each spec with tail 0 that
 // batched_tail_pays takes at one of `shapes` at least, where not there already.
 void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<CanonicalAxes>& shapes);
+// Whether `spec` is a split columns program capped at 1024 threads an SM where its
+// occupancy is 0: a thread per output in blocks of 256, 8 threads across R, four blocks per
+// SM, eight loads in flight (elements of 4 bytes and less, split with a ticket or a second
+// kernel) or four (8-byte sums, products and means, a second kernel).
+bool capped_split_columns(const AxisKernelSpec& spec);
 // The occupancy (threads per SM, registers capped to fit them) builtin_axis_spec gives
-// `spec` at `shape`, or 0 (the compiler's choice): short columns of vectors of outputs.
+// `spec` at `shape`, or 0 (the compiler's choice): short columns of vectors of outputs,
+// and capped_split_columns.
 std::uint32_t occupancy_that_pays(const AxisKernelSpec& spec, const CanonicalAxes& shape);
 // Whether builtin_axis_spec reads `shape` with `spec` two vectors of outputs a thread a
 // pass (rows=2): 4-byte short columns capped at 1024 threads, in blocks of 256.

@@ -168,8 +168,13 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // fold finds skew 1 meeting 3.5 or more words to a bank (rows_dense_skew; the built-in
 // choice's f32 rows where skew 3 took over ran 0.47 to 1.00 times as long, set BM). 24:
 // long columns of 1000 to 4096 outputs side by side take the staged columns kernel
-// (columns_staged_pays), and columns classes of R >= 4096 search it (set BN).
-inline constexpr int kAxisRuleRevision = 24;
+// (columns_staged_pays), and columns classes of R >= 4096 search it (set BN). 25: split
+// columns a thread per output in blocks of 256 at four blocks per SM are compiled to keep
+// just those resident (capped_split_columns: every load of a round issued before the
+// first fold), with eight loads in flight and a ticket for elements of 4 bytes and less;
+// 16-bit sums no longer staged, and 16-bit columns of R >= 12288 up to 6200 outputs split
+// where they read unsplit in blocks of 1024 (1.02 to 1.73 times faster, set BO).
+inline constexpr int kAxisRuleRevision = 25;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
