@@ -1400,10 +1400,13 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
     AxisKernelSpec t = s;
     t.split = AxisSplit::ticket;
     const AxisLaunchPlan q = plan_axis_launch(t, shape, sm_count);
-    s.split = q.splits > 1 && axis_columns_fold_trips(t, 1) <= 4 && axis_columns_fold_trips(t, q.splits) <= 8
-                  ? AxisSplit::ticket
-                  : AxisSplit::two_pass;
-    p = plan_axis_launch(s, shape, sm_count);
+    if (q.splits > 1 && axis_columns_fold_trips(t, 1) <= 4 && axis_columns_fold_trips(t, q.splits) <= 8) {
+      s = t;
+      p = q;  // the call path plans once where the ticket is taken
+    } else {
+      s.split = AxisSplit::two_pass;
+      p = plan_axis_launch(s, shape, sm_count);
+    }
     if (plan) *plan = p;
     return s;
   }

@@ -1082,8 +1082,15 @@ TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
                         Case{kBF16, Op::max, 32768, 462, 2}, Case{f64, Op::sum, 30001, 3001, 1},
                         Case{f64, Op::max, 65537, 1001, 1}}) {
     const CanonicalAxes shape = shape_of({c.r, c.inner}, {0});
-    const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, shape, 132);
+    AxisLaunchPlan plan;
+    const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, shape, 132, &plan);
     const std::string at = std::string(to_string(c.op)) + " " + shape.to_string() + " " + to_string(s);
+    // The plan the call path gets is the spec's own.
+    const AxisLaunchPlan own = plan_axis_launch(s, shape, 132);
+    EXPECT_EQ(plan.grid, own.grid) << at;
+    EXPECT_EQ(plan.splits, own.splits) << at;
+    EXPECT_EQ(plan.finalize_grid, own.finalize_grid) << at;
+    EXPECT_EQ(plan.partial_count, own.partial_count) << at;
     EXPECT_EQ(s.family, AxisFamily::columns) << at;
     EXPECT_EQ(s.group, 8u) << at;
     EXPECT_EQ(s.vec, c.vec) << at;
