@@ -538,6 +538,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
   bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
   bool many_slices = false;     // slices of short columns read a thread per output (below)
+  bool pairs_ticket = false;    // 16-bit pairs split with the last block of each group folding (below)
   if (short_16bit_columns_pay(types, shape, in)) {
     // 16-bit columns of R = 2 to 4 over 2^21 outputs and more, on the 16-byte grid: the
     // short_columns family, eight outputs a thread, every row's load in flight. On an
@@ -689,7 +690,11 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
           unit && shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
       const bool wants_16bit_vectors =
           size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512));
-      if (wants_16bit_vectors && unit && (on_grid || r < 32)) s.vec = 4;
+      // Not from 16 up to 31 outputs per SM over R >= 8192, where two outputs a thread read
+      // faster (the pairs rule below; set BP: f16 sum 65537 x 3500 162.4 -> 120.4 us, torch
+      // 134.7; at 1500 outputs 0.93 to 0.96 times as fast so).
+      const bool pairs_band = on_grid2 && r >= 8192 && shape.outputs >= 16 * sms && shape.outputs < 31 * sms;
+      if (wants_16bit_vectors && unit && (on_grid || r < 32) && !pairs_band) s.vec = 4;
       off_grid_16bit = wants_16bit_vectors && s.vec == 1;
       // 16-bit columns on the 2-element grid but off the 4-element one (outputs and
       // strides of 2 mod 4), R >= 32: two adjacent outputs a thread, one 4-byte load a
@@ -782,6 +787,11 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         s.group = by;
         s.block = by == 32 ? 1024 : 512;
         s.split = AxisSplit::none;
+        // 16-bit vectors (8-byte loads) from R = 4096: eight loads in flight. On an H200
+        // (set BP, paced; R = 4097 .. 30001 over 8448 .. 16384 outputs), against four: f16
+        // sums and bf16 max 1.03 to 1.24 times as fast (f16 sum 30001 x 8448 146.5 ->
+        // 118.8 us, torch.sum 132.5).
+        if (size_of(types.in) == 2 && r >= 4096) s.unroll = 8;
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
@@ -806,8 +816,18 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // to 1.27. Sums so: 0.86 to 1.33 (f16 32768 x 757 27.70 -> 22.29, f32 16385 x 601
       // 16.71 -> 19.51), not taken. On the grid (two outputs a thread) eight blocks per SM
       // were 1.07 to 1.19 times slower (f16 sum and bf16 max, 520 .. 1000 outputs).
+      //
+      // 16-bit pairs on the 2-element grid so from 8 up to 31 outputs per SM too (where the
+      // band of 31 to 64 below takes over), uncapped, the last block of each group folding
+      // up to 384 MiB. On an H200 (set BP, paced; R = 8193 .. 100003 over 1058 .. 4090
+      // outputs), against a thread per output split and capped (capped_split_columns):
+      // with a second kernel 0.92 to 1.25 times as fast (f16 sum 65537 x 3002 127.8 ->
+      // 110.2 us, torch.sum 109.7), with the fold 1.01 to 1.18 times as fast as that up to
+      // 384 MiB, 0.97 to 0.98 past it (100003 x 3002: 164.3 -> 167.7).
+      const bool pairs_few = size_of(types.in) == 2 && on_grid2 && shape.outputs < 31 * sms;
       if (s.vec == 1 && (size_of(types.in) == 2 || (size_of(types.in) == 4 && !on_grid)) && r >= 8192 &&
-          shape.outputs > 256 && shape.outputs < 8 * sms) {
+          shape.outputs > 256 && (shape.outputs < 8 * sms || pairs_few)) {
+        pairs_ticket = pairs_few && shape.outputs >= 8 * sms && r * shape.outputs * size_of(types.in) <= (384ull << 20);
         s.vec = on_grid2 ? 2 : 1;
         s.block = 256;
         s.group = 8;
@@ -829,9 +849,30 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 20249 x 2047 took 74.3 against 52.2 us with a thread per output split (i32), 66.7
       // against 52.9 (f32); f64 max of [4, 16384, 359] along 1 93.4 against 57.9, i64
       // 83.1 against 58.7 (two 8-byte outputs a thread).
+      //
+      // On the grid up to 48 outputs per SM (from 2048 outputs, or over R < 16384 from
+      // 257), a thread per output split and capped instead (capped_split_columns, below):
+      // its eight loads in flight at four blocks per SM read faster than the vectors. On an
+      // H200 (set BP, paced, f32 sum and max, R = 4097 .. 30001 over 300 .. 6144 outputs),
+      // 1.01 to 1.36 times as fast (max 12345 x 6144 90.3 -> 73.2 us, torch 82.1; sum 4097
+      // x 2048 13.7 -> 12.1); at 7000 and 8000 outputs 0.81 to 1.15 (sum 30001 x 7000
+      // 201.8 -> 234.8), over R = 30001 and 100003 with 1000 outputs 0.95 to 0.99: not there.
+      // Nor from R = 16384 where a row is not a whole number of 128-byte lines (a warp's
+      // 128 bytes of a row then straddle two): 0.80 to 0.98 times as fast over R = 30001 ..
+      // 100003 with 3000 and 5000 outputs (sum 100003 x 5000 469.4 -> 584.4 us), and the
+      // vectors folded by the last block faster still at 24000 x 5000 (113.3 against
+      // 128.4).
       const bool extremum_off_grid = !on_grid && (op == Op::min || op == Op::max);
+      const bool capped_band = on_grid && shape.outputs <= 48 * sms && (shape.outputs >= 2048 || r < 16384) &&
+                               (r < 16384 || static_cast<std::uint64_t>(shape.reduced_stride) * 4 % 128 == 0);
       if (size_of(types.in) == 4 && unit && !extremum_off_grid && r >= 4096 && shape.outputs > 256 &&
           shape.outputs < (!on_grid ? 20 : 64) * sms) {
+        if (capped_band) {
+          s.block = 256;
+          s.group = 8;
+          s.unroll = 8;
+          break;  // split below, then capped (capped_split_columns)
+        }
         s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
         s.block = 128;
       }
@@ -1424,11 +1465,20 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // launch is a small part of the call. Where a group's fold takes more round trips (a
   // tile of many outputs over many splits: vectors of four outputs in blocks of 128), the
   // second kernel's warp per output folds faster.
+  //
+  // So too 4-byte vectors of four outputs in blocks of 128 at any size where each group's
+  // fold takes at most four round trips (about 33 tiles of outputs and more). On an H200
+  // (set BP, paced; f32 sum and max, R = 4097 .. 40000 over 5000 .. 8000 outputs), against
+  // the second kernel: 1.01 to 1.23 times as fast (max 33000 x 5000 191.4 -> 156.0 us,
+  // torch 168.3); at six trips (3000 outputs) 0.99 to 1.03, at nine (2000) 0.76 to 0.97.
+  const bool short_vector_fold = s.family == AxisFamily::columns && s.vec == 4 && s.block == 128 &&
+                                 s.group == 4 && size_of(types.in) == 4;
   if (s.family == AxisFamily::columns && s.split == AxisSplit::two_pass && p.splits > 1) {
     AxisKernelSpec t = s;
     t.split = AxisSplit::ticket;
     const AxisLaunchPlan q = plan_axis_launch(t, shape, sm_count);
-    if (columns_fold_in_one_launch(t, shape, q.splits)) {
+    if (columns_fold_in_one_launch(t, shape, q.splits) || (pairs_ticket && q.splits > 1) ||
+        (short_vector_fold && q.splits > 1 && axis_columns_fold_trips(t, q.splits) <= 4)) {
       s = t;
       p = q;
     }
@@ -1836,11 +1886,12 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   // Where the columns program would read an output a thread, or 4-byte outputs four a
   // thread off their grid (the twin's scalar loads) over fewer than 2048 outputs: f32 sums
   // of 1234 and 1502 outputs over R = 30001 to 262145 took 1.59 to 1.87 times as long so
-  // as staged, 2049 and 2050 0.97 to 1.04 (set BN).
+  // as staged, 2049 and 2050 0.97 to 1.04 (set BN). Not an output a thread on the 16-byte
+  // grid (split and capped there, set BP; staged not measured against it).
+  const bool on_grid = axis_on_16byte_grid(shape, size_of(types.in), in);
   if (s.family == AxisFamily::columns && columns_staged_pays(op, types, shape) &&
-      ((s.vec == 1 && s.rows_per_pass == 1) ||
-       (s.vec == 4 && size_of(types.in) == 4 && shape.outputs < 2048 &&
-        !axis_on_16byte_grid(shape, size_of(types.in), in)))) {
+      ((s.vec == 1 && s.rows_per_pass == 1 && !on_grid) ||
+       (s.vec == 4 && size_of(types.in) == 4 && shape.outputs < 2048 && !on_grid))) {
     s = columns_staged_builtin(op, types);
     // One split: the unsplit spec, whose plan is this one (no partials, no second kernel).
     const AxisLaunchPlan staged = plan_axis_launch(s, shape, sm_count);

@@ -471,8 +471,14 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1001}, {0}), 132).vec, 1u);
   // (two outputs a thread on the 2-element grid over few outputs and a long R: below)
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1002}, {0}), 132).vec, 2u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).vec, 1u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1058}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).vec, 2u);  // from 8 per SM too
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1058}, {0}), 132).vec, 2u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({8191, 1058}, {0}), 132).vec, 1u);   // R < 8192
+  // On the 4-element grid from R = 2^16: four outputs a thread, but two from 16 up to 31
+  // outputs per SM.
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 2000}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 2112}, {0}), 132).vec, 2u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 4088}, {0}), 132).vec, 2u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).unroll, 8u);
   // Eight loads in flight where a thread walks R >= 8 alone over four outputs; not at
@@ -556,7 +562,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({20249, 2047}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::min, kF32, shape_of({20249, 2047}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({20249, 2047}, {0}), 132).vec, 4u);
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({20249, 2048}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({40000, 2000}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({20249, 2048}, {0}), 132).vec, 1u);  // split, capped
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({16385, 256}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({4095, 1000}, {0}), 132).vec, 1u);
   // 4-byte columns with R > 512 over 64 outputs per SM and more, on the 4-element grid: a
@@ -585,6 +592,11 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 32u);
   EXPECT_EQ(s.block, 1024u);
+  EXPECT_EQ(s.unroll, 8u);  // eight loads in flight from R = 4096 (16-bit only)
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({30001, 8448}, {0}), 132).unroll, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kBF16, shape_of({4096, 8448}, {0}), 132).unroll, 8u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4095, 8448}, {0}), 132).unroll, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({30001, 8448}, {0}), 132).unroll, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4097, 16385}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({8191, 16383}, {0}), 132).vec, 1u);
   s = builtin_axis_spec(Op::sum, h, shape_of({1000, 100000}, {0}), 132);
@@ -647,7 +659,15 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{kF32, 30001, 7001, 1, 1024, 32, none, 4}, // 1697
            ColumnsCase{kF32, 30001, 8447, 1, 1024, 32, none, 4},
            ColumnsCase{kF32, 30001, 2637, 4, 128, 4, two, 4},    // under 20 outputs per SM
-           ColumnsCase{kF32, 30001, 4096, 4, 128, 4, two, 4},    // on the grid: up to 64
+           ColumnsCase{kF32, 30001, 4096, 1, 256, 8, folded, 8}, // on the grid: up to 48, capped
+           ColumnsCase{kF32, 65537, 4096, 1, 256, 8, folded, 8}, // rows of whole 128 bytes
+           ColumnsCase{kF32, 65537, 5000, 4, 128, 4, folded, 4}, // or R < 16384: vectors of four,
+           ColumnsCase{kF32, 16384, 5000, 4, 128, 4, folded, 4}, // folded where the fold is short
+           ColumnsCase{kF32, 16383, 5000, 1, 256, 8, folded, 8},
+           ColumnsCase{kF32, 30001, 3000, 4, 128, 4, two, 4},    // (six round trips: a second kernel)
+           ColumnsCase{kF32, 30001, 7000, 4, 128, 4, folded, 4}, // over 48 up to 64
+           ColumnsCase{kF32, 30001, 2000, 4, 128, 4, two, 4},    // under 2048 from R = 16384
+           ColumnsCase{kF32, 16383, 2000, 1, 256, 8, folded, 8},
            ColumnsCase{kF32, 30001, 2641, 1, 256, 8, two, 8},    // 20 per SM
            ColumnsCase{h, 30001, 3001, 1, 256, 8, folded, 8},
            ColumnsCase{kF32, 2049, 3001, 1, 256, 8, folded, 8},
@@ -656,7 +676,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{h, 30001, 4096, 2, 256, 8, two, 8},
            ColumnsCase{h, 30001, 8446, 2, 256, 8, two, 8},
            ColumnsCase{h, 2048, 4096, 1, 1024, 32, none, 8},     // R <= 2048: a thread per output
-           ColumnsCase{h, 30001, 4090, 1, 256, 8, folded, 8},  // under 31 outputs per SM
+           ColumnsCase{h, 30001, 4091, 1, 256, 8, folded, 8},  // under 31 outputs per SM
+           ColumnsCase{h, 30001, 4090, 2, 256, 8, folded, 8},  // pairs: the last block folds
            // 257 outputs up to 8 per SM over R >= 8192: split, eight loads in flight, two
            // outputs a thread on the 2-element grid (f32 off the 4-element grid only)
            ColumnsCase{h, 27344, 462, 2, 256, 8, two, 8},
@@ -669,14 +690,18 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            // last block folding, wherever those split (capped_split_columns)
            ColumnsCase{h, 8191, 600, 1, 256, 8, folded, 8},       // R < 8192
            ColumnsCase{h, 30001, 256, 1, 256, 8, folded, 8},      // 256 outputs
-           ColumnsCase{h, 30001, 1056, 1, 256, 8, folded, 8},     // 8 outputs per SM
+           ColumnsCase{h, 30001, 1057, 1, 256, 8, folded, 8},     // 8 outputs per SM
+           ColumnsCase{h, 30001, 1056, 2, 256, 8, folded, 8},     // pairs from 8 per SM
            ColumnsCase{h, 4097, 1055, 1, 256, 8, folded, 8}}) {   // under 8 per SM, R < 8192
     s = builtin_axis_spec(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}), 132);
     const std::string at = std::to_string(c.r) + " x " + std::to_string(c.outputs) + " " +
                            std::string(to_string(c.types.in));
     // Where the columns program would read an output a thread over long columns of a few
-    // thousand, the staged kernel reads them instead (ColumnsStaged tests below).
-    if (c.vec == 1 && columns_staged_pays(Op::sum, c.types, shape_of({c.r, c.outputs}, {0}))) {
+    // thousand, the staged kernel reads them instead (ColumnsStaged tests below), but on
+    // the 16-byte grid (split and capped there).
+    const CanonicalAxes here = shape_of({c.r, c.outputs}, {0});
+    if (c.vec == 1 && columns_staged_pays(Op::sum, c.types, here) &&
+        !axis_on_16byte_grid(here, size_of(c.types.in))) {
       EXPECT_EQ(s.family, AxisFamily::columns_staged) << at;
       continue;
     }
@@ -1078,9 +1103,18 @@ TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
                         Case{kF32, Op::sum, 2049, 3001, 1}, Case{kF32, Op::max, 2049, 3001, 1},
                         Case{kF16, Op::min, 2049, 3001, 1}, Case{kBF16, Op::max, 32768, 757, 1},
                         Case{kF32, Op::min, 32768, 757, 1}, Case{kF16, Op::sum, 32768, 757, 1},
-                        Case{kF16, Op::mean, 100003, 1234, 1}, Case{kF32, Op::max, 65537, 3001, 1},
+                        Case{kF16, Op::mean, 100003, 1233, 1}, Case{kF32, Op::max, 65537, 3001, 1},
                         Case{kBF16, Op::max, 32768, 462, 2}, Case{f64, Op::sum, 30001, 3001, 1},
-                        Case{f64, Op::max, 65537, 1001, 1}}) {
+                        Case{f64, Op::max, 65537, 1001, 1},
+                        // 4-byte columns on the grid up to 48 outputs per SM (R < 16384 from
+                        // 257 outputs, else from 2048; rows of whole 128 bytes from R = 32768)
+                        Case{kF32, Op::sum, 12345, 6144, 1}, Case{kF32, Op::max, 30001, 4096, 1},
+                        Case{kF32, Op::mean, 4097, 300, 1},
+                        Case{TypeRule{DType::i32, DType::i64, DType::i64}, Op::sum, 65537, 4096, 1},
+                        // 16-bit pairs from 8 up to 31 outputs per SM: uncapped, the last block
+                        // folding up to 384 MiB
+                        Case{kF16, Op::mean, 100003, 1234, 2}, Case{kBF16, Op::max, 65537, 3000, 2},
+                        Case{kF16, Op::sum, 100003, 3002, 2}, Case{kF16, Op::sum, 8193, 2002, 2}}) {
     const CanonicalAxes shape = shape_of({c.r, c.inner}, {0});
     AxisLaunchPlan plan;
     const AxisKernelSpec s = builtin_axis_spec(c.op, c.types, shape, 132, &plan);
@@ -1105,8 +1139,10 @@ TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
       EXPECT_EQ(s.split, AxisSplit::ticket) << at;
       EXPECT_EQ(s.occupancy, 1024u) << at;
     } else {
+      const bool pairs = c.inner >= 8 * 132 && c.inner < 31 * 132 &&
+                         static_cast<std::uint64_t>(c.r * c.inner) * size_of(c.types.in) <= (384ull << 20);
       EXPECT_EQ(s.unroll, 8u) << at;
-      EXPECT_EQ(s.split, small ? AxisSplit::ticket : AxisSplit::two_pass) << at;
+      EXPECT_EQ(s.split, small || pairs ? AxisSplit::ticket : AxisSplit::two_pass) << at;
       EXPECT_EQ(s.occupancy, 0u) << at;
     }
     EXPECT_EQ(capped_split_columns(s), s.occupancy == 1024u) << at;

@@ -740,14 +740,26 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
       {4097, 4093, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
       {2049, 3001, capped, capped},
       {4097, 2641, capped, capped},
-      // 16-bit sums from 8 outputs per SM (and max, capped); f32 four outputs a thread
-      {4097, 1500, capped, "columns:block=128,by=4,vec=4,split=two_pass"},
-      {4097, 4096, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
+      // 16-bit sums from 8 outputs per SM (and max, capped); f32 on the 4-element grid up
+      // to 48 outputs per SM too (R < 16384 from 257 outputs; set BP)
+      {4097, 1500, capped, capped},
+      {4097, 4096, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", capped},
       // 257 outputs up to 8 per SM over R >= 8192
       {8192, 462, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=256,by=8,vec=2,split=ticket,unroll=8"},
       {8192, 669, capped, capped},
-      // f32: tiles of 128 outputs over many splits, a second kernel folds
-      {8192, 500, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
+      {8192, 500, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", capped},
+      // 16-bit pairs from 8 up to 31 outputs per SM, uncapped, the last block folding (f32
+      // sums off the 4-element grid: four outputs a thread, a second kernel; max capped)
+      {12345, 2002, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass",
+       nullptr, capped},
+      // f32 from R = 32768 on the grid: rows of whole 128 bytes capped, others four outputs
+      // a thread (16-bit from R = 2^16 over 16 outputs per SM: pairs)
+      {32768, 2112, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", capped},
+      {32768, 2116, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
+      // f32 vectors of four whose groups fold in at most four round trips: the last block
+      // folds; 16-bit vectors of four unsplit from R = 4096: eight loads in flight
+      {4097, 6400, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=ticket"},
+      {4097, 8448, "columns:block=1024,by=32,vec=4,split=none,unroll=8", "columns:block=1024,by=32,vec=4,split=none"},
   };
   std::int64_t largest = 0;
   for (const Case& c : cases) largest = std::max(largest, c.r * c.inner);

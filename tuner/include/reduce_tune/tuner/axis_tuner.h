@@ -173,8 +173,14 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // just those resident (capped_split_columns: every load of a round issued before the
 // first fold), with eight loads in flight and a ticket for elements of 4 bytes and less;
 // 16-bit sums no longer staged, and 16-bit columns of R >= 12288 up to 6200 outputs split
-// where they read unsplit in blocks of 1024 (1.02 to 1.73 times faster, set BO).
-inline constexpr int kAxisRuleRevision = 25;
+// where they read unsplit in blocks of 1024 (1.02 to 1.73 times faster, set BO). 26:
+// 4-byte columns on the 4-element grid up to 48 outputs per SM split so too where they
+// read four outputs a thread in blocks of 128 (R < 16384 from 257 outputs, else from 2048;
+// from R = 32768 rows of whole 128 bytes only), and 16-bit pairs on the 2-element grid
+// from 8 up to 31 outputs per SM (over R >= 8192, from 16 outputs per SM where R >= 2^16
+// read four outputs a thread) take two outputs a thread uncapped, the last block folding
+// up to 384 MiB (1.00 to 1.78 times faster, set BP).
+inline constexpr int kAxisRuleRevision = 26;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
