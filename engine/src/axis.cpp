@@ -821,7 +821,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // band of 31 to 64 below takes over), uncapped, the last block of each group folding
       // up to 384 MiB. On an H200 (set BP, paced; R = 8193 .. 100003 over 1058 .. 4090
       // outputs), against a thread per output split and capped (capped_split_columns):
-      // with a second kernel 0.92 to 1.25 times as fast (f16 sum 65537 x 3002 127.8 ->
+      // with a second kernel 0.91 to 1.25 times as fast (f16 sum 65537 x 3002 127.8 ->
       // 110.2 us, torch.sum 109.7), with the fold 1.01 to 1.18 times as fast as that up to
       // 384 MiB, 0.97 to 0.98 past it (100003 x 3002: 164.3 -> 167.7).
       const bool pairs_few = size_of(types.in) == 2 && on_grid2 && shape.outputs < 31 * sms;
@@ -854,7 +854,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // 257), a thread per output split and capped instead (capped_split_columns, below):
       // its eight loads in flight at four blocks per SM read faster than the vectors. On an
       // H200 (set BP, paced, f32 sum and max, R = 4097 .. 30001 over 300 .. 6144 outputs),
-      // 1.01 to 1.36 times as fast (max 12345 x 6144 90.3 -> 73.2 us, torch 82.1; sum 4097
+      // 1.01 to 1.40 times as fast (max 12345 x 6144 90.3 -> 73.2 us, torch 82.1; sum 4097
       // x 2048 13.7 -> 12.1); at 7000 and 8000 outputs 0.81 to 1.15 (sum 30001 x 7000
       // 201.8 -> 234.8), over R = 30001 and 100003 with 1000 outputs 0.95 to 0.99: not there.
       // Nor from R = 16384 where a row is not a whole number of 128-byte lines (a warp's
@@ -1470,7 +1470,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // fold takes at most four round trips (about 33 tiles of outputs and more). On an H200
   // (set BP, paced; f32 sum and max, R = 4097 .. 40000 over 5000 .. 8000 outputs), against
   // the second kernel: 1.01 to 1.23 times as fast (max 33000 x 5000 191.4 -> 156.0 us,
-  // torch 168.3); at six trips (3000 outputs) 0.99 to 1.03, at nine (2000) 0.76 to 0.97.
+  // torch 168.3); at six trips (3000 outputs) 1.00 to 1.03, at nine (2048) 0.73 to 0.97.
   const bool short_vector_fold = s.family == AxisFamily::columns && s.vec == 4 && s.block == 128 &&
                                  s.group == 4 && size_of(types.in) == 4;
   if (s.family == AxisFamily::columns && s.split == AxisSplit::two_pass && p.splits > 1) {

@@ -179,7 +179,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // from R = 32768 rows of whole 128 bytes only), and 16-bit pairs on the 2-element grid
 // from 8 up to 31 outputs per SM (over R >= 8192, from 16 outputs per SM where R >= 2^16
 // read four outputs a thread) take two outputs a thread uncapped, the last block folding
-// up to 384 MiB (1.00 to 1.78 times faster, set BP).
+// up to 384 MiB; 16-bit vectors of four unsplit keep eight loads in flight from R = 4096,
+// and 4-byte vectors of four in blocks of 128 fold in one launch where a group's fold
+// takes four round trips or fewer (1.00 to 1.47 times as fast where the choice changed
+// over the 156 columns shapes of set BP's last A/B).
 inline constexpr int kAxisRuleRevision = 26;
 const std::string& axis_tool_version_string();
 
