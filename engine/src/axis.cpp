@@ -863,11 +863,10 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // vectors folded by the last block faster still at 24000 x 5000 (113.3 against
       // 128.4).
       const bool extremum_off_grid = !on_grid && (op == Op::min || op == Op::max);
-      const bool capped_band = on_grid && shape.outputs <= 48 * sms && (shape.outputs >= 2048 || r < 16384) &&
-                               (r < 16384 || static_cast<std::uint64_t>(shape.reduced_stride) * 4 % 128 == 0);
       if (size_of(types.in) == 4 && unit && !extremum_off_grid && r >= 4096 && shape.outputs > 256 &&
           shape.outputs < (!on_grid ? 20 : 64) * sms) {
-        if (capped_band) {
+        const bool whole_lines = static_cast<std::uint64_t>(shape.reduced_stride) * size_of(types.in) % 128 == 0;
+        if (on_grid && shape.outputs <= 48 * sms && (r < 16384 || (shape.outputs >= 2048 && whole_lines))) {
           s.block = 256;
           s.group = 8;
           s.unroll = 8;
@@ -1888,10 +1887,9 @@ AxisKernelSpec builtin_axis_spec(Op op, const TypeRule& types, const CanonicalAx
   // of 1234 and 1502 outputs over R = 30001 to 262145 took 1.59 to 1.87 times as long so
   // as staged, 2049 and 2050 0.97 to 1.04 (set BN). Not an output a thread on the 16-byte
   // grid (split and capped there, set BP; staged not measured against it).
-  const bool on_grid = axis_on_16byte_grid(shape, size_of(types.in), in);
   if (s.family == AxisFamily::columns && columns_staged_pays(op, types, shape) &&
-      ((s.vec == 1 && s.rows_per_pass == 1 && !on_grid) ||
-       (s.vec == 4 && size_of(types.in) == 4 && shape.outputs < 2048 && !on_grid))) {
+      ((s.vec == 1 && s.rows_per_pass == 1) || (s.vec == 4 && size_of(types.in) == 4 && shape.outputs < 2048)) &&
+      !axis_on_16byte_grid(shape, size_of(types.in), in)) {
     s = columns_staged_builtin(op, types);
     // One split: the unsplit spec, whose plan is this one (no partials, no second kernel).
     const AxisLaunchPlan staged = plan_axis_launch(s, shape, sm_count);

@@ -176,7 +176,7 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // where they read unsplit in blocks of 1024 (1.02 to 1.73 times faster, set BO). 26:
 // 4-byte columns on the 4-element grid up to 48 outputs per SM split so too where they
 // read four outputs a thread in blocks of 128 (R < 16384 from 257 outputs, else from 2048;
-// from R = 32768 rows of whole 128 bytes only), and 16-bit pairs on the 2-element grid
+// from R = 16384 rows of whole 128 bytes only), and 16-bit pairs on the 2-element grid
 // from 8 up to 31 outputs per SM (over R >= 8192, from 16 outputs per SM where R >= 2^16
 // read four outputs a thread) take two outputs a thread uncapped, the last block folding
 // up to 384 MiB; 16-bit vectors of four unsplit keep eight loads in flight from R = 4096,
