@@ -539,6 +539,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
   bool many_slices = false;     // slices of short columns read a thread per output (below)
   bool pairs_ticket = false;    // 16-bit pairs split with the last block of each group folding (below)
+  bool quads_ticket = false;    // 16-bit vectors of four in blocks of 128 so (below)
   if (short_16bit_columns_pay(types, shape, in)) {
     // 16-bit columns of R = 2 to 4 over 2^21 outputs and more, on the 16-byte grid: the
     // short_columns family, eight outputs a thread, every row's load in flight. On an
@@ -690,10 +691,16 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
           unit && shape.inner % 2 == 0 && shape.reduced_stride % 2 == 0 && shape.outer_stride % 2 == 0;
       const bool wants_16bit_vectors =
           size_of(types.in) == 2 && (shape.outputs >= threads_wanted || (r >= (1u << 16) && shape.outputs >= 512));
-      // Not from 16 up to 31 outputs per SM over R >= 8192, where two outputs a thread read
-      // faster (the pairs rule below; set BP: f16 sum 65537 x 3500 162.4 -> 120.4 us, torch
-      // 134.7; at 1500 outputs 0.93 to 0.96 times as fast so).
-      const bool pairs_band = on_grid2 && r >= 8192 && shape.outputs >= 16 * sms && shape.outputs < 31 * sms;
+      // Not from 8 up to 31 outputs per SM over R >= 8192, where two outputs a thread read
+      // faster (the pairs rule below). On an H200, paced: set BP from 16 per SM (f16 sum
+      // 65537 x 3500 162.4 -> 120.4 us, torch 134.7); set BQ from 8 (f16 and bf16 sums,
+      // f16 max, bf16 mean of R = 65537 .. 262145 over 1056 .. 1900 outputs, against four
+      // outputs a thread in blocks of 256 with four loads in flight: 1.03 to 1.42 times as
+      // fast, f16 sum 65537 x 1056 53.3 -> 39.6 us, 262145 x 1800 323.6 -> 245.5, torch.sum
+      // 278.4). The vectors read fastest where the outputs fill their tiles of 128 and
+      // slowest just past a whole number of tiles (1056 and 1800 outputs: 8.25 and 14.06);
+      // at 1500 (11.7 tiles) pairs read 0.93 to 0.96 times as fast as they did (set BP).
+      const bool pairs_band = on_grid2 && r >= 8192 && shape.outputs >= 8 * sms && shape.outputs < 31 * sms;
       if (wants_16bit_vectors && unit && (on_grid || r < 32) && !pairs_band) s.vec = 4;
       off_grid_16bit = wants_16bit_vectors && s.vec == 1;
       // 16-bit columns on the 2-element grid but off the 4-element one (outputs and
@@ -795,6 +802,49 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
+      // 16-bit elements on the 4-element grid (rows and base on the 8-byte grid): four
+      // adjacent outputs a thread (8-byte loads) in blocks of 128 with 4 threads across R,
+      // eight loads in flight, split,
+      // - from R = 16384 over 31 to 64 outputs per SM, and from R = 2^16 over 16 to 31
+      //   where a group's fold takes at most 7 round trips (about 2400 outputs): the last
+      //   block of each group folds;
+      // - from R = 2^16 over 512 outputs up to 8 per SM: a second kernel folds.
+      // On an H200 (set BQ, paced; f16 and bf16 sums, f16 max, bf16 mean), against two
+      // outputs a thread in blocks of 256 (the pairs rules below) and, below 8 per SM, four
+      // in blocks of 256 with four loads in flight: over 31 to 64 per SM 1.05 to 1.17 times
+      // as fast (f16 sum 65537 x 5000 189.0 -> 160.4 us, torch.sum 176.0; 100003 x 5000
+      // 277.2 -> 242.4), 0.96 to 0.99 at 60 (65537 x 8000, 30001 x 8000); over 16 to 31
+      // 1.01 to 1.12 (100003 x 3000 167.9 -> 149.6 past 384 MiB), but at 9 round trips
+      // 0.92 (65537 x 2112: 74.6 against 68.6 us); below 8 per SM 0.97 to 1.43 (1048577 x
+      // 600 442.0 -> 309.6; 1048577 x 512 243.2 -> 247.3). Below R = 16384 two outputs a
+      // thread read as fast or faster (12345 x 4096: 29.2 against 28.0 us with pairs
+      // folded by the last block), and over 16 to 31 per SM below R = 2^16 as fast (30001 x
+      // 3000: 49.9 and 50.2). Off the 8-byte grid these vectors' twin reads scalars (about
+      // twice as slow as pairs): not there.
+      const bool quads_fit = size_of(types.in) == 2 && on_grid &&
+                             (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 8 == 0);
+      if (quads_fit && r >= 16384 && shape.outputs >= 16 * sms && shape.outputs < 64 * sms) {
+        AxisKernelSpec t = s;
+        t.vec = 4;
+        t.block = 128;
+        t.group = 4;
+        t.unroll = 8;
+        t.split = AxisSplit::ticket;
+        const std::uint64_t trips = axis_columns_fold_trips(t, plan_axis_launch(t, shape, sm_count).splits);
+        if (shape.outputs >= 31 * sms || (r >= (1u << 16) && trips <= 7)) {
+          s = t;
+          s.split = AxisSplit::two_pass;  // the ticket below
+          quads_ticket = true;
+          break;
+        }
+      }
+      if (quads_fit && r >= (1u << 16) && shape.outputs >= 512 && shape.outputs < 8 * sms) {
+        s.vec = 4;
+        s.block = 128;
+        s.group = 4;
+        s.unroll = 8;
+        break;
+      }
       // Few outputs over a long R (257 outputs up to 8 per SM, R >= 8192; elements of 2
       // bytes, and of 4 off the 4-element grid): blocks of 256 with 8 threads across R, split
       // in two passes, eight loads in flight, two adjacent outputs a thread on the
@@ -877,7 +927,11 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       }
       // 16-bit elements on the 2-element grid, R > 2048 over 31 to 64 outputs per SM: two
       // adjacent outputs a thread (4-byte loads), blocks of 256 with 8 threads across R,
-      // split, eight loads in flight. On an H200 (f16 sums, R = 12345 and 30001 over 4096
+      // split, eight loads in flight, the last block of each group folding (one round
+      // trip). On an H200 (set BQ, paced; f16 and bf16 sums, f16 max, bf16 mean of R =
+      // 2049 .. 100003 over 4202 .. 8446 outputs, rows of 2 mod 4), against a second
+      // kernel: 1.02 to 1.24 times as fast (f16 sum 100003 x 5002 285.5 -> 263.2 us, torch
+      // 284.1; 2049 x 6002 12.6 -> 10.5). On an H200 (f16 sums, R = 12345 and 30001 over 4096
       // and 6144 outputs, `..-2026-11-27ag-between-configs-f16.log`), against a thread per
       // output in blocks of 1024 unsplit (below): 1.29 to 1.56 times faster (30001 x 4096:
       // 62.8 against 97.7 us, torch.sum 74.3), and 1.00 to 1.28 times against two outputs
@@ -888,6 +942,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         s.block = 256;
         s.group = 8;
         s.unroll = 8;
+        pairs_ticket = true;
         break;
       }
       // Long columns, few of them: blocks of 512 (so 16 threads across R), the last
@@ -1476,7 +1531,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
     AxisKernelSpec t = s;
     t.split = AxisSplit::ticket;
     const AxisLaunchPlan q = plan_axis_launch(t, shape, sm_count);
-    if (columns_fold_in_one_launch(t, shape, q.splits) || (pairs_ticket && q.splits > 1) ||
+    if (columns_fold_in_one_launch(t, shape, q.splits) || ((pairs_ticket || quads_ticket) && q.splits > 1) ||
         (short_vector_fold && q.splits > 1 && axis_columns_fold_trips(t, q.splits) <= 4)) {
       s = t;
       p = q;

@@ -474,11 +474,13 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1058}, {0}), 132).vec, 2u);  // from 8 per SM too
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 1058}, {0}), 132).vec, 2u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({8191, 1058}, {0}), 132).vec, 1u);   // R < 8192
-  // On the 4-element grid from R = 2^16: four outputs a thread, but two from 16 up to 31
+  // On the 4-element grid from R = 2^16: four outputs a thread, but two from 8 up to 31
   // outputs per SM.
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 2000}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1052}, {0}), 132).vec, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1056}, {0}), 132).vec, 2u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 2000}, {0}), 132).vec, 2u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 2112}, {0}), 132).vec, 2u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 4088}, {0}), 132).vec, 2u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 2300}, {0}), 132).vec, 2u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).vec, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({100, 1 << 20}, {0}), 132).unroll, 8u);
   // Eight loads in flight where a thread walks R >= 8 alone over four outputs; not at
@@ -624,7 +626,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // elements, 1280 for 4-byte ones) and each reads at least 48 rows. From 31 outputs per
   // SM up to the one wave, R > 2048: unsplit in blocks of 1024 (f32 too, whose R >= 4096
   // read four outputs a thread below 20 outputs per SM off the 4-element grid, 64 on it);
-  // 16-bit on the 2-element grid there, two outputs a thread, split. Below 31 outputs per
+  // 16-bit on the 2-element grid there, two outputs a thread, split, the last block folding
+  // (from R = 16384 on the 4-element grid four outputs a thread in blocks of 128). Below 31 outputs per
   // SM, a split thread per output from 15 per SM: eight loads in flight; so too from 257
   // outputs up to 8 per SM over R >= 8192, two outputs a thread on the 2-element grid.
   struct ColumnsCase {
@@ -672,9 +675,26 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
            ColumnsCase{h, 30001, 3001, 1, 256, 8, folded, 8},
            ColumnsCase{kF32, 2049, 3001, 1, 256, 8, folded, 8},
            ColumnsCase{h, 30001, 1979, 1, 256, 8, folded, 8},       // 16-bit sums: from 8 outputs per SM
-           ColumnsCase{h, 30001, 4094, 2, 256, 8, two, 8},       // the 2-element grid
-           ColumnsCase{h, 30001, 4096, 2, 256, 8, two, 8},
-           ColumnsCase{h, 30001, 8446, 2, 256, 8, two, 8},
+           ColumnsCase{h, 30001, 4094, 2, 256, 8, folded, 8},    // the 2-element grid: pairs,
+           ColumnsCase{h, 30001, 8446, 2, 256, 8, folded, 8},    // the last block folding
+           ColumnsCase{h, 100003, 5002, 2, 256, 8, folded, 8},   // (one round trip) at any size
+           ColumnsCase{h, 16383, 5000, 2, 256, 8, folded, 8},    // the 4-element grid, R < 16384
+           ColumnsCase{h, 16384, 5000, 4, 128, 4, folded, 8},    // from R = 16384 vectors of four
+           ColumnsCase{h, 30001, 4096, 4, 128, 4, folded, 8},    // in blocks of 128, folded
+           ColumnsCase{h, 100003, 5000, 4, 128, 4, folded, 8},
+           ColumnsCase{h, 65537, 8444, 4, 128, 4, folded, 8},    // up to 64 outputs per SM
+           ColumnsCase{h, 65537, 8448, 4, 1024, 32, none, 8},    // (64: unsplit)
+           ColumnsCase{h, 65537, 4088, 4, 128, 4, folded, 8},    // 16 to 31 from R = 2^16 where
+           ColumnsCase{h, 65537, 2400, 4, 128, 4, folded, 8},    // the fold takes 7 trips or fewer
+           ColumnsCase{h, 65537, 2300, 2, 256, 8, folded, 8},    // (8 trips: pairs)
+           ColumnsCase{h, 65535, 3000, 2, 256, 8, folded, 8},    // (R < 2^16: pairs)
+           ColumnsCase{h, 100003, 2112, 2, 256, 8, two, 8},      // (pairs past 384 MiB: two passes)
+           ColumnsCase{h, 65537, 1056, 2, 256, 8, folded, 8},    // pairs from 8 per SM
+           ColumnsCase{h, 262145, 1800, 2, 256, 8, two, 8},      // (past 384 MiB a second kernel)
+           ColumnsCase{h, 65537, 1052, 4, 128, 4, two, 8},       // under 8 per SM from R = 2^16:
+           ColumnsCase{h, 1048577, 512, 4, 128, 4, two, 8},      // vectors of four in blocks of 128
+           ColumnsCase{h, 65537, 508, 2, 256, 8, two, 8},        // (under 512 outputs pairs,
+           ColumnsCase{h, 65535, 1000, 2, 256, 8, two, 8},       // and under R = 2^16)
            ColumnsCase{h, 2048, 4096, 1, 1024, 32, none, 8},     // R <= 2048: a thread per output
            ColumnsCase{h, 30001, 4091, 1, 256, 8, folded, 8},  // under 31 outputs per SM
            ColumnsCase{h, 30001, 4090, 2, 256, 8, folded, 8},  // pairs: the last block folds
@@ -717,6 +737,22 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(s.occupancy, capped ? 1024u : 0u) << at;
     if (capped) {
       EXPECT_EQ(s.blocks_per_sm, 4u) << at;
+    }
+  }
+  // 16-bit vectors of four in blocks of 128 only where the base is on the 8-byte grid too
+  // (their twin reads scalars): a base 4 bytes past it reads pairs, folded by the last block.
+  const void* pairs_base = reinterpret_cast<const void*>(std::uintptr_t{1} << 20 | 4);
+  const void* quads_base = reinterpret_cast<const void*>(std::uintptr_t{1} << 20 | 8);
+  for (const auto& [r, outputs] : {std::pair<std::int64_t, std::int64_t>{65537, 5000}, {65537, 1000}}) {
+    const std::string at = std::to_string(r) + " x " + std::to_string(outputs);
+    const AxisKernelSpec quads = builtin_axis_spec(Op::sum, h, shape_of({r, outputs}, {0}), 132, nullptr, quads_base);
+    EXPECT_EQ(quads.vec, 4u) << at;
+    EXPECT_EQ(quads.block, 128u) << at;
+    const AxisKernelSpec off = builtin_axis_spec(Op::sum, h, shape_of({r, outputs}, {0}), 132, nullptr, pairs_base);
+    EXPECT_NE(off.block, 128u) << at;
+    if (outputs >= 31 * 132) {
+      EXPECT_EQ(off.vec, 2u) << at;
+      EXPECT_EQ(off.split, AxisSplit::ticket) << at;
     }
   }
   // 8-byte elements keep the split.
@@ -1113,7 +1149,7 @@ TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
                         Case{TypeRule{DType::i32, DType::i64, DType::i64}, Op::sum, 65537, 4096, 1},
                         // 16-bit pairs from 8 up to 31 outputs per SM: uncapped, the last block
                         // folding up to 384 MiB
-                        Case{kF16, Op::mean, 100003, 1234, 2}, Case{kBF16, Op::max, 65537, 3000, 2},
+                        Case{kF16, Op::mean, 100003, 1234, 2}, Case{kBF16, Op::max, 30001, 3000, 2},
                         Case{kF16, Op::sum, 100003, 3002, 2}, Case{kF16, Op::sum, 8193, 2002, 2}}) {
     const CanonicalAxes shape = shape_of({c.r, c.inner}, {0});
     AxisLaunchPlan plan;

@@ -743,7 +743,7 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
       // 16-bit sums from 8 outputs per SM (and max, capped); f32 on the 4-element grid up
       // to 48 outputs per SM too (R < 16384 from 257 outputs; set BP)
       {4097, 1500, capped, capped},
-      {4097, 4096, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", capped},
+      {4097, 4096, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", capped},
       // 257 outputs up to 8 per SM over R >= 8192
       {8192, 462, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=256,by=8,vec=2,split=ticket,unroll=8"},
       {8192, 669, capped, capped},
@@ -757,9 +757,15 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
       {32768, 2112, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", capped},
       {32768, 2116, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
       // f32 vectors of four whose groups fold in at most four round trips: the last block
-      // folds; 16-bit vectors of four unsplit from R = 4096: eight loads in flight
-      {4097, 6400, "columns:block=256,by=8,vec=2,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=ticket"},
+      // folds; 16-bit vectors of four unsplit from R = 4096: eight loads in flight; 16-bit
+      // pairs over 31 to 64 outputs per SM: the last block folds (set BQ)
+      {4097, 6400, "columns:block=256,by=8,vec=2,split=ticket,unroll=8", "columns:block=128,by=4,vec=4,split=ticket"},
       {4097, 8448, "columns:block=1024,by=32,vec=4,split=none,unroll=8", "columns:block=1024,by=32,vec=4,split=none"},
+      // 16-bit vectors of four in blocks of 128 on the 4-element grid: from R = 16384 over
+      // 31 to 64 outputs per SM, the last block folding; from R = 2^16 over 512 outputs up
+      // to 8 per SM, a second kernel (set BQ; from one element in, pairs and the twin)
+      {16384, 4096, "columns:block=128,by=4,vec=4,split=ticket,unroll=8", capped},
+      {65536, 512, "columns:block=128,by=4,vec=4,split=two_pass,unroll=8", "columns:block=128,by=4,vec=4,split=two_pass"},
   };
   std::int64_t largest = 0;
   for (const Case& c : cases) largest = std::max(largest, c.r * c.inner);

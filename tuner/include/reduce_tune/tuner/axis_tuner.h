@@ -182,8 +182,13 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // up to 384 MiB; 16-bit vectors of four unsplit keep eight loads in flight from R = 4096,
 // and 4-byte vectors of four in blocks of 128 fold in one launch where a group's fold
 // takes four round trips or fewer (1.00 to 1.47 times as fast where the choice changed
-// over the 156 columns shapes of set BP's last A/B).
-inline constexpr int kAxisRuleRevision = 26;
+// over the 156 columns shapes of set BP's last A/B). 27: 16-bit columns on the 4-element
+// grid (base too) read four outputs a thread in blocks of 128 with eight loads in flight
+// from R = 16384 over 31 to 64 outputs per SM (the last block folding), and from R = 2^16
+// over 512 outputs up to 8 per SM; where vectors of four read R >= 2^16 from 8 up to 16
+// outputs per SM, pairs instead; 16-bit pairs over 31 to 64 outputs per SM fold in one
+// launch (set BQ).
+inline constexpr int kAxisRuleRevision = 27;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
