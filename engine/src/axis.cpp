@@ -811,12 +811,13 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // - from R = 2^16 over 512 outputs up to 8 per SM: a second kernel folds.
       // On an H200 (set BQ, paced; f16 and bf16 sums, f16 max, bf16 mean), against two
       // outputs a thread in blocks of 256 (the pairs rules below) and, below 8 per SM, four
-      // in blocks of 256 with four loads in flight: over 31 to 64 per SM 1.05 to 1.17 times
-      // as fast (f16 sum 65537 x 5000 189.0 -> 160.4 us, torch.sum 176.0; 100003 x 5000
-      // 277.2 -> 242.4), 0.96 to 0.99 at 60 (65537 x 8000, 30001 x 8000); over 16 to 31
-      // 1.01 to 1.12 (100003 x 3000 167.9 -> 149.6 past 384 MiB), but at 9 round trips
-      // 0.92 (65537 x 2112: 74.6 against 68.6 us); below 8 per SM 0.97 to 1.43 (1048577 x
-      // 600 442.0 -> 309.6; 1048577 x 512 243.2 -> 247.3). Below R = 16384 two outputs a
+      // in blocks of 256 with four loads in flight (the A/B of the built-in choice before and
+      // after, 230 columns shapes): over 31 to 64 per SM 1.01 to 1.18 times as fast (f16
+      // sum 65537 x 5000 184.6 -> 159.4 us, torch.sum 179.1; 100003 x 5000 277.2 -> 242.4 in
+      // a probe), 0.96 to 0.99 at 60 (65537 x 8000, 30001 x 8000); over 16 to 31 0.98 to
+      // 1.17 (200000 x 3400 389.6 -> 333.3, 100003 x 3000 165.4 -> 150.3), but at 9 round
+      // trips 0.92 in a probe (65537 x 2112: 74.6 against 68.6 us); below 8 per SM 0.97 to
+      // 1.43 (1048577 x 600 442.0 -> 309.6; 1048577 x 512 243.2 -> 247.3). Below R = 16384 two outputs a
       // thread read as fast or faster (12345 x 4096: 29.2 against 28.0 us with pairs
       // folded by the last block), and over 16 to 31 per SM below R = 2^16 as fast (30001 x
       // 3000: 49.9 and 50.2). Off the 8-byte grid these vectors' twin reads scalars (about
