@@ -699,7 +699,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // fast, f16 sum 65537 x 1056 53.3 -> 39.6 us, 262145 x 1800 323.6 -> 245.5, torch.sum
       // 278.4). The vectors read fastest where the outputs fill their tiles of 128 and
       // slowest just past a whole number of tiles (1056 and 1800 outputs: 8.25 and 14.06);
-      // at 1500 (11.7 tiles) pairs read 0.93 to 0.96 times as fast as they did (set BP).
+      // at 1500 (11.7 tiles) pairs read 0.93 to 0.96 times as fast as they did in set BP's
+      // probe, 0.95 to 1.01 in set BQ's A/Bs.
       const bool pairs_band = on_grid2 && r >= 8192 && shape.outputs >= 8 * sms && shape.outputs < 31 * sms;
       if (wants_16bit_vectors && unit && (on_grid || r < 32) && !pairs_band) s.vec = 4;
       off_grid_16bit = wants_16bit_vectors && s.vec == 1;
@@ -817,11 +818,11 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // a probe), 0.96 to 0.99 at 60 (65537 x 8000, 30001 x 8000); over 16 to 31 0.98 to
       // 1.17 (200000 x 3400 389.6 -> 333.3, 100003 x 3000 165.4 -> 150.3), but at 9 round
       // trips 0.92 in a probe (65537 x 2112: 74.6 against 68.6 us); below 8 per SM 0.97 to
-      // 1.43 (1048577 x 600 442.0 -> 309.6; 1048577 x 512 243.2 -> 247.3). Below R = 16384 two outputs a
-      // thread read as fast or faster (12345 x 4096: 29.2 against 28.0 us with pairs
-      // folded by the last block), and over 16 to 31 per SM below R = 2^16 as fast (30001 x
-      // 3000: 49.9 and 50.2). Off the 8-byte grid these vectors' twin reads scalars (about
-      // twice as slow as pairs): not there.
+      // 1.43 (1048577 x 600 442.0 -> 309.6; 1048577 x 512 243.2 -> 247.3). Below R = 16384
+      // two outputs a thread read as fast or faster (12345 x 4096: 29.2 against 28.0 us
+      // with pairs folded by the last block), and over 16 to 31 per SM below R = 2^16 as
+      // fast (30001 x 3000: 49.9 and 50.2). Off the 8-byte grid these vectors' twin reads
+      // scalars (about twice as slow as pairs): not there.
       const bool quads_fit = size_of(types.in) == 2 && on_grid &&
                              (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 8 == 0);
       if (quads_fit && r >= 16384 && shape.outputs >= 16 * sms && shape.outputs < 64 * sms) {
