@@ -538,8 +538,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   std::uint64_t ticket_outputs = kTicketOutputs;  // up to this many outputs, a split folds in one launch
   bool off_grid_16bit = false;  // 16-bit columns that would take vectors of four outputs on the grid
   bool many_slices = false;     // slices of short columns read a thread per output (below)
-  bool pairs_ticket = false;    // 16-bit pairs split with the last block of each group folding (below)
-  bool quads_ticket = false;    // 16-bit vectors of four in blocks of 128 so (below)
+  bool last_block_folds = false;  // 16-bit pairs or vectors of four split, the last block of each group folding
   if (short_16bit_columns_pay(types, shape, in)) {
     // 16-bit columns of R = 2 to 4 over 2^21 outputs and more, on the 16-byte grid: the
     // short_columns family, eight outputs a thread, every row's load in flight. On an
@@ -834,9 +833,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         t.split = AxisSplit::ticket;
         const std::uint64_t trips = axis_columns_fold_trips(t, plan_axis_launch(t, shape, sm_count).splits);
         if (shape.outputs >= 31 * sms || (r >= (1u << 16) && trips <= 7)) {
-          s = t;
-          s.split = AxisSplit::two_pass;  // the ticket below
-          quads_ticket = true;
+          s = t;  // split below, the last block folding
+          last_block_folds = true;
           break;
         }
       }
@@ -879,7 +877,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       const bool pairs_few = size_of(types.in) == 2 && on_grid2 && shape.outputs < 31 * sms;
       if (s.vec == 1 && (size_of(types.in) == 2 || (size_of(types.in) == 4 && !on_grid)) && r >= 8192 &&
           shape.outputs > 256 && (shape.outputs < 8 * sms || pairs_few)) {
-        pairs_ticket = pairs_few && shape.outputs >= 8 * sms && r * shape.outputs * size_of(types.in) <= (384ull << 20);
+        last_block_folds = pairs_few && shape.outputs >= 8 * sms && r * shape.outputs * size_of(types.in) <= (384ull << 20);
         s.vec = on_grid2 ? 2 : 1;
         s.block = 256;
         s.group = 8;
@@ -944,7 +942,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         s.block = 256;
         s.group = 8;
         s.unroll = 8;
-        pairs_ticket = true;
+        last_block_folds = true;
         break;
       }
       // Long columns, few of them: blocks of 512 (so 16 threads across R), the last
@@ -1533,7 +1531,7 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
     AxisKernelSpec t = s;
     t.split = AxisSplit::ticket;
     const AxisLaunchPlan q = plan_axis_launch(t, shape, sm_count);
-    if (columns_fold_in_one_launch(t, shape, q.splits) || ((pairs_ticket || quads_ticket) && q.splits > 1) ||
+    if (columns_fold_in_one_launch(t, shape, q.splits) || (last_block_folds && q.splits > 1) ||
         (short_vector_fold && q.splits > 1 && axis_columns_fold_trips(t, q.splits) <= 4)) {
       s = t;
       p = q;
