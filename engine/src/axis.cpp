@@ -1904,7 +1904,15 @@ bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_siz
 //   16385 over 1001 and 2049 0.98 to 1.08, over 6143 0.98 to 1.03;
 // - f16 means 0.81 to 1.18 (the columns program again faster for means than for sums),
 //   f16 and f32 max 0.76 to 1.10 (a compare and select an element: the fold sets the
-//   pace): not taken.
+//   pace): not taken then.
+// Since set BR a staged f32 element folds into min and max with one instruction
+// (rt::staged_fold), and f32 min and max are staged in the same band from 2500 outputs,
+// or from 2^27 elements below that. Against edac217's choice (the capped split or a
+// thread per output unsplit), the lower of two alternating rounds: max 1.01 to 1.30
+// times as fast over 21 such shapes, median 1.06 (65537 x 5001 412.6 -> 316.2 us, torch
+// 365.4; 262145 x 3001 897.6 -> 739.9; 200003 x 2049 490.5 -> 413.0), min 1.00 to 1.31;
+// but below 2500 outputs under 2^27 elements 0.86 to 1.04 (24576 x 1001 29.6 -> 34.1,
+// 30001 x 1234 0.93): not staged there. 16-bit max still compares and selects.
 // The columns program's means ran faster than its sums because the compiler scheduled
 // them otherwise: at the 32 registers a thread it aims for, a sum's thread issued five to
 // seven of its eight loads before folding the first, a mean's (39 registers) all eight.
@@ -1915,7 +1923,10 @@ bool columns_staged_pays(Op op, const TypeRule& types, const CanonicalAxes& shap
   if (shape.layout != AxisLayout::columns || shape.inner_step != 1) return false;
   const std::uint64_t r = shape.reduced, n = shape.outputs;
   if (shape.inner < 1000 || n < 1000) return false;
-  return size_of(types.in) == 4 && (op == Op::sum || op == Op::mean) && r >= 24576 && n <= 6200;
+  const bool f32_min_max = types.in == DType::f32 && (op == Op::min || op == Op::max);
+  // Min and max below 2500 outputs under 2^27 elements: the capped split (set BR).
+  if (f32_min_max && n < 2500 && r * n < (std::uint64_t{1} << 27)) return false;
+  return size_of(types.in) == 4 && (op == Op::sum || op == Op::mean || f32_min_max) && r >= 24576 && n <= 6200;
 }
 
 AxisKernelSpec columns_staged_builtin(Op op, const TypeRule& types) {

@@ -1139,7 +1139,7 @@ TEST(AxisSpec, SplitColumnsLoadsInFlightFollowTheOp) {
                         Case{kF32, Op::sum, 2049, 3001, 1}, Case{kF32, Op::max, 2049, 3001, 1},
                         Case{kF16, Op::min, 2049, 3001, 1}, Case{kBF16, Op::max, 32768, 757, 1},
                         Case{kF32, Op::min, 32768, 757, 1}, Case{kF16, Op::sum, 32768, 757, 1},
-                        Case{kF16, Op::mean, 100003, 1233, 1}, Case{kF32, Op::max, 65537, 3001, 1},
+                        Case{kF16, Op::mean, 100003, 1233, 1}, Case{kF32, Op::max, 20000, 3001, 1},
                         Case{kBF16, Op::max, 32768, 462, 2}, Case{f64, Op::sum, 30001, 3001, 1},
                         Case{f64, Op::max, 65537, 1001, 1},
                         // 4-byte columns on the grid up to 48 outputs per SM (R < 16384 from
@@ -2870,29 +2870,36 @@ TEST(ColumnsStaged, FitsColumnsOfOutputsSideBySideWhateverTheirStrides) {
 
 // The built-in choice reads long columns of a few thousand outputs side by side with the
 // staged kernel where the columns program would read an output a thread: f32 sums and
-// means from R = 24576 over 1000 to 6200 outputs (set BN). Not where that program reads
-// vectors of outputs on their grid, nor past those edges, nor for 8-byte elements, nor for
-// other ops, nor for 16-bit elements, which it read for sums from R = 20000 over 1000 to
-// 5100 outputs until the capped split columns read them faster (set BO).
+// means from R = 24576 over 1000 to 6200 outputs (set BN), and min and max (set BR). Not
+// where that program reads vectors of outputs on their grid, nor past those edges, nor
+// for 8-byte elements, nor for products, nor for 16-bit elements, which it read for sums
+// from R = 20000 over 1000 to 5100 outputs until the capped split columns read them
+// faster (set BO).
 TEST(ColumnsStaged, TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand) {
   const TypeRule f64{DType::f64, DType::f64, DType::f64};
   struct Case {
     TypeRule types;
     CanonicalAxes shape;
-    bool staged;
+    bool staged, min_max;
   };
+  // staged: sums and means; min_max: f32 min and max too (from 2500 outputs, or from
+  // 2^27 elements below that, set BR).
   const Case cases[] = {
-      {kF16, shape_of({30001, 4093}, {0}), false},  {kBF16, shape_of({30001, 3001}, {0}), false},
-      {kF16, shape_of({20000, 1500}, {0}), false},  {kF16, shape_of({262145, 1001}, {0}), false},
-      {kF16, shape_of({30001, 5099}, {0}), false},  {kF16, shape_of({30001, 4096}, {0}), false},
-      {kF32, shape_of({30001, 4093}, {0}), true},   {kF32, shape_of({24576, 1001}, {0}), true},
-      {kF32, shape_of({65537, 3001}, {0}), true},   {kF32, shape_of({24575, 3001}, {0}), false},
-      {kF32, shape_of({30001, 6143}, {0}), true},   {kF32, shape_of({30001, 6201}, {0}), false},
-      {kF32, shape_of({30001, 999}, {0}), false},   {kF32, shape_of({262145, 1001}, {0}), true},
-      {f64, shape_of({30001, 3001}, {0}), false},
-      {kF32, shape_of({4, 30001, 1001}, {1}), true},   // four slices, 4004 outputs
-      {kF32, shape_of({7, 30001, 1001}, {1}), false},  // 7007 outputs
-      {kF32, shape_of({8, 30001, 500}, {1}), false},   // short rows
+      {kF16, shape_of({30001, 4093}, {0}), false, false},  {kBF16, shape_of({30001, 3001}, {0}), false, false},
+      {kF16, shape_of({20000, 1500}, {0}), false, false},  {kF16, shape_of({262145, 1001}, {0}), false, false},
+      {kF16, shape_of({30001, 5099}, {0}), false, false},  {kF16, shape_of({30001, 4096}, {0}), false, false},
+      {kF32, shape_of({30001, 4093}, {0}), true, true},    {kF32, shape_of({24576, 1001}, {0}), true, false},
+      {kF32, shape_of({65537, 3001}, {0}), true, true},    {kF32, shape_of({24575, 3001}, {0}), false, false},
+      {kF32, shape_of({30001, 6143}, {0}), true, true},    {kF32, shape_of({30001, 6201}, {0}), false, false},
+      {kF32, shape_of({30001, 999}, {0}), false, false},   {kF32, shape_of({262145, 1001}, {0}), true, true},
+      {kF32, shape_of({30001, 1234}, {0}), true, false},   {kF32, shape_of({30001, 2641}, {0}), true, true},
+      {kF32, shape_of({30001, 2049}, {0}), false, false},  // sums: vectors of four off the grid from 2048
+      {kF32, shape_of({134218, 1001}, {0}), true, true},   // 2^27 elements and more
+      {kF32, shape_of({134083, 1001}, {0}), true, false},  // just under 2^27
+      {f64, shape_of({30001, 3001}, {0}), false, false},
+      {kF32, shape_of({4, 30001, 1001}, {1}), true, true},    // four slices, 4004 outputs
+      {kF32, shape_of({7, 30001, 1001}, {1}), false, false},  // 7007 outputs
+      {kF32, shape_of({8, 30001, 500}, {1}), false, false},   // short rows
   };
   for (const Case& c : cases)
     for (Op op : kAllOps) {
@@ -2901,8 +2908,9 @@ TEST(ColumnsStaged, TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand) {
       const AxisKernelSpec s = builtin_axis_spec(op, types, c.shape, 132, &plan);
       const std::string at =
           c.shape.to_string() + " " + std::string(to_string(types.in)) + " " + std::string(to_string(op));
-      // f32 sums and means (set BN: max folded that way ran 0.76 to 1.10 times as fast).
-      const bool staged = c.staged && (op == Op::sum || op == Op::mean);
+      const bool staged = (op == Op::sum || op == Op::mean) ? c.staged
+                          : (op == Op::min || op == Op::max) ? c.min_max
+                                                             : false;
       EXPECT_EQ(s.family == AxisFamily::columns_staged, staged) << at << ": " << to_string(s);
       if (staged) {
         EXPECT_TRUE(columns_staged_pays(op, types, c.shape)) << at;

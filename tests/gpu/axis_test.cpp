@@ -1896,6 +1896,120 @@ TEST(Axes, NanInOneRowAndInfinities) {
   }
 }
 
+// Min and max fold a NaN or an infinity through every columns path. A staged f32 element
+// folds with one instruction (rt::staged_fold: min.NaN/max.NaN), the others compare and
+// select. Each shape takes one candidate the tuner draws of each (threads across R,
+// vector, split, outputs a thread), up to kKinds a family, launched directly, and the
+// built-in choice of f32 min and max over long columns (staged, set BR) runs through the
+// runtime. The data holds a NaN in a column's first row, in another's last row and in
+// the input's last element, +Inf and -Inf in one column each, and a NaN beside a -Inf.
+// Checked from an aligned base and from an element in (the vector kernels' twins),
+// against the host.
+TEST(Axes, ColumnsFoldNanAndInfinitiesInEveryPath) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  const bool sm132 = device.sm_count == 132;
+  struct Case {
+    std::uint64_t r, outputs;
+    AxisFamily family;  // a family the candidates must include
+    bool builtin;       // also the built-in choice through the runtime
+  };
+  // Off the vector grid, long columns (columns_staged), few outputs (columns_dense),
+  // short columns of many outputs (several outputs a thread), on the grid.
+  std::vector<Case> shapes = {{3001, 517, AxisFamily::columns, false},
+                              {6000, 1234, AxisFamily::columns_staged, false},
+                              {65537, 7, AxisFamily::columns_dense, false}};
+  if (!quick)
+    shapes.insert(shapes.end(), {{40, 8192, AxisFamily::columns, false},
+                                 {3, 1 << 18, AxisFamily::columns, false},
+                                 {2049, 1024, AxisFamily::columns, false},
+                                 {24576, 2501, AxisFamily::columns_staged, true}});
+  const std::size_t kKinds = quick ? 1 : 4;
+  std::vector<std::pair<Op, DType>> calls = {{Op::max, DType::f32}, {Op::min, DType::f32}};
+  if (!quick) calls.push_back({Op::max, DType::f16});
+  std::atomic<int> checked{0};
+  std::vector<std::thread> threads;
+  for (const auto& [op, dtype] : calls)
+    threads.emplace_back([&, op = op, dtype = dtype] {
+      try {
+        NvrtcCompiler compiler;
+        CudaLauncher launcher;
+        Context ctx(no_database());
+        const TypeRule t = rule(op, dtype);
+        for (const Case& c : shapes) {
+          const std::uint64_t n = c.r * c.outputs;
+          testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, n + 1, 29);
+          auto put = [&](std::uint64_t row, std::uint64_t column, double value) {
+            const std::uint64_t at = std::min(row * c.outputs + column, n);
+            if (dtype == DType::f32) {
+              const float v = static_cast<float>(value);
+              std::memcpy(host.bytes.data() + at * 4, &v, 4);
+            } else {
+              const std::uint16_t h = std::isnan(value) ? 0x7e00 : value > 0 ? 0x7c00 : 0xfc00;
+              std::memcpy(host.bytes.data() + at * 2, &h, 2);
+            }
+          };
+          const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+          put(0, 1 % c.outputs, nan);
+          put(c.r - 1, c.outputs / 2, nan);
+          put(c.r / 3, c.outputs / 3, inf);
+          put(c.r / 2, (c.outputs * 2) / 3, -inf);
+          put(c.r / 2, c.outputs - 1, -inf);
+          put(c.r / 4, c.outputs - 1, nan);
+          put(c.r, 0, nan);  // the input's last element (one past the aligned view's)
+          const Buffer buffer = upload(host);
+          const ViewAxes v{TensorDesc::contiguous({static_cast<std::int64_t>(c.r), static_cast<std::int64_t>(c.outputs)}),
+                           {0}};
+          const std::string at = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + "> R=" + std::to_string(c.r) +
+                                 " x " + std::to_string(c.outputs);
+          if (c.builtin) {
+            const std::string kernel = ctx.explain_axes(op, t.in, t.out, v.view, v.axes).kernel;
+            if (sm132 && dtype == DType::f32) {
+              EXPECT_NE(kernel.find("columns_staged:"), std::string::npos) << at << " ran " << kernel;
+            }
+            for (std::int64_t base : {0, 1}) {
+              EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "") << at << " base " << base;
+              ++checked;
+            }
+            if (dtype != DType::f32) continue;
+          }
+          const CanonicalAxes shape =
+              tuner::canonical_axis_shape(tuner::AxisShape{AxisLayout::columns, c.r, c.outputs});
+          std::map<AxisFamily, std::set<std::string>> kinds;
+          for (const AxisKernelSpec& spec : axis_candidates(op, t, shape, device.sm_count)) {
+            std::set<std::string>& seen = kinds[spec.family];
+            if (seen.size() == kKinds) continue;
+            const std::string kind = std::to_string(spec.group) + "/" + std::to_string(spec.vec) + "/" +
+                                     to_string(spec.split) + "/" + std::to_string(spec.rows_per_pass);
+            if (!seen.insert(kind).second) continue;
+            const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+            const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+            LaunchWorkspace workspace(plan.partial_count * size_of(t.acc));
+            for (std::int64_t base : {0, 1}) {
+              RT_CUDA_CHECK(cudaMemset(workspace.buffer.get(), 0, workspace.buffer.size()));
+              EXPECT_EQ(check_with(
+                            [&](const void* in, void* out) {
+                              enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
+                                                     plan.partial_count > 0 ? &workspace.view : nullptr, nullptr);
+                            },
+                            op, t, buffer, base, v.view, v.axes),
+                        "")
+                  << to_string(spec) << " " << at << " base " << base;
+              ++checked;
+            }
+          }
+          EXPECT_FALSE(kinds[c.family].empty()) << at << ": no " << to_string(c.family) << " candidate";
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << to_string(op) << "<" << to_string(dtype) << ">: " << e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  std::printf("[ counts   ] columns with NaN and infinities: %d (op, dtype, config, shape, base) cases\n",
+              checked.load());
+}
+
 TEST(Axes, EmptyExtentsGiveTheIdentityOrWriteNothing) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());

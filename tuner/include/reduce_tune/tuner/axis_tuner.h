@@ -187,8 +187,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // from R = 16384 over 31 to 64 outputs per SM (the last block folding), and from R = 2^16
 // over 512 outputs up to 8 per SM; where vectors of four read R >= 2^16 from 8 up to 16
 // outputs per SM, pairs instead; 16-bit pairs over 31 to 64 outputs per SM fold in one
-// launch (set BQ).
-inline constexpr int kAxisRuleRevision = 27;
+// launch (set BQ). 28: f32 min and max of long columns off the 16-byte grid staged as
+// the sums are, R >= 24576 over 1000 to 6200 outputs, where a staged element folds with
+// one instruction (set BR).
+inline constexpr int kAxisRuleRevision = 28;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
