@@ -781,6 +781,59 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
   std::printf("[ counts   ] built-in columns between the grid's outputs: %d (op, dtype, shape) cases\n", checked.load());
 }
 
+// The 16-bit columns rules of sets BP and BQ over slices: [outer, R, inner] along 1, the
+// outputs of several slices side by side (outer_stride R x inner). Each runs the kernel
+// the rule means for its outputs (vectors of four in blocks of 128, the last block
+// folding or a second kernel; pairs, the last block folding) and matches the host, from
+// an aligned base and from one element in (off the vector grids: another kernel). f16 sum
+// and max and bf16 sum, a thread each; in quick mode (the sanitizer run) f16 sum over
+// the two smallest.
+TEST(Axes, SixteenBitColumnsRulesOverSlices) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const bool sm132 = testing::test_device()->sm_count == 132;
+  Context ctx(no_database());
+  struct Case {
+    std::int64_t outer, r, inner;
+    const char* kernel;
+  };
+  const char* quads_ticket = "columns:block=128,by=4,vec=4,split=ticket,unroll=8";
+  const char* quads_two_pass = "columns:block=128,by=4,vec=4,split=two_pass,unroll=8";
+  const char* pairs_ticket = "columns:block=256,by=8,vec=2,split=ticket,unroll=8";
+  std::vector<Case> cases = {{8, 4097, 800, pairs_ticket}, {2, 65536, 300, quads_two_pass}};
+  if (!quick)
+    cases.insert(cases.end(), {{2, 16384, 2048, quads_ticket},
+                               {8, 65536, 100, quads_two_pass},
+                               {3, 16384, 1366, pairs_ticket}});
+  std::vector<std::pair<Op, DType>> calls = {{Op::sum, DType::f16}};
+  if (!quick) calls.insert(calls.end(), {{Op::max, DType::f16}, {Op::sum, DType::bf16}});
+  std::int64_t largest = 0;
+  for (const Case& c : cases) largest = std::max(largest, c.outer * c.r * c.inner);
+  std::atomic<int> checked{0};
+  std::vector<std::thread> threads;
+  for (const auto& [op, dtype] : calls)
+    threads.emplace_back([&, op = op, dtype = dtype] {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, largest + 8, 19));
+      for (const Case& c : cases) {
+        const TensorDesc view = TensorDesc::contiguous({c.outer, c.r, c.inner});
+        const std::string at = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + "> [" +
+                               std::to_string(c.outer) + "," + std::to_string(c.r) + "," + std::to_string(c.inner) +
+                               "] along 1";
+        if (sm132) {
+          const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {1}).kernel;
+          EXPECT_NE(kernel.find(c.kernel), std::string::npos) << at << " ran " << kernel << ", meant " << c.kernel;
+        }
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, view, {1}), "") << at << " base " << base;
+          ++checked;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  std::printf("[ counts   ] 16-bit columns rules over slices: %d (op, dtype, view, base) cases\n", checked.load());
+}
+
 TEST(Axes, MisalignedBasesAndRowStarts) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
