@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""PyTorch's axis reductions (torch.sum, torch.amax along one dim of an f32 tensor) on the
+"""PyTorch's axis reductions (torch.sum, torch.amax, torch.amin, torch.mean along one dim) on the
 shape grid of reduce_tune_axis_bench, timed the same way (tuner/measure.h, bench_policy:
 CUDA events around batches of back-to-back calls, the median of 5 to 25 samples; inputs
 past a quarter of L2 rotate through slices that together exceed 4x L2).
 
-Usage: torch_axes.py [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16]
+Usage: torch_axes.py [--max-elements N] [--ops sum,max,min,mean] [--dtype f32|f16|bf16|f64|i32|i64]
                      [--shapes RxOUTPUTS,...] [--layouts rows,columns]
 Prints "layout op R outputs | torch us GB/s", the keys of reduce_tune_axis_bench's lines.
+Integer sums are torch's own (int32 sums into int64); means take floating types only.
 """
 import argparse
 import os
@@ -32,7 +33,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-elements", type=int, default=1 << 28)
     parser.add_argument("--ops", default="sum,max")
-    parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
+    parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16", "f64", "i32", "i64"])
     parser.add_argument("--shapes", default="", help="R x outputs pairs such as 1000x16385 (default: the grid)")
     parser.add_argument("--layouts", default="rows,columns")
     args = parser.parse_args()
@@ -40,12 +41,19 @@ def main():
         shapes = [tuple(int(v) for v in item.split("x")) for item in args.shapes.split(",")]
     else:
         shapes = [(r, o) for r in R_VALUES for o in OUTPUT_VALUES]
-    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
+             "i32": torch.int32, "i64": torch.int64}[args.dtype]
     es = torch.tensor([], dtype=dtype).element_size()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     buffer_elements = max(args.max_elements, 8 * l2 // 4) + 1024
     data = (torch.arange(buffer_elements, device="cuda", dtype=torch.int64) % 7 - 3).to(dtype)
-    ops = {"sum": lambda x, d: torch.sum(x, dim=d), "max": lambda x, d: torch.amax(x, dim=d)}
+    ops = {"sum": lambda x, d: torch.sum(x, dim=d), "max": lambda x, d: torch.amax(x, dim=d),
+           "min": lambda x, d: torch.amin(x, dim=d), "mean": lambda x, d: torch.mean(x, dim=d)}
+    for op_name in args.ops.split(","):
+        if op_name not in ops:
+            parser.error(f"unknown op {op_name!r}: choose from {', '.join(ops)}")
+        if op_name == "mean" and not dtype.is_floating_point:
+            parser.error("mean takes floating types only")
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, dtype {args.dtype}")
     print("layout  op       R   outputs | torch us     GB/s")
     for layout in args.layouts.split(","):
