@@ -2870,7 +2870,7 @@ TEST(ColumnsStaged, FitsColumnsOfOutputsSideBySideWhateverTheirStrides) {
 
 // The built-in choice reads long columns of a few thousand outputs side by side with the
 // staged kernel where the columns program would read an output a thread: f32 sums and
-// means from R = 24576 over 1000 to 6200 outputs (set BN), and min and max (set BR). Not
+// means from R = 24576 over 1000 to 6200 outputs (set BN), and 4-byte min and max (set BR). Not
 // where that program reads vectors of outputs on their grid, nor past those edges, nor
 // for 8-byte elements, nor for products, nor for 16-bit elements, which it read for sums
 // from R = 20000 over 1000 to 5100 outputs until the capped split columns read them
@@ -2882,9 +2882,12 @@ TEST(ColumnsStaged, TheBuiltInChoiceTakesItForLongColumnsOfAFewThousand) {
     CanonicalAxes shape;
     bool staged, min_max;
   };
-  // staged: sums and means; min_max: f32 min and max too (from 2500 outputs, or from
+  const TypeRule i32{DType::i32, DType::i32, DType::i32}, u32{DType::u32, DType::u32, DType::u32};
+  // staged: sums and means; min_max: 4-byte min and max too (from 2500 outputs, or from
   // 2^27 elements below that, set BR).
   const Case cases[] = {
+      {i32, shape_of({65537, 5001}, {0}), true, true},     {i32, shape_of({24576, 1001}, {0}), true, false},
+      {u32, shape_of({30001, 4093}, {0}), true, true},     {u32, shape_of({30001, 1234}, {0}), true, false},
       {kF16, shape_of({30001, 4093}, {0}), false, false},  {kBF16, shape_of({30001, 3001}, {0}), false, false},
       {kF16, shape_of({20000, 1500}, {0}), false, false},  {kF16, shape_of({262145, 1001}, {0}), false, false},
       {kF16, shape_of({30001, 5099}, {0}), false, false},  {kF16, shape_of({30001, 4096}, {0}), false, false},

@@ -1953,8 +1953,8 @@ TEST(Axes, NanInOneRowAndInfinities) {
 // folds with one instruction (rt::staged_fold: min.NaN/max.NaN), the others compare and
 // select. Each shape takes one candidate the tuner draws of each (threads across R,
 // vector, split, outputs a thread), up to kKinds a family, launched directly, and the
-// built-in choice of f32 min and max over long columns (staged, set BR) runs through the
-// runtime. The data holds a NaN in a column's first row, in another's last row and in
+// built-in choice of 4-byte min and max over long columns (staged, set BR) runs through
+// the runtime (i32 with its extremes in place of NaN and infinities). The data holds a NaN in a column's first row, in another's last row and in
 // the input's last element, +Inf and -Inf in one column each, and a NaN beside a -Inf.
 // Checked from an aligned base and from an element in (the vector kernels' twins),
 // against the host.
@@ -1980,7 +1980,7 @@ TEST(Axes, ColumnsFoldNanAndInfinitiesInEveryPath) {
                                  {24576, 2501, AxisFamily::columns_staged, true}});
   const std::size_t kKinds = quick ? 1 : 4;
   std::vector<std::pair<Op, DType>> calls = {{Op::max, DType::f32}, {Op::min, DType::f32}};
-  if (!quick) calls.push_back({Op::max, DType::f16});
+  if (!quick) calls.insert(calls.end(), {{Op::max, DType::f16}, {Op::max, DType::i32}, {Op::min, DType::i32}});
   std::atomic<int> checked{0};
   std::vector<std::thread> threads;
   for (const auto& [op, dtype] : calls)
@@ -1991,12 +1991,17 @@ TEST(Axes, ColumnsFoldNanAndInfinitiesInEveryPath) {
         Context ctx(no_database());
         const TypeRule t = rule(op, dtype);
         for (const Case& c : shapes) {
+          if (dtype == DType::i32 && !c.builtin) continue;  // i32: the staged built-in choice only
           const std::uint64_t n = c.r * c.outputs;
           testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, n + 1, 29);
           auto put = [&](std::uint64_t row, std::uint64_t column, double value) {
             const std::uint64_t at = std::min(row * c.outputs + column, n);
             if (dtype == DType::f32) {
               const float v = static_cast<float>(value);
+              std::memcpy(host.bytes.data() + at * 4, &v, 4);
+            } else if (dtype == DType::i32) {  // the extremes in place of NaN and infinities
+              const std::int32_t v = value > 0 || std::isnan(value) ? std::numeric_limits<std::int32_t>::max()
+                                                                    : std::numeric_limits<std::int32_t>::min();
               std::memcpy(host.bytes.data() + at * 4, &v, 4);
             } else {
               const std::uint16_t h = std::isnan(value) ? 0x7e00 : value > 0 ? 0x7c00 : 0xfc00;
@@ -2018,14 +2023,14 @@ TEST(Axes, ColumnsFoldNanAndInfinitiesInEveryPath) {
                                  " x " + std::to_string(c.outputs);
           if (c.builtin) {
             const std::string kernel = ctx.explain_axes(op, t.in, t.out, v.view, v.axes).kernel;
-            if (sm132 && dtype == DType::f32) {
+            if (sm132 && size_of(dtype) == 4) {
               EXPECT_NE(kernel.find("columns_staged:"), std::string::npos) << at << " ran " << kernel;
             }
             for (std::int64_t base : {0, 1}) {
               EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "") << at << " base " << base;
               ++checked;
             }
-            if (dtype != DType::f32) continue;
+            if (dtype != DType::f32) continue;  // f16 and i32: the built-in choice only
           }
           const CanonicalAxes shape =
               tuner::canonical_axis_shape(tuner::AxisShape{AxisLayout::columns, c.r, c.outputs});

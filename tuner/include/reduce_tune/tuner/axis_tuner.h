@@ -189,8 +189,8 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // outputs per SM, pairs instead; 16-bit pairs over 31 to 64 outputs per SM fold in one
 // launch (set BQ). 28: f32 min and max of long columns off the 16-byte grid staged as
 // the sums are, R >= 24576 over 1000 to 6200 outputs, where a staged element folds with
-// one instruction (set BR).
-inline constexpr int kAxisRuleRevision = 28;
+// one instruction (set BR). 29: i32 and u32 min and max there too (set BR).
+inline constexpr int kAxisRuleRevision = 29;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
