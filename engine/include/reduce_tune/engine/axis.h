@@ -152,9 +152,10 @@ ColumnsStagedTiles columns_staged_tiles(const AxisKernelSpec& spec, std::uint64_
 
 // Where builtin_axis_spec reads columns with columns_staged (its spec:
 // columns_staged_builtin): long columns of outputs side by side in rows of at least 1000,
-// 4-byte sums and means from R = 24576 over 1000 to 6200 outputs, where the columns
-// program would read an output a thread (or outputs four a thread off their grid, below
-// 2048 outputs). engine/src/axis.cpp says what was measured.
+// 4-byte sums and means from R = 24576 over 1000 to 6200 outputs, and 4-byte min and max
+// there from 2500 outputs or from 2^27 elements, where the columns program would read an
+// output a thread (or outputs four a thread off their grid, below 2048 outputs).
+// engine/src/axis.cpp says what was measured.
 bool columns_staged_pays(Op op, const TypeRule& types, const CanonicalAxes& shape);
 AxisKernelSpec columns_staged_builtin(Op op, const TypeRule& types);
 
