@@ -1927,11 +1927,10 @@ bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_siz
 bool columns_staged_pays(Op op, const TypeRule& types, const CanonicalAxes& shape) {
   if (shape.layout != AxisLayout::columns || shape.inner_step != 1) return false;
   const std::uint64_t r = shape.reduced, n = shape.outputs;
-  if (shape.inner < 1000 || n < 1000) return false;
-  const bool min_max = op == Op::min || op == Op::max;
-  // Min and max below 2500 outputs under 2^27 elements: the capped split (set BR).
-  if (min_max && n < 2500 && r * n < (std::uint64_t{1} << 27)) return false;
-  return size_of(types.in) == 4 && (op == Op::sum || op == Op::mean || min_max) && r >= 24576 && n <= 6200;
+  if (shape.inner < 1000 || n < 1000 || size_of(types.in) != 4 || r < 24576 || n > 6200) return false;
+  if (op == Op::sum || op == Op::mean) return true;
+  // Min and max from 2500 outputs, or from 2^27 elements below that (set BR).
+  return (op == Op::min || op == Op::max) && (n >= 2500 || r * n >= (std::uint64_t{1} << 27));
 }
 
 AxisKernelSpec columns_staged_builtin(Op op, const TypeRule& types) {
