@@ -878,9 +878,9 @@ TEST(Axes, MisalignedBasesAndRowStarts) {
 // Columns programs of several adjacent outputs per thread, launched where their rows
 // lie off the vector grid (odd rows, odd R strides, bases 1 to 7 elements off), so that
 // the twin runs. Every vector width each element size takes, a thread per column and
-// threads across R, the guarded and the batched tail, one slice and several, fewer
-// outputs than a vector; the data end exactly where the allocation does, so a read past
-// the view's last element is caught under compute-sanitizer's memcheck (the tests'
+// threads across R, the guarded and the batched tail, one slice and several, R reversed,
+// fewer outputs than a vector; the data end exactly where the allocation does, so a read
+// past the view's last element is caught under compute-sanitizer's memcheck (the tests'
 // sanitizer run), and the results are checked against the host.
 TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
   RT_REQUIRE_GPU();
@@ -901,6 +901,8 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
       {TensorDesc::contiguous({300, 997}), {0}},
       {TensorDesc::strided({4, 50, 333}, {-50 * 333, 333, 1}), {1}},  // slices reversed
       {TensorDesc::strided({40, 1001}, {0, 1}), {0}},                  // R broadcast (stride 0)
+      {TensorDesc::strided({50, 777}, {-779, 1}), {0}},                // R reversed, an odd stride
+      {TensorDesc::contiguous({64, 4097}), {0}},                       // many blocks of pairs
   };
   std::atomic<int> checked{0}, twins{0};
   const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::f16, DType::f32}
@@ -945,13 +947,16 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
               const testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, count, 17);
               Buffer buffer{host, DeviceBuffer(host.bytes.size())};
               RT_CUDA_CHECK(cudaMemcpy(buffer.device.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
+              // The kernels take canonical offset 0 (a reversed R starts at its far end).
+              const std::int64_t origin = (base + shape.base_offset) * static_cast<std::int64_t>(size_of(dtype));
               const bool twin = axis_launch_takes_twin(
-                  spec, shape, plan,
-                  static_cast<const unsigned char*>(buffer.device.get()) + base * static_cast<std::int64_t>(size_of(dtype)));
+                  spec, shape, plan, static_cast<const unsigned char*>(buffer.device.get()) + origin);
               const std::string why = check_with(
                   [&](const void* in, void* out) {
-                    enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
-                                           plan.partial_count > 0 ? &ws : nullptr, nullptr);
+                    enqueue_axis_reduction(
+                        launcher, set.handles(0), spec, plan, shape,
+                        static_cast<const unsigned char*>(in) + shape.base_offset * static_cast<std::int64_t>(size_of(dtype)),
+                        out, plan.partial_count > 0 ? &ws : nullptr, nullptr);
                   },
                   op, t, buffer, base, v.view, v.axes);
               EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " base " << base
