@@ -753,8 +753,13 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // two rounds (set AZ, `…-az-off-grid-probe-*.log`): f32 sum and max, i32 sum 1.13 to
       // 1.31 times faster (f32 sum 2 x 2097153 8.65 -> 7.50 us, 2 x 8388611 32.11 ->
       // 27.72, 3 x 4194303 22.63 -> 17.98, 3 x 16777215 82.93 -> 64.76; max 3 x 16777215
-      // 84.93 -> 64.93); uncapped 0.98 to 1.23.
-      if (size_of(types.in) == 4 && r >= 2 && r <= 3 && unit && !on_grid && shape.outputs >= (1u << 21)) s.vec = 4;
+      // 84.93 -> 64.93); uncapped 0.98 to 1.23. Not over slices narrower than 256
+      // outputs, where a vector that crosses a slice's end reads each output alone: f32
+      // sum of [1000000,3,5] along 1 37.5 us so, 25.8 four outputs a thread a pass (H200,
+      // paced, set BS).
+      if (size_of(types.in) == 4 && r >= 2 && r <= 3 && unit && !on_grid && shape.inner >= 256 &&
+          shape.outputs >= (1u << 21))
+        s.vec = 4;
       // Wider elements: a 16-byte vector of adjacent outputs per thread, in blocks of
       // 128, where R is long and split across blocks over more than 256 outputs (fewer
       // than two blocks' worth per SM at 32 outputs a block). Tuned on an H200 (f32
@@ -973,7 +978,14 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // outputs, f16 and f32, chose one output per thread (R = 16 x 2^24: 3849 against
       // 3057 GB/s in f32), R = 2 four; on an H100, R = 4 over 2^20 .. 2^24 outputs read
       // 1.1 to 1.3 times faster with one.
-      if (by == 1 && s.vec == 1 && outputs >= 4 * threads_wanted && r < 4) s.rows_per_pass = 4;
+      // Not for sums of 8-byte elements over R = 3 that the batched tail serves (from
+      // 2^22 elements: batched_tail_pays). H200, paced, the built-in choice before and
+      // after (set BS): f64 sum of [1000000,3,5] along 1 47.5 -> 40.6 us (torch.sum 45.4
+      // from Python), of [3,2000001] along 0 17.4 -> 16.5, i64 likewise; over R = 2 four
+      // outputs a pass stay (f64 and i64 [2,4000001] along 0: 24.9 against 25.8 batched).
+      const bool wide_sum_tail = size_of(types.in) == 8 && (op == Op::sum || op == Op::mean) && r == 3 &&
+                                 r * shape.outputs >= (1u << 22);
+      if (by == 1 && s.vec == 1 && outputs >= 4 * threads_wanted && r < 4 && !wide_sum_tail) s.rows_per_pass = 4;
       // 16-bit vectors of four outputs over R <= 4 on the grid, 2^21 outputs and more:
       // blocks of 128 (H200, held, bf16 sums against blocks of 256: R = 2, 3, 4 over 2^22
       // outputs 14.97 -> 12.75, 15.96 -> 13.71, 13.84 -> 12.85 us, 2 x 2622080 8.83 ->
@@ -1663,6 +1675,16 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
   if (longest < s.unroll)
     return longest >= 2 && s.group == 1 && r * shape.outputs >= (1u << 22) &&
            !(s.op == Op::mean && size_of(s.types.in) == 2);
+  // Sums (and means of 4- and 8-byte elements) of a thread per output reading one tile
+  // and two or more loads past it (R = 6 and 7 at four loads in flight), likewise: two
+  // round trips instead of three or four. H200, paced, the built-in choice before and
+  // after (set BS): 1.01 to 1.13 times as fast over f64, f32, i32 and i64 sums (f64
+  // [131071,8,7,7] along 2 121.9 -> 113.8 us, torch.sum 118.1 from Python; f32 [6,3000001]
+  // along 0 28.9 -> 25.7); f32 max 0.90 to 1.02 (131071 x 8 x 7 x 7 71.3 -> 75.0), not
+  // taken; R = 5 (one load past the tile) 0.97 to 1.00, not taken.
+  if (s.group == 1 && s.vec == 1 && longest < 2ull * s.unroll)
+    return r % s.unroll >= 2 && r * shape.outputs >= (1u << 22) &&
+           (s.op == Op::sum || (s.op == Op::mean && size_of(s.types.in) != 2));
   if (s.group < 16) return false;
   // With R = q by + m, threads t < m read q + 1 loads and the others q (no division per
   // thread: the runtime asks this on every call it serves with the built-in choice).

@@ -1912,6 +1912,7 @@ TEST(AxisSpec, RandomViewsReducedInStrideOrderGiveEveryOutput) {
 
 TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
   const TypeRule f16{DType::f16, DType::f16, DType::f32};
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
   struct Case {
     TypeRule types;
     std::int64_t d0, d1;
@@ -1930,7 +1931,11 @@ TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
       {kF32, 3, 1 << 24, 0, 1},    // columns: 3 loads a thread, under a tile, 2^25.6 elements
       {f16, 3, (1 << 24) + 4, 0, 1},  // (on the 16-byte grid: short_columns)
       {kF32, 3, 1 << 20, 0, 0},    // the same under 2^22 elements
-      {kF32, 7, 1 << 20, 0, 0},    // a tile and three loads, one thread across R
+      {kF32, 7, 1 << 20, 0, 0},    // a tile and three loads, vectors of four outputs a thread
+      {kF32, 7, (1 << 20) + 1, 0, 1},  // the same off the grid: a thread per output
+      {f64, 6, 1 << 20, 0, 1},         // a tile and two loads, a thread per output
+      {kF32, 5, (1 << 20) + 1, 0, 0},  // a tile and one load
+      {kF32, 7, 300001, 0, 0},         // a tile and three loads under 2^22 elements
       {kF32, 1000, 1000, 0, 1},    // 32 threads across R: 31 loads a thread, 3 past 7 tiles
       {kF32, 65537, 100, 0, 0},    // split across blocks
   };
@@ -1959,6 +1964,22 @@ TEST(AxisSpec, TheBatchedTailWhereARunEndsInSeveralLoadsALane) {
       EXPECT_NE(plain.find(", 4> rt_axis_instance"), std::string::npos) << plain;
     }
   }
+  // Past a whole tile the batched tail is for sums: max keeps the guarded loads.
+  const AxisKernelSpec max7 = builtin_axis_spec(Op::max, kF32, shape_of({7, (1 << 20) + 1}, {0}), 132);
+  EXPECT_EQ(max7.tail, 0u) << to_string(max7);
+  // 8-byte sums of R = 3 over many outputs: a thread per output, batched, from 2^22
+  // elements; four outputs a pass below that, for max, and over R = 2.
+  const TypeRule f64_max{DType::f64, DType::f64, DType::f64};
+  const AxisKernelSpec sum3 = builtin_axis_spec(Op::sum, f64, shape_of({3, 2000001}, {0}), 132);
+  EXPECT_EQ(sum3.rows_per_pass, 1u) << to_string(sum3);
+  EXPECT_EQ(sum3.tail, 1u) << to_string(sum3);
+  const AxisKernelSpec small3 = builtin_axis_spec(Op::sum, f64, shape_of({3, 600001}, {0}), 132);
+  EXPECT_EQ(small3.rows_per_pass, 4u) << to_string(small3);
+  const AxisKernelSpec max3 = builtin_axis_spec(Op::max, f64_max, shape_of({3, 2000001}, {0}), 132);
+  EXPECT_EQ(max3.rows_per_pass, 4u) << to_string(max3);
+  // R = 2 keeps four outputs a pass.
+  const AxisKernelSpec sum2 = builtin_axis_spec(Op::sum, f64, shape_of({2, 4000001}, {0}), 132);
+  EXPECT_EQ(sum2.rows_per_pass, 4u) << to_string(sum2);
 }
 
 // 16-bit means of R = 2 or 3 take the guarded loads where sums (and 4-byte means) take
@@ -2071,6 +2092,9 @@ TEST(AxisSpec, TheBatchedTailRuleForColumnsCountsEveryThreadsLoads) {
           const std::uint64_t longest = (r + by - 1) / by;
           if (longest < unroll) {
             expected = longest >= 2 && by == 1 && r * outputs >= (1u << 22);
+          } else if (by == 1 && longest < 2 * unroll) {
+            // One tile and two or more loads past it, a thread per output (sums).
+            expected = r % unroll >= 2 && r * outputs >= (1u << 22);
           } else if (by >= 16) {
             std::uint64_t most_left = 0;
             for (std::uint64_t t = 0; t < by && t < r; ++t)

@@ -16,6 +16,7 @@
 #include <set>
 #include <random>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../common/axis_grid_class.h"
@@ -781,6 +782,46 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
   std::printf("[ counts   ] built-in columns between the grid's outputs: %d (op, dtype, shape) cases\n", checked.load());
 }
 
+// [outer, R, inner] views along 1 (the outputs of several slices side by side), each
+// (op, dtype) call in a thread of its own: on an H200-sized device (132 SMs) the kernel
+// the runtime explains is the one `meant` says (`matches`), and every view matches the
+// host from an aligned base and from one element in. Returns the cases checked.
+struct SliceView {
+  std::int64_t outer, r, inner;
+};
+int check_builtin_over_slices(Context& ctx, const std::vector<std::pair<Op, DType>>& calls,
+                              const std::vector<SliceView>& views, std::uint64_t seed,
+                              const std::function<std::string(Op, DType, const SliceView&)>& meant,
+                              const std::function<bool(const std::string& kernel, const std::string& meant)>& matches) {
+  const bool sm132 = testing::test_device()->sm_count == 132;
+  std::int64_t largest = 0;
+  for (const SliceView& v : views) largest = std::max(largest, v.outer * v.r * v.inner);
+  std::atomic<int> checked{0};
+  std::vector<std::thread> threads;
+  for (const auto& [op, dtype] : calls)
+    threads.emplace_back([&, op = op, dtype = dtype] {
+      const TypeRule t = rule(op, dtype);
+      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, largest + 8, seed));
+      for (const SliceView& v : views) {
+        const TensorDesc view = TensorDesc::contiguous({v.outer, v.r, v.inner});
+        const std::string at = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + "> [" +
+                               std::to_string(v.outer) + "," + std::to_string(v.r) + "," + std::to_string(v.inner) +
+                               "] along 1";
+        if (sm132) {
+          const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {1}).kernel;
+          const std::string want = meant(op, dtype, v);
+          EXPECT_TRUE(matches(kernel, want)) << at << " ran " << kernel << ", meant " << want;
+        }
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, view, {1}), "") << at << " base " << base;
+          ++checked;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  return checked.load();
+}
+
 // The 16-bit columns rules of sets BP and BQ over slices: [outer, R, inner] along 1, the
 // outputs of several slices side by side (outer_stride R x inner). Each runs the kernel
 // the rule means for its outputs (vectors of four in blocks of 128, the last block
@@ -791,47 +832,53 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
 TEST(Axes, SixteenBitColumnsRulesOverSlices) {
   RT_REQUIRE_GPU();
   const bool quick = testing::quick_mode();
-  const bool sm132 = testing::test_device()->sm_count == 132;
   Context ctx(no_database());
-  struct Case {
-    std::int64_t outer, r, inner;
-    const char* kernel;
-  };
   const char* quads_ticket = "columns:block=128,by=4,vec=4,split=ticket,unroll=8";
   const char* quads_two_pass = "columns:block=128,by=4,vec=4,split=two_pass,unroll=8";
   const char* pairs_ticket = "columns:block=256,by=8,vec=2,split=ticket,unroll=8";
-  std::vector<Case> cases = {{8, 4097, 800, pairs_ticket}, {2, 65536, 300, quads_two_pass}};
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const char*> kernels = {
+      {{8, 4097, 800}, pairs_ticket}, {{2, 65536, 300}, quads_two_pass}};
   if (!quick)
-    cases.insert(cases.end(), {{2, 16384, 2048, quads_ticket},
-                               {8, 65536, 100, quads_two_pass},
-                               {3, 16384, 1366, pairs_ticket}});
+    kernels.insert({{{2, 16384, 2048}, quads_ticket},
+                    {{8, 65536, 100}, quads_two_pass},
+                    {{3, 16384, 1366}, pairs_ticket}});
+  std::vector<SliceView> views;
+  for (const auto& [v, kernel] : kernels) views.push_back({std::get<0>(v), std::get<1>(v), std::get<2>(v)});
   std::vector<std::pair<Op, DType>> calls = {{Op::sum, DType::f16}};
   if (!quick) calls.insert(calls.end(), {{Op::max, DType::f16}, {Op::sum, DType::bf16}});
-  std::int64_t largest = 0;
-  for (const Case& c : cases) largest = std::max(largest, c.outer * c.r * c.inner);
-  std::atomic<int> checked{0};
-  std::vector<std::thread> threads;
-  for (const auto& [op, dtype] : calls)
-    threads.emplace_back([&, op = op, dtype = dtype] {
-      const TypeRule t = rule(op, dtype);
-      const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, largest + 8, 19));
-      for (const Case& c : cases) {
-        const TensorDesc view = TensorDesc::contiguous({c.outer, c.r, c.inner});
-        const std::string at = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + "> [" +
-                               std::to_string(c.outer) + "," + std::to_string(c.r) + "," + std::to_string(c.inner) +
-                               "] along 1";
-        if (sm132) {
-          const std::string kernel = ctx.explain_axes(op, t.in, t.out, view, {1}).kernel;
-          EXPECT_NE(kernel.find(c.kernel), std::string::npos) << at << " ran " << kernel << ", meant " << c.kernel;
-        }
-        for (std::int64_t base : {0, 1}) {
-          EXPECT_EQ(check(ctx, op, t, buffer, base, view, {1}), "") << at << " base " << base;
-          ++checked;
-        }
-      }
-    });
-  for (auto& th : threads) th.join();
-  std::printf("[ counts   ] 16-bit columns rules over slices: %d (op, dtype, view, base) cases\n", checked.load());
+  const int checked = check_builtin_over_slices(
+      ctx, calls, views, 19,
+      [&](Op, DType, const SliceView& v) { return std::string(kernels.at({v.outer, v.r, v.inner})); },
+      [](const std::string& kernel, const std::string& meant) { return kernel.find(meant) != std::string::npos; });
+  std::printf("[ counts   ] 16-bit columns rules over slices: %d (op, dtype, view, base) cases\n", checked);
+}
+
+// A thread per output over R = 6 and 7 (rule revision 30): from 2^22 elements the
+// built-in choice sums a tile and then the two or three loads past it together (the
+// batched tail), over many small slices and one wide one; max keeps the guarded loads.
+// Over R = 3 and slices of 5, four outputs a thread a pass (no vectors across the slices'
+// ends), but for 8-byte sums, batched. Each runs the kernel the rule means and matches
+// the host from an aligned base and one element in: f32 sum and max, f64 and i32 sum; in
+// quick mode (the sanitizer run) f32 sum.
+TEST(Axes, ShortColumnsOfAThreadPerOutputBatchTheirTail) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  Context ctx(no_database());
+  const std::vector<SliceView> views = {{90000, 7, 7}, {150000, 6, 5}, {1, 7, 600001}, {300000, 3, 5}, {1, 5, 900001}};
+  const std::string plain = "columns:block=256,by=1,vec=1,split=none";
+  std::vector<std::pair<Op, DType>> calls = {{Op::sum, DType::f32}};
+  if (!quick) calls.insert(calls.end(), {{Op::max, DType::f32}, {Op::sum, DType::f64}, {Op::sum, DType::i32}});
+  const int checked = check_builtin_over_slices(
+      ctx, calls, views, 29,
+      [&](Op op, DType dtype, const SliceView& v) {
+        if (v.r == 3) return op == Op::sum && size_of(dtype) == 8 ? plain + ",tail=1" : plain + ",rows=4";
+        return v.r != 5 && op == Op::sum ? plain + ",tail=1" : plain;
+      },
+      // The config text ends the kernel's name in the explanation.
+      [](const std::string& kernel, const std::string& meant) {
+        return kernel.size() >= meant.size() && kernel.compare(kernel.size() - meant.size(), meant.size(), meant) == 0;
+      });
+  std::printf("[ counts   ] short columns, a thread per output: %d (op, dtype, view, base) cases\n", checked);
 }
 
 TEST(Axes, MisalignedBasesAndRowStarts) {

@@ -189,8 +189,12 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // outputs per SM, pairs instead; 16-bit pairs over 31 to 64 outputs per SM fold in one
 // launch (set BQ). 28: f32 min and max of long columns off the 16-byte grid staged as
 // the sums are, R >= 24576 over 1000 to 6200 outputs, where a staged element folds with
-// one instruction (set BR). 29: i32 and u32 min and max there too (set BR).
-inline constexpr int kAxisRuleRevision = 29;
+// one instruction (set BR). 29: i32 and u32 min and max there too (set BR). 30: a
+// thread per output summing R = 6, 7 (a tile and two or three loads past it at four in
+// flight) takes the batched tail from 2^22 elements, and so do 8-byte sums of R = 3
+// (not four outputs a pass); the twin's vectors of four over R = 2 or 3 only over slices
+// of 256 outputs and more (set BS).
+inline constexpr int kAxisRuleRevision = 30;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
