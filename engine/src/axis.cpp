@@ -1171,7 +1171,19 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         // 25.6 us split against 17.1 (H100).
         const bool long_16bit = size_of(types.in) == 2 && bytes == 8 && blocks >= sms && blocks < 2 * sms &&
                                 r >= 10000 && in != nullptr && axis_launch_takes_twin(s, shape, AxisLaunchPlan{}, in);
-        if (4 * blocks >= sms && !(bytes >= 8 && blocks * bytes < 8 * sms) && !long_16bit) {
+        // Scalar loads of 4 bytes and less (an innermost kept extent off every vector's
+        // grid) split too in fewer blocks than SMs over R >= 6000. H200 (set BT, the
+        // bench's calls), sums over (0,2): [3,11,20001,45] (62 blocks of 256) f32 146.3 ->
+        // 52.6 us, bf16 142.9 -> 43.9; [2,9,8193,37] (42 blocks) f32 40.2 -> 14.9, bf16
+        // 25.1 -> 11.0; [5,25,4001,35] (110 blocks) f32 53.1 -> 35.9, bf16 51.1 -> 30.9
+        // (groups of 8, below); by config, R = 6002 over 42 and 62 blocks 1.25 to 1.49
+        // times as fast, R = 8192 over 42 and 87 blocks 1.21 to 1.66. Mixed at R = 4096 to
+        // 5005 (0.93 to 1.17), slower over R = 2005 to 2056 (0.67 to 0.84: the second
+        // launch costs more than the idle SMs); nor in 231 to 495 blocks (f32 and bf16 sums
+        // 0.64 to 0.96 times as fast: [16,41,513,45], [2,63,10001,33], [2,120,5001,33]).
+        const bool scalars = s.vec == 1 && bytes <= 4;
+        const bool few_scalar_loads = scalars && blocks < sms && r >= 6000;
+        if (4 * blocks >= sms && !(bytes >= 8 && blocks * bytes < 8 * sms) && !few_scalar_loads && !long_16bit) {
           s.split = AxisSplit::none;
           if (plan) *plan = plan_axis_launch(s, shape, sm_count);
           return s;
@@ -1196,6 +1208,18 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         if (!fold_in_last_block) {
           if (!long_16bit) s.block = 128;
           ticket_outputs = 0;
+          // Scalar loads of 4 bytes and less over 128 outputs or more: groups of 8 across
+          // R, so that a warp reads 16 outputs side by side at each reduced index (32 lanes
+          // across R read four outputs' elements, a stride apart). H200 (set BT, the
+          // bench's calls; held in brackets), groups of 8 against 32: sums over (0,2) of
+          // [2,7,3541,33] (231 outputs) f32 8.97 -> 7.70 us, bf16 8.39 -> 7.94 (bf16 mean
+          // held 8.78 -> 8.29); its permuted form through the reorder f32 10.69 -> 9.65,
+          // bf16 11.44 -> 9.64; [3,11,20001,45] f32 (80.0 -> 52.8), bf16 (54.3 -> 43.9).
+          // Not over fewer outputs, whose lanes across them a group of 8 leaves idle: 21
+          // outputs of [4,3,50001,7] f32 15.16 -> 16.75, bf16 10.86 -> 12.37. Nor where the
+          // last block folds: its partials grow with the splits (bf16 sum of
+          // [2,7,3541,33] in blocks of 256 and one launch, held, 8.54 -> 17.45).
+          if (scalars && vectors >= 128) s.group = std::min<std::uint32_t>(s.group, 8);
         }
         break;
       }
@@ -1463,8 +1487,8 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // General outputs of a block each read element by element (no vectors along R: a
   // strided densest reduced dimension, such as every other element), split: blocks of
   // 256 with eight loads in flight, at four blocks per SM, where the view reduces one
-  // dimension (the strided loop, its tail batched) or each split reads 32768 elements or
-  // more. Unsplit, one reduced dimension: eight loads in flight. Held device times on an
+  // dimension (the strided loop, its tail batched) or each split reads 24 KiB or more
+  // (32768 elements before set BT). Unsplit, one reduced dimension: eight loads in flight. Held device times on an
   // H200 against blocks of 128 with four (`..-2026-11-27ai-strided-*.log`, 24 configs of
   // block, loads in flight and blocks per SM, and `..-ai-ab-*`): every other element of
   // 37046327 f16 max 73.34 -> 42.97 us (torch 45.20), f32 sum 94.93 -> 74.81; 24 rows of
@@ -1479,9 +1503,21 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // 4096 rows of 8192 every other element unsplit 51.49 -> 46.34 and 89.50 -> 88.44.
   // Vectors of 16 bytes over the span, keeping every other element (pairs of elements as
   // one word), read no faster on an H100 (0.84 to 1.13 times the speed, `..-ai-pairs-*`): not made.
+  // Set BT (H200, held; config probes at the plan's splits, two reduced dimensions, `[a,
+  // b, c, d]` over (1,3)): blocks of 256 with eight loads in flight against the choice
+  // before (128, four), by the bytes a split reads: [2,13,2,242197] (23853 elements) f32
+  // sum 30.50 -> 19.56 us, f32 max 30.62 -> 19.81, i64 max 37.87 -> 29.39, f16 sum 28.57
+  // -> 18.44; [4,8,4,60001] (14546) f32 1.46 to 1.47 times as fast, i64 1.25, f16 1.04;
+  // [8,3,8,30001] (11250) f32 1.37 to 1.39, i64 1.21, f16 1.00; [64,128,513] over (0,2)
+  // (8208; 0.93 to 0.95 times as fast in set AI's plan, splits of 6566) f32 1.35 to
+  // 1.36, i64 1.19, f16 0.99; [4,5,4,50001] (7576) f32 1.27 to 1.28, i64 1.19, f16
+  // 0.97; [3,9,5,20001] (5143) f32 0.92 to 0.93, f16 0.94, i64 1.11; [2,4,2,100003]
+  // (4124) 1.00 to 1.03. Hence 24 KiB: f32 from 6144 elements, 16-bit from 12288,
+  // 8-byte from 3072.
   if (s.family == AxisFamily::general && s.vec == 1 && s.group == s.block) {
     const bool one_dimension = shape.reduced_rank == 1;
-    if (s.split != AxisSplit::none && p.splits > 1 && (one_dimension || ceil_div(r, p.splits) >= 32768)) {
+    if (s.split != AxisSplit::none && p.splits > 1 &&
+        (one_dimension || ceil_div(r, p.splits) * size_of(types.in) >= 24576)) {
       s.block = s.group = 256;
       s.unroll = 8;
       p = plan_axis_launch(s, shape, sm_count);

@@ -873,8 +873,8 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     }
   }
   // Such blocks read element by element (a strided densest reduced dimension, or one
-  // whose extent no vector divides) and split, along one reduced dimension or 32768
-  // elements a split and more: blocks of 256 with eight loads in flight. Unsplit along one
+  // whose extent no vector divides) and split, along one reduced dimension or 24 KiB a
+  // split and more: blocks of 256 with eight loads in flight. Unsplit along one
   // dimension: eight loads in flight. Shorter splits along two dimensions, and blocks that
   // read vectors along R, keep blocks of 128 with four.
   for (const TypeRule& t : {kF32, kF16, TypeRule{DType::f64, DType::f64, DType::f64}}) {
@@ -898,13 +898,24 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(builtin_axis_spec(Op::max, t, strided({600, 4096}, {8192, 2}, {1}), 132).block, 128u);
     EXPECT_EQ(s.unroll, 8u);
     EXPECT_EQ(s.vec, 1u);
-    // Four splits of 8208: 128 x 4 blocks are four per SM, 128 x 5 would give some SMs five.
+    // Four splits of 8208: 128 x 4 blocks are four per SM, 128 x 5 would give some SMs
+    // five. 4- and 8-byte elements read 24 KiB a split or more there; 16-bit ones do not.
     const CanonicalAxes two_short = shape_of({64, 128, 513}, {0, 2});
     s = builtin_axis_spec(Op::max, t, two_short, 132);
     EXPECT_EQ(s.vec, 1u);
     EXPECT_EQ(plan_axis_launch(s, two_short, 132).splits, 4u);
-    EXPECT_EQ(s.block, 128u);
-    EXPECT_EQ(s.unroll, 4u);
+    EXPECT_EQ(s.block, t.in == DType::f16 ? 128u : 256u) << to_string(s);
+    EXPECT_EQ(s.unroll, t.in == DType::f16 ? 4u : 8u) << to_string(s);
+    // Splits of 5143 along two dimensions ([3,9,5,20001] over (1,3)): 8-byte elements only.
+    const CanonicalAxes shorter = shape_of({3, 9, 5, 20001}, {1, 3});
+    s = builtin_axis_spec(Op::max, t, shorter, 132);
+    EXPECT_EQ(s.family, AxisFamily::general) << to_string(s);
+    EXPECT_EQ(plan_axis_launch(s, shorter, 132).splits * 5143, 180005u);
+    EXPECT_EQ(s.block, t.in == DType::f64 ? 256u : 128u) << to_string(s);
+    // Four outputs of 3148561 over two dimensions, 23853 a split: every element size.
+    s = builtin_axis_spec(Op::max, t, shape_of({2, 13, 2, 242197}, {1, 3}), 132);
+    EXPECT_EQ(s.block, 256u) << to_string(s);
+    EXPECT_EQ(s.unroll, 8u) << to_string(s);
     s = builtin_axis_spec(Op::max, t, shape_of({64, 128, 512}, {0, 2}), 132);  // vectors along R
     EXPECT_GT(s.vec, 1u);
     EXPECT_EQ(s.block, 128u);
@@ -1050,6 +1061,42 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
       EXPECT_GT(p.splits, 1u) << fewer.to_string();
       EXPECT_GT(p.finalize_grid, 0u) << fewer.to_string();
     }
+  }
+  // Scalar loads of 4 bytes and less (an odd innermost kept extent) over R >= 6000 split
+  // in fewer blocks than SMs (62 and 110 blocks of 256 here), and over 128 outputs or
+  // more a split takes groups of 8 across R and a second kernel (231 outputs: split in
+  // fewer blocks than a quarter of the SMs). Not over R = 4096, nor in 231 blocks, nor
+  // 8-byte scalars; fewer outputs keep their groups of 32.
+  for (const TypeRule& t : {kF32, kF16, kBF16}) {
+    for (const CanonicalAxes& scalars : {shape_of({3, 11, 20001, 45}, {0, 2}), shape_of({5, 25, 4001, 35}, {0, 2}),
+                                         shape_of({2, 7, 3541, 33}, {0, 2}), shape_of({2, 9, 8193, 37}, {0, 2}),
+                                         shape_of({2, 9, 3000, 37}, {0, 2})}) {
+      s = builtin_axis_spec(Op::sum, t, scalars, 132);
+      EXPECT_EQ(s.vec, 1u) << scalars.to_string();
+      EXPECT_EQ(s.split, AxisSplit::two_pass) << scalars.to_string() << " " << to_string(s);
+      EXPECT_EQ(s.block, 128u) << scalars.to_string() << " " << to_string(s);
+      EXPECT_EQ(s.group, 8u) << scalars.to_string() << " " << to_string(s);
+    }
+    for (const CanonicalAxes& unsplit : {shape_of({2, 9, 2999, 37}, {0, 2}), shape_of({8, 21, 512, 33}, {0, 2}),
+                                         shape_of({16, 41, 513, 45}, {0, 2}), shape_of({2, 120, 5001, 33}, {0, 2})}) {
+      s = builtin_axis_spec(Op::sum, t, unsplit, 132);
+      EXPECT_EQ(s.split, AxisSplit::none) << unsplit.to_string() << " " << to_string(s);
+      EXPECT_EQ(s.group, 32u) << unsplit.to_string() << " " << to_string(s);
+    }
+    for (const CanonicalAxes& few : {shape_of({4, 3, 50001, 7}, {0, 2}), shape_of({100000, 3, 7, 3}, {0, 2})}) {
+      s = builtin_axis_spec(Op::max, t, few, 132);
+      EXPECT_EQ(s.split, AxisSplit::two_pass) << few.to_string() << " " << to_string(s);
+      EXPECT_EQ(s.group, 32u) << few.to_string() << " " << to_string(s);
+    }
+    // Where the last block folds (40 outputs below 1.5 x 2^20 elements), groups of 32.
+    s = builtin_axis_spec(Op::sum, t, shape_of({2, 8, 3001, 5}, {0, 2}), 132);
+    EXPECT_EQ(s.split, AxisSplit::ticket) << to_string(s);
+    EXPECT_EQ(s.group, 32u) << to_string(s);
+  }
+  for (DType d : {DType::f64, DType::i64}) {
+    s = builtin_axis_spec(Op::sum, TypeRule{d, d, d}, shape_of({2, 7, 3541, 33}, {0, 2}), 132);
+    EXPECT_EQ(s.group, 32u) << to_string(s);
+    EXPECT_EQ(builtin_axis_spec(Op::sum, TypeRule{d, d, d}, shape_of({5, 25, 4001, 35}, {0, 2}), 132).group, 32u);
   }
   const CanonicalAxes many = shape_of({16, 1024, 16, 256}, {0, 2});
   s = builtin_axis_spec(Op::sum, kF32, many, 132);

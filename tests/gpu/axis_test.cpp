@@ -130,6 +130,15 @@ struct ViewAxes {
   AxisList axes;
 };
 
+// A view, its axes, and a piece of the config the built-in choice names for it on a GPU
+// of 132 SMs.
+struct ViewConfig {
+  TensorDesc view;
+  AxisList axes;
+  const char* config;
+};
+
+
 // The split of an explained kernel ("none", "ticket", "two_pass", ...), or "" where its
 // config names none.
 std::string split_of(const std::string& kernel) {
@@ -146,6 +155,34 @@ std::string check(Context& ctx, Op op, const TypeRule& t, const Buffer& buffer, 
 }
 
 TypeRule rule(Op op, DType in) { return *resolve_types(op, in, default_out_dtype(op, in)).rule; }
+
+// Each (op, dtype) of `kinds` over each case, against the host from an aligned base and
+// from one element in (over `elements` of make_input's exact data from `seed`): the
+// explanation names the case's config on a GPU of 132 SMs, and passes `also`. Returns the
+// number of cases checked.
+int check_views_name_their_configs(Context& ctx, const std::vector<ViewConfig>& cases,
+                                   const std::vector<std::pair<Op, DType>>& kinds, std::size_t elements,
+                                   std::uint64_t seed,
+                                   const std::function<void(const AxisExplanation&)>& also = nullptr) {
+  const bool on_132 = testing::test_device()->sm_count == 132;
+  int checked = 0;
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, elements, seed));
+    for (const ViewConfig& c : cases) {
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
+      if (also) also(e);
+      if (on_132) {
+        EXPECT_NE(e.kernel.find(c.config), std::string::npos) << e.to_string();
+      }
+      for (std::int64_t base : {0, 1}) {
+        EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  return checked;
+}
 
 // `reduce` (as check_with takes it) writing into an output one element past the vector
 // grid, then copied into check_with's output.
@@ -1483,6 +1520,31 @@ TEST(Axes, GeneralKeptDensestLong16BitReductions) {
   std::printf("[ counts   ] axes: %d long 16-bit kept-densest cases, %d of them split\n", checked, split);
 }
 
+// Kept-densest views read element by element (an innermost kept extent off every vector's
+// grid) over many outputs, split: in groups of 8 lanes across R and a second kernel on a
+// GPU of 132 SMs (fewer outputs keep groups of 32); the permuted one through the runtime's
+// reorder (its outputs written in the caller's order). Every op kind against the host,
+// from an aligned base and from one element in.
+TEST(Axes, GeneralKeptDensestScalarsSplitInGroupsOfEight) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const std::vector<ViewConfig> cases = {
+      // 333 outputs in 42 blocks of 256 over R = 16386: split.
+      {TensorDesc::contiguous({2, 9, 8193, 37}), {0, 2}, "group=8,vec=1,split=two_pass"},
+      // 231 outputs, split as fewer blocks than a quarter of the SMs.
+      {TensorDesc::contiguous({2, 7, 3541, 33}), {0, 2}, "group=8,vec=1,split=two_pass"},
+      // [2,7,3541,33] permuted to [33,7,2,3541], its [2,3541] reduced: stage 1 is the above.
+      {TensorDesc::strided({33, 7, 2, 3541}, {1, 116853, 817971, 33}), {2, 3}, "group=8,vec=1,split=two_pass"},
+      // 21 outputs: groups of 32.
+      {TensorDesc::contiguous({4, 3, 20001, 7}), {0, 2}, "group=32,vec=1,split=two_pass"}};
+  const int checked = check_views_name_their_configs(
+      ctx, cases, {{Op::sum, DType::f32}, {Op::max, DType::bf16}, {Op::mean, DType::f16}, {Op::prod, DType::i32},
+                   {Op::min, DType::u32}},
+      2 * 9 * 8193 * 37 + 1, 47,
+      [](const AxisExplanation& e) { EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string(); });
+  std::printf("[ counts   ] axes: %d kept-densest scalar cases\n", checked);
+}
+
 // General views of a block per output over a long R, split across blocks: up to 256
 // outputs the last block folds the partials (split=ticket, one launch), past that a
 // second kernel (260 outputs on a GPU of 132 SMs) or none; a permuted view among them,
@@ -1505,7 +1567,10 @@ TEST(Axes, GeneralBlockPerOutputSplitsFoldInTheLastBlock) {
                         {TensorDesc::strided({1000003}, {2}), {0}, 1},
                         {TensorDesc::strided({700001}, {3}), {0}, 1},
                         {TensorDesc::strided({24, 40001}, {80002, 2}), {1}, 24},
-                        {TensorDesc::strided({257, 16385}, {32770, 2}), {1}, 257}};
+                        {TensorDesc::strided({257, 16385}, {32770, 2}), {1}, 257},
+                        // Two reduced dimensions, splits of 11250 (blocks of 256 from 4-byte
+                        // elements on a GPU of 132 SMs).
+                        {TensorDesc::contiguous({8, 3, 8, 30001}), {1, 3}, 64}};
   const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64},
                                         {Op::prod, DType::i32}};
   int checked = 0, folded = 0;
@@ -1578,13 +1643,7 @@ TEST(Axes, InterleavedRunsReadWithFewLanesPerOutput) {
 TEST(Axes, SmallReductionsTakeOneLaunch) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
-  const bool on_132 = testing::test_device()->sm_count == 132;
-  struct Case {
-    TensorDesc view;
-    AxisList axes;
-    const char* config;  // on a GPU of 132 SMs
-  };
-  const Case cases[] = {
+  const std::vector<ViewConfig> cases = {
       {TensorDesc::contiguous({2047, 41}), {0}, "split=ticket"},          // 820 partials (16-bit: dense columns)
       {TensorDesc::contiguous({1285, 100}), {0}, "split=ticket"},         // 1000
       {TensorDesc::contiguous({1285, 150}), {0}, "split=ticket"},         // 1500
@@ -1594,26 +1653,14 @@ TEST(Axes, SmallReductionsTakeOneLaunch) {
       {TensorDesc::strided({8, 128, 129}, {16512, 1, 128}), {0}, "group=4,"},
       {TensorDesc::strided({16, 1024, 16}, {16384, 1, 1024}), {0}, "group=8,"},
   };
-  const std::pair<Op, DType> kinds[] = {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64},
-                                        {Op::prod, DType::i32}, {Op::min, DType::bf16}, {Op::sum, DType::bf16}};
-  int checked = 0;
-  for (const auto& [op, dtype] : kinds) {
-    const TypeRule t = rule(op, dtype);
-    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 16 * 16384 + 8, 41));
-    for (const Case& c : cases) {
-      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, c.view, c.axes);
-      EXPECT_EQ(e.kernel.find(", then a copy"), std::string::npos) << e.to_string();
-      if (on_132) {
-        EXPECT_NE(e.kernel.find(c.config), std::string::npos) << e.to_string();
-      }
-      for (std::int64_t base : {0, 1}) {
-        EXPECT_EQ(check(ctx, op, t, buffer, base, c.view, c.axes), "") << e.kernel << " base " << base;
-        ++checked;
-      }
-    }
-  }
+  const int checked = check_views_name_their_configs(
+      ctx, cases,
+      {{Op::sum, DType::f32}, {Op::max, DType::f16}, {Op::mean, DType::f64}, {Op::prod, DType::i32},
+       {Op::min, DType::bf16}, {Op::sum, DType::bf16}},
+      16 * 16384 + 8, 41,
+      [](const AxisExplanation& e) { EXPECT_EQ(e.kernel.find(", then a copy"), std::string::npos) << e.to_string(); });
   std::printf("[ counts   ] axes: %d small one-launch cases%s\n", checked,
-              on_132 ? "" : " (not 132 SMs: the configs are not checked)");
+              testing::test_device()->sm_count == 132 ? "" : " (not 132 SMs: the configs are not checked)");
 }
 
 // Permuted views whose densest dimension is kept but is not the outputs' innermost, or

@@ -193,8 +193,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // thread per output summing R = 6, 7 (a tile and two or three loads past it at four in
 // flight) takes the batched tail from 2^22 elements, and so do 8-byte sums of R = 3
 // (not four outputs a pass); the twin's vectors of four over R = 2 or 3 only over slices
-// of 256 outputs and more (set BS).
-inline constexpr int kAxisRuleRevision = 30;
+// of 256 outputs and more (set BS). 31: general views whose densest dimension is kept,
+// read element by element in 4 bytes or less, split over R >= 2048 where their blocks hold
+// fewer than 8 bytes a load per SM, and split in groups of 8 across R (set BT).
+inline constexpr int kAxisRuleRevision = 31;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
