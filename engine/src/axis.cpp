@@ -1213,8 +1213,9 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
           // across R read four outputs' elements, a stride apart). H200 (set BT, the
           // bench's calls; held in brackets), groups of 8 against 32: sums over (0,2) of
           // [2,7,3541,33] (231 outputs) f32 8.97 -> 7.70 us, bf16 8.39 -> 7.94 (bf16 mean
-          // held 8.78 -> 8.29); its permuted form through the reorder f32 10.69 -> 9.65,
-          // bf16 11.44 -> 9.64; [3,11,20001,45] f32 (80.0 -> 52.8), bf16 (54.3 -> 43.9).
+          // held 8.78 -> 8.29); its permuted form [33,7,2,3541] over (2,3), through the
+          // reorder, f32 9.71 -> 8.38, bf16 8.81 -> 8.32; [3,11,20001,45] f32 (80.0 ->
+          // 52.8), bf16 (54.3 -> 43.9).
           // Not over fewer outputs, whose lanes across them a group of 8 leaves idle: 21
           // outputs of [4,3,50001,7] f32 15.16 -> 16.75, bf16 10.86 -> 12.37. Nor where the
           // last block folds: its partials grow with the splits (bf16 sum of
@@ -1488,9 +1489,10 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
   // strided densest reduced dimension, such as every other element), split: blocks of
   // 256 with eight loads in flight, at four blocks per SM, where the view reduces one
   // dimension (the strided loop, its tail batched) or each split reads 24 KiB or more
-  // (32768 elements before set BT). Unsplit, one reduced dimension: eight loads in flight. Held device times on an
-  // H200 against blocks of 128 with four (`..-2026-11-27ai-strided-*.log`, 24 configs of
-  // block, loads in flight and blocks per SM, and `..-ai-ab-*`): every other element of
+  // (32768 elements before set BT). Unsplit, one reduced dimension: eight loads in
+  // flight. Held device times on an H200 against blocks of 128 with four
+  // (`..-2026-11-27ai-strided-*.log`, 24 configs of block, loads in flight and blocks
+  // per SM, and `..-ai-ab-*`): every other element of
   // 37046327 f16 max 73.34 -> 42.97 us (torch 45.20), f32 sum 94.93 -> 74.81; 24 rows of
   // 262143 every other element, f16 max 16.16 -> 10.67, f32 sum 19.87 -> 15.94; 100 rows of
   // 1000000 so 166.98 -> 131.01 and 231.58 -> 211.58; 100 outputs over (0,2) of
