@@ -138,7 +138,6 @@ struct ViewConfig {
   const char* config;
 };
 
-
 // The split of an explained kernel ("none", "ticket", "two_pass", ...), or "" where its
 // config names none.
 std::string split_of(const std::string& kernel) {
