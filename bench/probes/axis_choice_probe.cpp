@@ -8,8 +8,13 @@
 //     -lsqlite3 -llzma -lz -ldl -lpthread -lrt
 //   ./axis_choice_probe OP DTYPE builtin|CONFIG R OUTPUTS [R OUTPUTS ...] [--sms N] [--layout rows|columns]
 //   ./axis_choice_probe sum f16 builtin 65537 3002 30001 8448
+// A shape may also be a view as the axis bench's --views names it, EXTENTS[@STRIDES]/AXES
+// (any layout class; where the runtime would reduce it in the order of its strides,
+// axis_reorder, the stage-1 view's choice is printed too):
+//   ./axis_choice_probe max i64 builtin 2x13x2x242197@1x2x6297122x26/0,3 3x11x20001x45/0,2
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,8 +34,10 @@ int main(int argc, char** argv) {
     } else {
       ++i;
     }
-  if (args.size() < 5 || (args.size() - 3) % 2 != 0) {
-    std::fprintf(stderr, "usage: axis_choice_probe OP DTYPE builtin|CONFIG R OUTPUTS [R OUTPUTS ...] [--sms N] [--layout rows|columns]\n");
+  if (args.size() < 4) {
+    std::fprintf(stderr,
+                 "usage: axis_choice_probe OP DTYPE builtin|CONFIG (R OUTPUTS | EXTENTS[@STRIDES]/AXES) ... [--sms N] "
+                 "[--layout rows|columns]\n");
     return 2;
   }
   const auto op = parse_op(args[0]);
@@ -44,21 +51,78 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no type rule for that op and dtype\n");
     return 2;
   }
-  for (std::size_t i = 3; i + 1 < args.size(); i += 2) {
-    const std::uint64_t r = std::stoull(args[i]), n = std::stoull(args[i + 1]);
-    const CanonicalAxes shape = tuner::canonical_axis_shape(tuner::AxisShape{layout, r, n});
+  // The spec for a canonical shape (the built-in choice or the config given), or null
+  // with a message.
+  const auto spec_for = [&](const CanonicalAxes& shape) -> std::optional<AxisKernelSpec> {
     std::string error;
-    const auto spec = args[2] == "builtin" ? std::optional<AxisKernelSpec>(builtin_axis_spec(*op, *types.rule, shape, sms))
-                                           : parse_axis_config(args[2], *op, *types.rule, &error);
-    if (!spec) {
-      std::fprintf(stderr, "%s: %s\n", args[2].c_str(), error.c_str());
+    auto spec = args[2] == "builtin" ? std::optional<AxisKernelSpec>(builtin_axis_spec(*op, *types.rule, shape, sms))
+                                     : parse_axis_config(args[2], *op, *types.rule, &error);
+    if (!spec) std::fprintf(stderr, "%s: %s\n", args[2].c_str(), error.c_str());
+    return spec;
+  };
+  const auto print_plan = [&](const AxisKernelSpec& spec, const CanonicalAxes& shape) {
+    const AxisLaunchPlan p = plan_axis_launch(spec, shape, sms);
+    std::printf("%s | grid %u, splits %llu, finalize grid %u, fold trips %llu\n", axis_config_text(spec).c_str(),
+                p.grid, static_cast<unsigned long long>(p.splits), p.finalize_grid,
+                static_cast<unsigned long long>(axis_columns_fold_trips(spec, p.splits)));
+  };
+  const auto numbers = [](const std::string& list, char sep) {
+    std::vector<std::int64_t> out;
+    std::stringstream in(list);
+    for (std::string item; std::getline(in, item, sep);) out.push_back(std::stoll(item));
+    return out;
+  };
+  for (std::size_t i = 3; i < args.size(); ++i) {
+    const std::size_t slash = args[i].find('/');
+    if (slash == std::string::npos) {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "%s: R without OUTPUTS\n", args[i].c_str());
+        return 2;
+      }
+      const std::uint64_t r = std::stoull(args[i]), n = std::stoull(args[i + 1]);
+      ++i;
+      const CanonicalAxes shape = tuner::canonical_axis_shape(tuner::AxisShape{layout, r, n});
+      const auto spec = spec_for(shape);
+      if (!spec) return 2;
+      std::printf("%llu x %llu: ", static_cast<unsigned long long>(r), static_cast<unsigned long long>(n));
+      print_plan(*spec, shape);
+      continue;
+    }
+    // A view: EXTENTS[@STRIDES]/AXES.
+    const std::string dims = args[i].substr(0, slash);
+    const std::size_t at = dims.find('@');
+    const std::vector<std::int64_t> extents = numbers(dims.substr(0, at), 'x');
+    const std::vector<std::int64_t> strides = at == std::string::npos ? std::vector<std::int64_t>{}
+                                                                       : numbers(dims.substr(at + 1), 'x');
+    std::vector<int> axis_list;
+    for (std::int64_t a : numbers(args[i].substr(slash + 1), ',')) axis_list.push_back(static_cast<int>(a));
+    if (extents.empty() || extents.size() > static_cast<std::size_t>(kMaxRank) ||
+        (!strides.empty() && strides.size() != extents.size())) {
+      std::fprintf(stderr, "%s: expected EXTENTS[@STRIDES]/AXES\n", args[i].c_str());
       return 2;
     }
-    const AxisLaunchPlan p = plan_axis_launch(*spec, shape, sms);
-    std::printf("%llu x %llu: %s | grid %u, splits %llu, finalize grid %u, fold trips %llu\n",
-                static_cast<unsigned long long>(r), static_cast<unsigned long long>(n), axis_config_text(*spec).c_str(),
-                p.grid, static_cast<unsigned long long>(p.splits), p.finalize_grid,
-                static_cast<unsigned long long>(axis_columns_fold_trips(*spec, p.splits)));
+    const int rank = static_cast<int>(extents.size());
+    const TensorDesc view = strides.empty() ? TensorDesc::contiguous(extents.data(), rank)
+                                            : TensorDesc::strided(extents.data(), strides.data(), rank);
+    const AxisList axes(axis_list.data(), static_cast<int>(axis_list.size()));
+    const CanonicalResult c = canonicalize(view, axes);
+    if (!c.ok) {
+      std::fprintf(stderr, "%s: %s\n", args[i].c_str(), c.error.c_str());
+      return 2;
+    }
+    const auto spec = spec_for(c.axes);
+    if (!spec) return 2;
+    std::printf("%s: %s\n  ", args[i].c_str(), c.axes.to_string().c_str());
+    print_plan(*spec, c.axes);
+    // The runtime's reorder (context.cpp's staged_reorder, its workspace cap aside).
+    if (!axis_reorder_may_pay(c.axes)) continue;
+    const std::optional<AxisReorder> reorder = axis_reorder(view, axes, c.axes);
+    if (!reorder || !axis_reorder_pays(*reorder, c.axes, size_of(types.rule->in))) continue;
+    const auto staged = spec_for(reorder->stage1_shape);
+    if (!staged) return 2;
+    std::printf("  in stride order (%s): %s\n  ", reorder->order.rank > 0 ? "written in the caller's order" : "then a copy",
+                reorder->stage1_shape.to_string().c_str());
+    print_plan(*staged, reorder->stage1_shape);
   }
   return 0;
 }
