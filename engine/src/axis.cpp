@@ -333,6 +333,7 @@ const char* to_string(AxisFamily family) {
     case AxisFamily::transpose: return "transpose";
     case AxisFamily::short_columns: return "short_columns";
     case AxisFamily::columns_staged: return "columns_staged";
+    case AxisFamily::rows_packed: return "rows_packed";
   }
   return "?";
 }
@@ -356,7 +357,7 @@ std::uint64_t axis_spec_key(const AxisKernelSpec& s) {
   k = k << 4 | static_cast<std::uint64_t>(s.types.in);
   k = k << 4 | static_cast<std::uint64_t>(s.types.out);
   k = k << 4 | static_cast<std::uint64_t>(s.types.acc);
-  k = k << 3 | static_cast<std::uint64_t>(s.family);
+  k = k << 4 | static_cast<std::uint64_t>(s.family);
   k = k << 11 | s.block;
   k = k << 11 | s.group;
   k = k << 5 | s.vec;
@@ -395,6 +396,15 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
       return "columns_staged stages at most 48 KiB (block x unroll x 16 bytes, and the fold of a column's threads)";
     if (slots < 4 * (columns_staged_width(s) / s.vec + 1))
       return "a columns_staged tile holds at least four rows (block x unroll >= 4 x (block / group x rows / vec + 1))";
+    return {};
+  }
+  if (s.family == AxisFamily::rows_packed) {
+    // rt::axis_rows_packed_kernel: whole 16-byte vectors, `unroll` chunks of rows a
+    // thread a pass, nothing split.
+    if (s.group != 1 || s.vec * size_of(s.types.in) != 16 || s.split != AxisSplit::none || s.rows_per_pass != 1 ||
+        s.blocks_per_sm != 4 || s.tail != 0 || s.ordered != 0 || s.occupancy != 0)
+      return "rows_packed takes group 1, vec = 16 / element size, split none, rows 1, sm 4, and no tail, order or occ";
+    if (s.unroll != 1 && s.unroll != 2 && s.unroll != 4) return "rows_packed takes unroll 1, 2 or 4";
     return {};
   }
   if (s.group < 1 || s.group > s.block || s.block % s.group != 0) return "groups must tile the block";
@@ -448,6 +458,11 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   return {};
 }
 
+std::uint64_t rows_packed_rows(std::uint64_t reduced, std::size_t element_size) {
+  const std::uint64_t bytes = reduced * element_size;  // as rt::rows_packed_rows
+  return bytes % 16 == 0 ? 1 : bytes % 8 == 0 ? 2 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 8 : 16;
+}
+
 bool axis_copies(const CanonicalAxes& shape) {
   return shape.layout == AxisLayout::columns && shape.reduced == 1 && shape.inner_step == 1 && shape.outputs > 0 &&
          (shape.outputs == shape.inner || shape.outer_stride == static_cast<std::int64_t>(shape.inner));
@@ -470,6 +485,39 @@ bool short_columns_vectors_fit(const CanonicalAxes& shape, std::uint64_t vec) {
 bool short_16bit_columns_pay(const TypeRule& types, const CanonicalAxes& shape, const void* in) {
   return size_of(types.in) == 2 && shape.reduced >= 2 && shape.reduced <= 4 && shape.outputs >= (1u << 21) &&
          short_columns_vectors_fit(shape, 8) && (in == nullptr || reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
+}
+
+// Packed rows (rt::axis_rows_packed_kernel) against the built-in choice before them, on
+// an H200 (set BU in docs/BENCHMARKS.md; paced, one binary, each side's kernel launched
+// directly where the time is under 10 us):
+// - 16-bit sums, max and means of 2^24 rows of 2 to 4 and 2^23 of 5 to 7: R = 2 and 3
+//   1.78 to 2.13 times as fast (f16 sum of 2^24 x 2: 56.40 -> 26.44 us), R = 4 to 6 1.21
+//   to 1.45, R = 7 1.03 to 1.16; but means over 4 0.99 (the quotient's power-of-two
+//   path), which keep the rows kernel;
+// - 4-byte sums, min, max and means of 2^24 rows of 2 and 3 and 2^23 of 6: 0.99 to 1.33
+//   (R = 3 1.06 to 1.33), 2000001 rows of 2 1.22 to 1.40; of 5 0.99 to 1.01, which keep
+//   the kernels before; of 4 (a vector a row, which rows_dense stages), not the choice;
+// - 8-byte sums of rows of 2, 3, 4 and 6: 1.01 to 1.06; of 5, 0.98 and 0.99.
+// Rows of 7 four- or eight-byte elements ran 0.91 to 0.92 times as fast packed (2^23
+// rows), seven vectors a chunk a lane apart. Under 2^20 elements (1003 to 100003 rows;
+// two rounds each, the lower taken) both kernels take 2.6 to 3.7 us, packed 0.94 to 1.24
+// times as fast; from 2^20, 262147 and 300007 rows of the R it takes 0.96 to 1.38, and
+// 1048577 rows of 3 and 2000001 of 2 1.01 to 2.54 (f16 sums 4.50 -> 2.79 and 7.40 ->
+// 2.91 us): from 2^20. A base off the 16-byte grid leaves every row to the kernel's thread
+// per row: not there.
+// Nor rows of 8 (1.02 to 1.10 times as fast packed, f16 means 0.79): a tuned class of
+// rows of 8 to 15 draws its candidates from its corner's choice, and packed rows fit
+// rows of 8 alone.
+bool rows_packed_pays(Op op, const TypeRule& types, const CanonicalAxes& shape, const void* in) {
+  const std::uint64_t r = shape.reduced;
+  const std::size_t es = size_of(types.in);
+  if (shape.layout != AxisLayout::rows || shape.outer_stride != static_cast<std::int64_t>(r) || r < 2 ||
+      r >= kRowsPackedMaxReduced || r * shape.outputs < (std::uint64_t{1} << 20))
+    return false;
+  if (in != nullptr && reinterpret_cast<std::uintptr_t>(in) % 16 != 0) return false;
+  if (es == 2) return !(op == Op::mean && r == 4);
+  if (es == 4) return r == 2 || r == 3 || r == 6;
+  return r != 5 && r != 7;
 }
 
 bool axis_on_16byte_grid(const CanonicalAxes& shape, std::size_t element_bytes, const void* base) {
@@ -1086,6 +1134,17 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         s.split = AxisSplit::none;
         s.rows_per_pass = 1;
         s.unroll = 4;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
+      if (rows_packed_pays(op, types, shape, in)) {
+        s.family = AxisFamily::rows_packed;
+        s.block = 256;
+        s.group = 1;
+        s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+        s.split = AxisSplit::none;
+        s.rows_per_pass = 1;
+        s.unroll = 1;
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
@@ -2060,7 +2119,7 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   bool family_found = false;
   for (AxisFamily f : {AxisFamily::rows, AxisFamily::general, AxisFamily::columns, AxisFamily::columns_dense,
                        AxisFamily::rows_dense, AxisFamily::transpose, AxisFamily::short_columns,
-                       AxisFamily::columns_staged})
+                       AxisFamily::columns_staged, AxisFamily::rows_packed})
     if (family == to_string(f)) {
       s.family = f;
       family_found = true;
@@ -2120,6 +2179,11 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
       if (shape.outer_stride != static_cast<std::int64_t>(shape.reduced)) return "rows_dense needs contiguous rows";
       if (shape.reduced < 1 || shape.reduced > rows_dense_max_reduced(s))
         return "rows_dense takes rows of at most an eighth of its tile";
+      return {};
+    case AxisFamily::rows_packed:
+      if (shape.layout != AxisLayout::rows) return "the rows_packed family reduces rows only";
+      if (shape.outer_stride != static_cast<std::int64_t>(shape.reduced)) return "rows_packed needs contiguous rows";
+      if (shape.reduced < 2 || shape.reduced > kRowsPackedMaxReduced) return "rows_packed takes rows of 2 to 8 elements";
       return {};
     case AxisFamily::columns:
       if (shape.layout != AxisLayout::columns) return "the columns family reduces columns only";
@@ -2232,7 +2296,23 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       add_splits(s);
     }
   };
+  // A family of a vector a thread (group 1, unsplit): `unroll` rows a round or chunks a pass.
+  auto add_vectors_a_thread = [&](AxisFamily family, std::uint32_t block, std::uint32_t vec, std::uint32_t unroll) {
+    AxisKernelSpec c;
+    c.family = family;
+    c.block = block;
+    c.group = 1;
+    c.vec = vec;
+    c.unroll = unroll;
+    add(c);
+  };
   if (shape.layout == AxisLayout::rows) {
+    // Contiguous rows of 2 to 8 elements: packed, a thread a chunk of whole rows in whole
+    // vectors, one, two or four chunks a pass.
+    if (shape.outer_stride == static_cast<std::int64_t>(r) && r >= 2 && r <= kRowsPackedMaxReduced)
+      for (std::uint32_t block : {128u, 256u, 512u})
+        for (std::uint32_t unroll : {1u, 2u, 4u})
+          if (block == 256 || unroll == 2) add_vectors_a_thread(AxisFamily::rows_packed, block, max_vec, unroll);
     for (std::uint32_t block : {128u, 256u, 512u}) {
       // 16-bit rows also load 8 bytes (four elements) at a time: half the peeling of a
       // 16-byte vector where rows start off its grid.
@@ -2277,26 +2357,10 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
     // grid in blocks of 128 and 256, two and four rows a round.
     if (axis_copies(shape)) {
       for (std::uint32_t block : {128u, 256u, 512u, 1024u})
-        for (std::uint32_t vec : {max_vec, 1u}) {
-          AxisKernelSpec c;
-          c.family = AxisFamily::short_columns;
-          c.block = block;
-          c.group = 1;
-          c.vec = vec;
-          c.unroll = 1;
-          add(c);
-        }
+        for (std::uint32_t vec : {max_vec, 1u}) add_vectors_a_thread(AxisFamily::short_columns, block, vec, 1);
     } else if (r <= 16 && short_columns_vectors_fit(shape, max_vec)) {
       for (std::uint32_t block : {128u, 256u})
-        for (std::uint32_t unroll : {2u, 4u}) {
-          AxisKernelSpec c;
-          c.family = AxisFamily::short_columns;
-          c.block = block;
-          c.group = 1;
-          c.vec = max_vec;
-          c.unroll = unroll;
-          add(c);
-        }
+        for (std::uint32_t unroll : {2u, 4u}) add_vectors_a_thread(AxisFamily::short_columns, block, max_vec, unroll);
     }
     for (std::uint32_t block : {128u, 256u, 512u, 1024u}) {
       for (std::uint32_t by = 1; by <= block / 32 && by <= 32; by *= 2) {
@@ -2414,6 +2478,15 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     // grid-stride).
     const std::uint64_t threads = ceil_div(std::max<std::uint64_t>(shape.outputs, 1), s.vec);
     plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(ceil_div(threads, s.block), 1, kMaxGridBlocks));
+    return plan;
+  }
+  if (s.family == AxisFamily::rows_packed) {
+    // A chunk of whole rows a thread, `unroll` chunks a pass (past the grid's limit,
+    // grid-stride).
+    const std::uint64_t chunks = ceil_div(std::max<std::uint64_t>(shape.outputs, 1),
+                                          rows_packed_rows(shape.reduced, size_of(s.types.in)));
+    plan.grid = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(ceil_div(chunks, std::uint64_t{s.block} * s.unroll), 1, kMaxGridBlocks));
     return plan;
   }
   if (s.family == AxisFamily::transpose) {
@@ -2591,6 +2664,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
                            : spec.family == AxisFamily::transpose     ? "rt::axis_transpose_kernel<"
                            : spec.family == AxisFamily::short_columns ? "rt::axis_short_columns_kernel<"
                            : spec.family == AxisFamily::columns_staged ? "rt::axis_columns_staged_kernel<"
+                           : spec.family == AxisFamily::rows_packed   ? "rt::axis_rows_packed_kernel<"
                                                                       : "rt::axis_rows_kernel<";
   std::ostringstream src;
   src << "// Generated by reduce-tune: " << to_string(spec) << "\n"

@@ -35,6 +35,9 @@
 //                           vector grid or off it: tiles of rows' segments read as the
 //                           aligned 16-byte vectors that hold them into shared memory,
 //                           each thread folding its columns there at each row's shift.
+//   axis_rows_packed_kernel<C>  contiguous rows of 2 to 8 elements: a thread takes the
+//                           fewest whole rows that fill whole 16-byte vectors, every
+//                           vector's load in flight, and stores their results together.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -65,7 +68,8 @@ enum AxisFamilyId : int {
   axis_rows_dense = 4,
   axis_transpose = 5,
   axis_short_columns = 6,
-  axis_columns_staged = 7
+  axis_columns_staged = 7,
+  axis_rows_packed = 8
 };
 enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2, axis_split_ticket_tiles = 3 };
 
@@ -98,8 +102,9 @@ struct AxisConfig {
   static constexpr int kRows = ROWS;
   // Independent loads in flight per thread along R (4 or 8; short_columns also 1 and 2).
   static constexpr int kUnroll = UNROLL;
-  static_assert(UNROLL == 4 || UNROLL == 8 || (FAMILY == axis_short_columns && (UNROLL == 1 || UNROLL == 2)),
-                "4 or 8 loads in flight (short_columns: 1, 2, 4 or 8)");
+  static_assert(UNROLL == 4 || UNROLL == 8 ||
+                    ((FAMILY == axis_short_columns || FAMILY == axis_rows_packed) && (UNROLL == 1 || UNROLL == 2)),
+                "4 or 8 loads in flight (short_columns and rows_packed: 1, 2, 4 or 8)");
   // How the end of a reduced run is read (rows and columns; see batched_index):
   // false, each thread its own loop, a guarded load per step; true, the last, partial
   // tile's loads issued together. (Columns of several outputs a pass have at most one
@@ -2163,4 +2168,117 @@ __global__ void __launch_bounds__(C::kBlock, C::kMinBlocks) axis_short_columns_k
   if (V > 1 && thread < n % V) out[j] = epilogue<Op, O>(fold_column<C>(p, in + column_offset(p, j)), p.reduced, d);
 }
 
+// The rows_packed family: contiguous rows of 2 to 8 elements (the engine's
+// kRowsPackedMaxReduced), read as a flat copy reads. A thread takes a chunk of P whole
+// rows that fills NV 16-byte vectors exactly (P = 16 / gcd(16, row bytes): rows of 3
+// halves, 8 rows in 3 vectors), kUnroll chunks a pass with every vector's load in flight,
+// folds each row in registers from the identity in order, and stores its P results
+// together. A thread per row reading its elements one at a time (the rows kernel at
+// group 1, vec 1) keeps 6 bytes in flight for rows of 3 halves. R is a template
+// parameter of the body, chosen once per launch. A base off the 16-byte grid, the last
+// n % P rows and a mutated R take a thread per row.
+__host__ __device__ constexpr unsigned rows_packed_rows(unsigned row_bytes) {
+  return (row_bytes % 16 == 0) ? 1u : (row_bytes % 8 == 0) ? 2u : (row_bytes % 4 == 0) ? 4u : (row_bytes % 2 == 0) ? 8u : 16u;
+}
+
+template <class C>
+__device__ __forceinline__ void rows_packed_scalar(const AxisParams& p, u64 first) {
+  typedef typename C::In T;
+  typedef typename C::Out O;
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  const MeanDivisor d{p.mean_n, p.mean_inv};
+  const T* in = static_cast<const T*>(p.in);
+  O* out = static_cast<O*>(p.out);
+  const u64 threads = (u64)gridDim.x * C::kBlock;
+  for (u64 j = first + (u64)blockIdx.x * C::kBlock + threadIdx.x; j < p.outputs; j += threads) {
+    const T* row = in + j * (u64)p.outer_stride;
+    A v = Op::template identity<A>();
+    for (u64 k = 0; k < p.reduced; ++k) v = Op::template fold<A>(v, (A)ldg(row + k));
+    out[j] = epilogue<Op, O>(v, p.reduced, d);
+  }
+}
+
+template <class C, unsigned R>
+__device__ __forceinline__ void rows_packed_body(const AxisParams& p) {
+  typedef typename C::In T;
+  typedef typename C::Out O;
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  constexpr unsigned E = 16 / sizeof(T);                  // elements a vector
+  constexpr unsigned P = rows_packed_rows(R * sizeof(T));  // rows a chunk
+  constexpr unsigned NV = P * R / E;                      // vectors a chunk
+  constexpr unsigned U = C::kUnroll, B = C::kBlock;
+  constexpr unsigned W = P * sizeof(O) <= 16 ? P : 16 / sizeof(O);  // results a store
+  static_assert(P * R % E == 0 && NV >= 1, "a chunk is whole vectors");
+  typedef AxisVec<T, E> Vec;
+  typedef AxisVec<O, W> OutVec;
+  // A mean's divisor as the host makes it (R and its reciprocal rounded to nearest), here
+  // constants: the epilogue's tests on them fold away.
+  const MeanDivisor d{(float)R, 1.0f / (float)R};
+  const u64 chunks = (u64)p.in % 16 == 0 ? p.outputs / P : 0;
+  const bool out_whole = (u64)p.out % sizeof(OutVec) == 0;
+  const Vec* src = static_cast<const Vec*>(p.in);
+  O* out = static_cast<O*>(p.out);
+  const u64 stride = (u64)gridDim.x * B * U;
+  for (u64 c0 = (u64)blockIdx.x * B * U + threadIdx.x; c0 < chunks; c0 += stride) {
+    Vec x[U][NV];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) {
+      const u64 c = c0 + (u64)u * B;
+      if (c < chunks)
+#pragma unroll
+        for (unsigned v = 0; v < NV; ++v) x[u][v] = src[c * NV + v];
+    }
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) {
+      const u64 c = c0 + (u64)u * B;
+      if (c >= chunks) continue;
+      O r[P];
+#pragma unroll
+      for (unsigned q = 0; q < P; ++q) {
+        A v = Op::template identity<A>();
+#pragma unroll
+        for (unsigned k = 0; k < R; ++k) v = Op::template fold<A>(v, (A)x[u][(q * R + k) / E].v[(q * R + k) % E]);
+        r[q] = epilogue<Op, O>(v, R, d);
+      }
+      if (out_whole) {
+#pragma unroll
+        for (unsigned w = 0; w < P / W; ++w) {
+          OutVec o;
+#pragma unroll
+          for (unsigned e = 0; e < W; ++e) o.v[e] = r[w * W + e];
+          reinterpret_cast<OutVec*>(out + c * P)[w] = o;
+        }
+      } else {
+#pragma unroll
+        for (unsigned q = 0; q < P; ++q) out[c * P + q] = r[q];
+      }
+    }
+  }
+  rows_packed_scalar<C>(p, chunks * P);
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_rows_packed_kernel(AxisParams p) {
+  axis_main_begin<C>(p);
+  // The engine launches rows of 2 to 8 contiguous elements; any other R (a mutation's)
+  // takes a thread per row.
+  if (p.outer_stride != (long long)p.reduced) {
+    rows_packed_scalar<C>(p, 0);
+    return;
+  }
+  switch (p.reduced) {
+    case 2: rows_packed_body<C, 2>(p); return;
+    case 3: rows_packed_body<C, 3>(p); return;
+    case 4: rows_packed_body<C, 4>(p); return;
+    case 5: rows_packed_body<C, 5>(p); return;
+    case 6: rows_packed_body<C, 6>(p); return;
+    case 7: rows_packed_body<C, 7>(p); return;
+    case 8: rows_packed_body<C, 8>(p); return;
+    default: rows_packed_scalar<C>(p, 0);
+  }
+}
+
 }  // namespace rt
+

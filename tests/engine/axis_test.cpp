@@ -173,10 +173,47 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 17}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 1u);
-  s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 2}, {1}), 132);
-  EXPECT_EQ(s.family, AxisFamily::rows);
-  EXPECT_EQ(s.vec, 1u);
-  EXPECT_EQ(s.rows_per_pass, 4u);
+  // Contiguous rows of 2 to 8 elements, 2^20 elements and more, from a base on the
+  // 16-byte grid (or one not known): packed, a thread a chunk of whole rows in whole
+  // 16-byte vectors, in blocks of 256, a chunk a pass. Not 4-byte rows of 4 (a vector a
+  // row), 5 or 7, nor 8-byte rows of 5 or 7, nor rows of 8 (the corner of a tuned class of
+  // 8 to 15), nor 16-bit means over 4, nor rows spaced apart, nor fewer elements.
+  for (const auto& [t, r] : std::vector<std::pair<TypeRule, std::int64_t>>{
+           {kF32, 2}, {kF32, 3}, {kF32, 6}, {kF16, 2}, {kF16, 4}, {kF16, 5}, {kF16, 7},
+           {TypeRule{DType::f64, DType::f64, DType::f64}, 4},
+           {TypeRule{DType::i64, DType::i64, DType::i64}, 6}}) {
+    const std::int64_t rows = ((std::int64_t{1} << 20) + r - 1) / r;  // 2^20 elements at least
+    s = builtin_axis_spec(Op::sum, t, shape_of({rows, r}, {1}), 132);
+    EXPECT_EQ(s.family, AxisFamily::rows_packed) << to_string(t.in) << " R = " << r;
+    EXPECT_EQ(s.block, 256u);
+    EXPECT_EQ(s.unroll, 1u);
+    EXPECT_EQ(s.vec * size_of(t.in), 16u);
+    EXPECT_EQ(axis_spec_mismatch(s, shape_of({rows, r}, {1})), "");
+    alignas(16) static const unsigned char bytes[32] = {};
+    EXPECT_EQ(builtin_axis_spec(Op::sum, t, shape_of({rows, r}, {1}), 132, nullptr, bytes).family,
+              AxisFamily::rows_packed);
+    EXPECT_NE(builtin_axis_spec(Op::sum, t, shape_of({rows, r}, {1}), 132, nullptr, bytes + size_of(t.in)).family,
+              AxisFamily::rows_packed)
+        << "a base off the 16-byte grid";
+    EXPECT_NE(builtin_axis_spec(Op::sum, t, shape_of({rows - 1, r}, {1}), 132).family, AxisFamily::rows_packed)
+        << "under 2^20 elements";
+  }
+  for (const auto& [t, r] : std::vector<std::pair<TypeRule, std::int64_t>>{
+           {kF32, 4}, {kF32, 5}, {kF32, 7}, {kF32, 8}, {kF32, 9}, {kF32, 1}, {kF16, 8}, {kF16, 9},
+           {TypeRule{DType::f64, DType::f64, DType::f64}, 5}, {TypeRule{DType::f64, DType::f64, DType::f64}, 7}})
+    EXPECT_NE(builtin_axis_spec(Op::sum, t, shape_of({1 << 20, r}, {1}), 132).family, AxisFamily::rows_packed)
+        << to_string(t.in) << " R = " << r;
+  const TypeRule f16_mean = *resolve_types(Op::mean, DType::f16, DType::f16).rule;
+  for (std::int64_t r : {2, 3, 5, 6, 7})
+    EXPECT_EQ(builtin_axis_spec(Op::mean, f16_mean, shape_of({1 << 20, r}, {1}), 132).family, AxisFamily::rows_packed)
+        << r;
+  for (std::int64_t r : {4})
+    EXPECT_NE(builtin_axis_spec(Op::mean, f16_mean, shape_of({1 << 20, r}, {1}), 132).family, AxisFamily::rows_packed)
+        << r;
+  const CanonicalResult spaced_pairs = canonicalize(TensorDesc::strided({1 << 20, 2}, {4, 1}), {1});
+  ASSERT_TRUE(spaced_pairs.ok);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, spaced_pairs.axes, 132).family, AxisFamily::rows);
+
   // R = 1 over contiguous outputs is columns [1, inner], a converting copy: a 16-byte
   // vector of four outputs per thread, on the vector grid or off it (the kernel reads
   // the last ones, or a misaligned view, an element at a time).
@@ -312,11 +349,10 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::max, kF32, shape_of({65537, 33}, {1}), 132);
   EXPECT_EQ(s.family, AxisFamily::rows_dense);
   EXPECT_EQ(s.group, 1u);
-  // Rows of 2 to 7 four-byte elements: staged too, a lane per row, from 2^22 rows (R = 2
-  // and 3) or 2^24 (R = 4 to 7); below, and for other element sizes, a thread per row.
+  // Rows of 4 and 7 four-byte elements (the others packed, above): staged too, a lane
+  // per row, from 2^24 rows; below, a thread per row.
   const TypeRule i32_sum{DType::i32, DType::i32, DType::i32};
-  for (const auto& [outputs, r] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-           {1 << 22, 2}, {(1 << 22) + 1, 3}, {1 << 24, 4}, {(1 << 24) + 3, 7}}) {
+  for (const auto& [outputs, r] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1 << 24, 4}, {(1 << 24) + 3, 7}}) {
     s = builtin_axis_spec(Op::sum, kF32, shape_of({outputs, r}, {1}), 132);
     EXPECT_EQ(s.family, AxisFamily::rows_dense) << outputs << " x " << r;
     EXPECT_EQ(s.group, 1u);
@@ -326,19 +362,18 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
     EXPECT_EQ(builtin_axis_spec(Op::max, i32_sum, shape_of({outputs, r}, {1}), 132).family, AxisFamily::rows_dense);
   }
   for (const auto& [outputs, r] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-           {(1 << 22) - 1, 2}, {(1 << 22) - 1, 3}, {(1 << 24) - 1, 4}, {(1 << 24) - 1, 7}, {1 << 24, 8}, {1 << 24, 1}})
+           {1 << 22, 2}, {(1 << 22) + 1, 3}, {(1 << 24) - 1, 4}, {(1 << 24) - 1, 7}, {1 << 24, 8}, {1 << 24, 1}})
     EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({outputs, r}, {1}), 132).family, AxisFamily::rows_dense)
         << outputs << " x " << r;
-  // Means: over a power of two only (a mean of 3 or 5 is slower staged).
+  // Means: over a power of two only (a mean of 5 is slower staged); packed as sums are.
   const TypeRule f32_mean = *resolve_types(Op::mean, DType::f32, DType::f32).rule;
-  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 22, 2}, {1}), 132).family, AxisFamily::rows_dense);
   EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 24, 4}, {1}), 132).family, AxisFamily::rows_dense);
-  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 22, 3}, {1}), 132).family, AxisFamily::rows);
-  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 24, 5}, {1}), 132).family, AxisFamily::rows);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({1 << 24, 3}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 24, 7}, {1}), 132).family, AxisFamily::rows);
+  EXPECT_EQ(builtin_axis_spec(Op::mean, f32_mean, shape_of({1 << 22, 3}, {1}), 132).family, AxisFamily::rows_packed);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({1 << 24, 3}, {1}), 132).family, AxisFamily::rows_packed);
   EXPECT_EQ(builtin_axis_spec(Op::sum, TypeRule{DType::f64, DType::f64, DType::f64}, shape_of({1 << 24, 3}, {1}), 132)
                 .family,
-            AxisFamily::rows);
+            AxisFamily::rows_packed);
   const CanonicalResult spaced_rows = canonicalize(TensorDesc::strided({1 << 22, 3}, {4, 1}), {1});
   ASSERT_TRUE(spaced_rows.ok);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, spaced_rows.axes, 132).family, AxisFamily::rows);
@@ -3076,7 +3111,9 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         // in two passes.
                         {AxisFamily::columns_staged, 1, 4, AxisSplit::none, 1},
                         {AxisFamily::columns_staged, 2, 4, AxisSplit::two_pass, 2},
-                        {AxisFamily::columns_staged, 4, 4, AxisSplit::two_pass, 4}};
+                        {AxisFamily::columns_staged, 4, 4, AxisSplit::two_pass, 4},
+                        // Packed rows: whole 16-byte vectors (vec capped below).
+                        {AxisFamily::rows_packed, 1, 16, AxisSplit::none}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;
@@ -3186,6 +3223,63 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
 // each) but all in one bank at skew 0 (a layout with no skew, fed in to show the model
 // catches it); R = 62 with a lane per row met 16 to a bank at skew 1 (set BL in
 // docs/BENCHMARKS.md). Bad arguments are refused.
+// Packed rows (rt::axis_rows_packed_kernel): a thread takes the fewest whole rows that
+// fill whole 16-byte vectors; the spec is group 1, 16-byte vectors, unsplit, one, two or
+// four chunks a pass; it fits contiguous rows of 2 to 8 elements only; its plan gives
+// every chunk a thread (up to the grid's limit) and round-trips as text.
+TEST(AxisRowsPacked, ChunksSpecsFitsAndPlans) {
+  // rows a chunk, by row bytes: 3 halves (6 bytes) 8 rows in 3 vectors; 3 floats 4 rows;
+  // 3 doubles 2 rows; a 16-byte row alone.
+  EXPECT_EQ(rows_packed_rows(3, 2), 8u);
+  EXPECT_EQ(rows_packed_rows(2, 2), 4u);
+  EXPECT_EQ(rows_packed_rows(6, 2), 4u);
+  EXPECT_EQ(rows_packed_rows(8, 2), 1u);
+  EXPECT_EQ(rows_packed_rows(3, 4), 4u);
+  EXPECT_EQ(rows_packed_rows(2, 4), 2u);
+  EXPECT_EQ(rows_packed_rows(4, 4), 1u);
+  EXPECT_EQ(rows_packed_rows(3, 8), 2u);
+  EXPECT_EQ(rows_packed_rows(8, 8), 1u);
+  AxisKernelSpec s;
+  s.types = kF16;
+  s.family = AxisFamily::rows_packed;
+  s.group = 1;
+  s.vec = 8;
+  for (std::uint32_t unroll : {1u, 2u, 4u}) {
+    s.unroll = unroll;
+    EXPECT_EQ(axis_spec_problem(s), "") << unroll;
+    const auto back = parse_axis_config(axis_config_text(s), s.op, s.types);
+    ASSERT_TRUE(back.has_value()) << axis_config_text(s);
+    EXPECT_EQ(*back, s);
+  }
+  s.unroll = 8;
+  EXPECT_NE(axis_spec_problem(s).find("unroll"), std::string::npos);
+  s.unroll = 1;
+  for (auto broken : std::vector<std::function<void(AxisKernelSpec&)>>{
+           [](AxisKernelSpec& b) { b.vec = 4; }, [](AxisKernelSpec& b) { b.group = 2; },
+           [](AxisKernelSpec& b) { b.split = AxisSplit::two_pass; }, [](AxisKernelSpec& b) { b.rows_per_pass = 4; },
+           [](AxisKernelSpec& b) { b.tail = 1; }, [](AxisKernelSpec& b) { b.occupancy = 1024; }}) {
+    AxisKernelSpec b = s;
+    broken(b);
+    EXPECT_NE(axis_spec_problem(b).find("rows_packed takes"), std::string::npos) << to_string(b);
+  }
+  EXPECT_EQ(axis_spec_mismatch(s, shape_of({1000, 2}, {1})), "");
+  EXPECT_EQ(axis_spec_mismatch(s, shape_of({1000, 8}, {1})), "");
+  EXPECT_NE(axis_spec_mismatch(s, shape_of({1000, 9}, {1})), "");
+  EXPECT_NE(axis_spec_mismatch(s, shape_of({8, 1000}, {0})), "");  // columns
+  const CanonicalResult spaced = canonicalize(TensorDesc::strided({1000, 3}, {4, 1}), {1});
+  ASSERT_TRUE(spaced.ok);
+  EXPECT_EQ(axis_spec_mismatch(s, spaced.axes), "rows_packed needs contiguous rows");
+  // A thread a chunk, `unroll` chunks a pass: 1003 rows of 3 halves are 126 chunks.
+  EXPECT_EQ(plan_axis_launch(s, shape_of({1003, 3}, {1}), 132).grid, 1u);
+  EXPECT_EQ(plan_axis_launch(s, shape_of({1 << 24, 3}, {1}), 132).grid, (1u << 21) / 256);
+  s.unroll = 4;
+  EXPECT_EQ(plan_axis_launch(s, shape_of({1 << 24, 3}, {1}), 132).grid, (1u << 21) / 1024);
+  const AxisLaunchPlan one = plan_axis_launch(s, shape_of({1, 5}, {1}), 132);
+  EXPECT_EQ(one.grid, 1u);
+  EXPECT_EQ(one.splits, 1u);
+  EXPECT_EQ(one.partial_count, 0u);
+}
+
 TEST(AxisRowsDense, TheBankModelCountsConflictsWorkedByHand) {
   for (std::size_t size : {2u, 4u, 8u}) EXPECT_DOUBLE_EQ(rows_dense_fold_passes(size, 32, 1, 64, 1), 1.0) << size;
   EXPECT_DOUBLE_EQ(rows_dense_fold_passes(4, 1, 1, 32, 1), 1.0);

@@ -212,6 +212,21 @@ void for_each_dtype_in_threads(const std::vector<DType>& dtypes, const std::func
   for (auto& t : threads) t.join();
 }
 
+// fn(op, dtype) for each kind, each in a thread of its own, as for_each_dtype_in_threads.
+void for_each_kind_in_threads(const std::vector<std::pair<Op, DType>>& kinds,
+                              const std::function<void(Op, DType)>& fn) {
+  std::vector<std::thread> threads;
+  for (const auto& [op, dtype] : kinds)
+    threads.emplace_back([&fn, op = op, dtype = dtype] {
+      try {
+        fn(op, dtype);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << to_string(op) << "<" << to_string(dtype) << ">: " << e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+}
+
 struct Shape {
   TensorDesc view;
   AxisList axes;
@@ -642,21 +657,21 @@ TEST(Axes, BuiltInChoiceAtItsColumnsRulesEdges) {
   std::printf("[ counts   ] built-in columns rules: %d (op, dtype, shape) cases\n", checked.load());
 }
 
-// Rows of 2 to 7 four-byte elements (engine: AxisSpec.BuiltInChoiceFollowsTheShape):
-// staged a tile at a time, a lane per row, from 2^22 rows (R = 2, 3) or 2^24 (R = 4 to 7);
-// a thread per row just below, and for means over R = 3 (not a power of two). Each runs
-// the kernel meant and matches the host from an aligned base and one element in (every
-// tile's start off the vector grid), for f32 sum, max and mean and i32 sum (2^24 rows: f32
-// sum alone, the host's reference of 2^26 elements being most of the test's time). In
-// quick mode (the sanitizer run): f32 sum, up to 2^22 rows.
+// Rows of 2 to 7 four-byte elements (engine: AxisSpec.BuiltInChoiceFollowsTheShape): of 2
+// and 3 packed (rows_packed) about 2^22 rows; of 4 staged a tile at a time, a lane per row,
+// from 2^24 rows, a thread per row just below. Each runs the kernel meant and matches the
+// host from an aligned base and one element in (every tile's start off the vector grid;
+// packed rows there take another kernel), for f32 sum, max and mean and i32 sum (2^24
+// rows: f32 sum alone, the host's reference of 2^26 elements being most of the test's
+// time). In quick mode (the sanitizer run): f32 sum, up to 2^22 rows.
 TEST(Axes, TinyFourByteRowsAreStaged) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
   const bool quick = testing::quick_mode();
   // [outputs, R] along 1
-  std::vector<BuiltinCase> cases = {{1 << 22, 2, "rows_dense:block=256,group=1,vec=4,split=none"},
-                                    {(1 << 22) + 1, 3, "rows_dense:block=256,group=1,vec=4,split=none"},
-                                    {(1 << 22) - 1, 3, "rows:block=256,group=1,vec=1,split=none"}};
+  std::vector<BuiltinCase> cases = {{1 << 22, 2, "rows_packed:block=256,group=1,vec=4,split=none"},
+                                    {(1 << 22) + 1, 3, "rows_packed:block=256,group=1,vec=4,split=none"},
+                                    {(1 << 22) - 1, 3, "rows_packed:block=256,group=1,vec=4,split=none"}};
   if (!quick) {
     cases.push_back({1 << 24, 4, "rows_dense:block=256,group=1,vec=4,split=none"});
     cases.push_back({(1 << 24) - 1, 4, "rows:block=256,group=1,vec=1,split=none"});
@@ -671,11 +686,77 @@ TEST(Axes, TinyFourByteRowsAreStaged) {
         upload(testing::make_input(op, dtype, testing::Pattern::exact, large ? (1 << 24) * 4 + 2 : (1 << 22) * 3 + 4, 23));
     for (const BuiltinCase& c : cases) {
       if (c.a >= (1 << 24) - 1 && !large) continue;
-      const std::string meant = op == Op::mean && c.b == 3 ? "rows:block=256,group=1,vec=1,split=none" : c.kernel;
+      const std::string meant = c.kernel;
       expect_builtin(ctx, op, t, buffer, c.a, c.b, 1, &meant, checked);
     }
   }
   std::printf("[ counts   ] tiny staged rows: %d (op, dtype, shape, base) cases\n", checked.load());
+}
+
+// Contiguous rows of 2 to 8 elements packed a chunk of whole rows a thread
+// (rt::axis_rows_packed_kernel): every op and dtype, each R, over 3 rows (fewer than a
+// chunk of 4 or 8: the kernel's thread per row alone), 1003 rows (chunks and a tail of rows short of one) and 65541;
+// launched directly at two configs from an aligned base and from one element in (the
+// kernel's thread per row), writing on the output's vector grid and an element off it
+// (scalar stores). Over 2^20 rows, the built-in choice names the family where
+// rows_packed_pays has it, and the runtime's call over rows of 3 matches the host from an
+// aligned base (packed) and one element in. In quick mode (the sanitizer run): f16 sum
+// and f32 max.
+TEST(Axes, TinyContiguousRowsArePacked) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  std::vector<std::pair<Op, DType>> kinds;
+  if (quick) {
+    kinds = {{Op::sum, DType::f16}, {Op::max, DType::f32}};
+  } else {
+    for (DType dtype : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64, DType::u32})
+      for (Op op : {Op::sum, Op::prod, Op::min, Op::max, Op::mean}) kinds.emplace_back(op, dtype);
+  }
+  std::atomic<int> checked{0}, named{0};
+  for_each_kind_in_threads(kinds, [&](Op op, DType dtype) {
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 65541 * 8 + 16, 29));
+    const Buffer large = upload(testing::make_input(op, dtype, testing::Pattern::exact, (1 << 20) * 3 + 16, 31));
+    for (std::uint32_t unroll : {1u, 4u}) {
+      AxisKernelSpec spec;
+      spec.op = op;
+      spec.types = t;
+      spec.family = AxisFamily::rows_packed;
+      spec.block = unroll == 1 ? 256 : 128;
+      spec.group = 1;
+      spec.vec = static_cast<std::uint32_t>(16 / size_of(dtype));
+      spec.unroll = unroll;
+      ASSERT_EQ(axis_spec_problem(spec), "");
+      for (std::int64_t r = 2; r <= 8; ++r)
+        for (std::int64_t outputs : {3, 1003, 65541}) {
+          if (quick && outputs == 65541) continue;
+          const ViewAxes v{TensorDesc::contiguous({outputs, r}), {1}};
+          ASSERT_EQ(axis_spec_mismatch(spec, canonicalize(v.view, v.axes).axes), "");
+          checked += check_launched_on_and_off_the_grid(compiler, launcher, device, spec, buffer, v);
+          if (unroll != 1 || outputs != 65541) continue;
+          // The built-in choice over 2^20 rows (2^20 elements at least).
+          const ViewAxes many{TensorDesc::contiguous({std::int64_t{1} << 20, r}), {1}};
+          const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, many.view, many.axes);
+          const bool packed = rows_packed_pays(op, t, e.shape, nullptr);
+          EXPECT_EQ(e.kernel.find("rows_packed:block=256,group=1") != std::string::npos, packed) << e.to_string();
+          named += packed;
+          if (r == 3) {  // the runtime's call, from an aligned base (packed) and one element in
+            for (std::int64_t base : {0, 1}) {
+              EXPECT_EQ(check(ctx, op, t, large, base, many.view, many.axes), "") << e.to_string() << " base " << base;
+              ++checked;
+            }
+          }
+        }
+    }
+  });
+  std::printf("[ counts   ] packed rows: %d cases, %d built-in choices named rows_packed\n", checked.load(),
+              named.load());
+  // f16 and bf16: R = 2 to 7, means not over 4; 4-byte: 2, 3, 6; 8-byte: 2, 3, 4, 6.
+  EXPECT_EQ(named.load(), quick ? 0 : 2 * (4 * 6 + 5) + 3 * 5 * 3 + 2 * 5 * 4);
 }
 
 // 16-bit columns on the 2-element grid but off the 4-element one (engine: AxisSpec.
@@ -2080,88 +2161,81 @@ TEST(Axes, ColumnsFoldNanAndInfinitiesInEveryPath) {
   std::vector<std::pair<Op, DType>> calls = {{Op::max, DType::f32}, {Op::min, DType::f32}};
   if (!quick) calls.insert(calls.end(), {{Op::max, DType::f16}, {Op::max, DType::i32}, {Op::min, DType::i32}});
   std::atomic<int> checked{0};
-  std::vector<std::thread> threads;
-  for (const auto& [op, dtype] : calls)
-    threads.emplace_back([&, op = op, dtype = dtype] {
-      try {
-        NvrtcCompiler compiler;
-        CudaLauncher launcher;
-        Context ctx(no_database());
-        const TypeRule t = rule(op, dtype);
-        for (const Case& c : shapes) {
-          if (dtype == DType::i32 && !c.builtin) continue;  // i32: the staged built-in choice only
-          const std::uint64_t n = c.r * c.outputs;
-          testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, n + 1, 29);
-          auto put = [&](std::uint64_t row, std::uint64_t column, double value) {
-            const std::uint64_t at = std::min(row * c.outputs + column, n);
-            if (dtype == DType::f32) {
-              const float v = static_cast<float>(value);
-              std::memcpy(host.bytes.data() + at * 4, &v, 4);
-            } else if (dtype == DType::i32) {  // the extremes in place of NaN and infinities
-              const std::int32_t v = value > 0 || std::isnan(value) ? std::numeric_limits<std::int32_t>::max()
-                                                                    : std::numeric_limits<std::int32_t>::min();
-              std::memcpy(host.bytes.data() + at * 4, &v, 4);
-            } else {
-              const std::uint16_t h = std::isnan(value) ? 0x7e00 : value > 0 ? 0x7c00 : 0xfc00;
-              std::memcpy(host.bytes.data() + at * 2, &h, 2);
-            }
-          };
-          const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
-          put(0, 1 % c.outputs, nan);
-          put(c.r - 1, c.outputs / 2, nan);
-          put(c.r / 3, c.outputs / 3, inf);
-          put(c.r / 2, (c.outputs * 2) / 3, -inf);
-          put(c.r / 2, c.outputs - 1, -inf);
-          put(c.r / 4, c.outputs - 1, nan);
-          put(c.r, 0, nan);  // the input's last element (one past the aligned view's)
-          const Buffer buffer = upload(host);
-          const ViewAxes v{TensorDesc::contiguous({static_cast<std::int64_t>(c.r), static_cast<std::int64_t>(c.outputs)}),
-                           {0}};
-          const std::string at = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + "> R=" + std::to_string(c.r) +
-                                 " x " + std::to_string(c.outputs);
-          if (c.builtin) {
-            const std::string kernel = ctx.explain_axes(op, t.in, t.out, v.view, v.axes).kernel;
-            if (sm132 && size_of(dtype) == 4) {
-              EXPECT_NE(kernel.find("columns_staged:"), std::string::npos) << at << " ran " << kernel;
-            }
-            for (std::int64_t base : {0, 1}) {
-              EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "") << at << " base " << base;
-              ++checked;
-            }
-            if (dtype != DType::f32) continue;  // f16 and i32: the built-in choice only
-          }
-          const CanonicalAxes shape =
-              tuner::canonical_axis_shape(tuner::AxisShape{AxisLayout::columns, c.r, c.outputs});
-          std::map<AxisFamily, std::set<std::string>> kinds;
-          for (const AxisKernelSpec& spec : axis_candidates(op, t, shape, device.sm_count)) {
-            std::set<std::string>& seen = kinds[spec.family];
-            if (seen.size() == kKinds) continue;
-            const std::string kind = std::to_string(spec.group) + "/" + std::to_string(spec.vec) + "/" +
-                                     to_string(spec.split) + "/" + std::to_string(spec.rows_per_pass);
-            if (!seen.insert(kind).second) continue;
-            const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
-            const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
-            LaunchWorkspace workspace(plan.partial_count * size_of(t.acc));
-            for (std::int64_t base : {0, 1}) {
-              RT_CUDA_CHECK(cudaMemset(workspace.buffer.get(), 0, workspace.buffer.size()));
-              EXPECT_EQ(check_with(
-                            [&](const void* in, void* out) {
-                              enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
-                                                     plan.partial_count > 0 ? &workspace.view : nullptr, nullptr);
-                            },
-                            op, t, buffer, base, v.view, v.axes),
-                        "")
-                  << to_string(spec) << " " << at << " base " << base;
-              ++checked;
-            }
-          }
-          EXPECT_FALSE(kinds[c.family].empty()) << at << ": no " << to_string(c.family) << " candidate";
+  for_each_kind_in_threads(calls, [&](Op op, DType dtype) {
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    Context ctx(no_database());
+    const TypeRule t = rule(op, dtype);
+    for (const Case& c : shapes) {
+      if (dtype == DType::i32 && !c.builtin) continue;  // i32: the staged built-in choice only
+      const std::uint64_t n = c.r * c.outputs;
+      testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, n + 1, 29);
+      auto put = [&](std::uint64_t row, std::uint64_t column, double value) {
+        const std::uint64_t at = std::min(row * c.outputs + column, n);
+        if (dtype == DType::f32) {
+          const float v = static_cast<float>(value);
+          std::memcpy(host.bytes.data() + at * 4, &v, 4);
+        } else if (dtype == DType::i32) {  // the extremes in place of NaN and infinities
+          const std::int32_t v = value > 0 || std::isnan(value) ? std::numeric_limits<std::int32_t>::max()
+                                                                : std::numeric_limits<std::int32_t>::min();
+          std::memcpy(host.bytes.data() + at * 4, &v, 4);
+        } else {
+          const std::uint16_t h = std::isnan(value) ? 0x7e00 : value > 0 ? 0x7c00 : 0xfc00;
+          std::memcpy(host.bytes.data() + at * 2, &h, 2);
         }
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << to_string(op) << "<" << to_string(dtype) << ">: " << e.what();
+      };
+      const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+      put(0, 1 % c.outputs, nan);
+      put(c.r - 1, c.outputs / 2, nan);
+      put(c.r / 3, c.outputs / 3, inf);
+      put(c.r / 2, (c.outputs * 2) / 3, -inf);
+      put(c.r / 2, c.outputs - 1, -inf);
+      put(c.r / 4, c.outputs - 1, nan);
+      put(c.r, 0, nan);  // the input's last element (one past the aligned view's)
+      const Buffer buffer = upload(host);
+      const ViewAxes v{TensorDesc::contiguous({static_cast<std::int64_t>(c.r), static_cast<std::int64_t>(c.outputs)}),
+                       {0}};
+      const std::string at = std::string(to_string(op)) + "<" + std::string(to_string(dtype)) + "> R=" + std::to_string(c.r) +
+                             " x " + std::to_string(c.outputs);
+      if (c.builtin) {
+        const std::string kernel = ctx.explain_axes(op, t.in, t.out, v.view, v.axes).kernel;
+        if (sm132 && size_of(dtype) == 4) {
+          EXPECT_NE(kernel.find("columns_staged:"), std::string::npos) << at << " ran " << kernel;
+        }
+        for (std::int64_t base : {0, 1}) {
+          EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "") << at << " base " << base;
+          ++checked;
+        }
+        if (dtype != DType::f32) continue;  // f16 and i32: the built-in choice only
       }
-    });
-  for (auto& th : threads) th.join();
+      const CanonicalAxes shape =
+          tuner::canonical_axis_shape(tuner::AxisShape{AxisLayout::columns, c.r, c.outputs});
+      std::map<AxisFamily, std::set<std::string>> kinds;
+      for (const AxisKernelSpec& spec : axis_candidates(op, t, shape, device.sm_count)) {
+        std::set<std::string>& seen = kinds[spec.family];
+        if (seen.size() == kKinds) continue;
+        const std::string kind = std::to_string(spec.group) + "/" + std::to_string(spec.vec) + "/" +
+                                 to_string(spec.split) + "/" + std::to_string(spec.rows_per_pass);
+        if (!seen.insert(kind).second) continue;
+        const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+        const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+        LaunchWorkspace workspace(plan.partial_count * size_of(t.acc));
+        for (std::int64_t base : {0, 1}) {
+          RT_CUDA_CHECK(cudaMemset(workspace.buffer.get(), 0, workspace.buffer.size()));
+          EXPECT_EQ(check_with(
+                        [&](const void* in, void* out) {
+                          enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
+                                                 plan.partial_count > 0 ? &workspace.view : nullptr, nullptr);
+                        },
+                        op, t, buffer, base, v.view, v.axes),
+                    "")
+              << to_string(spec) << " " << at << " base " << base;
+          ++checked;
+        }
+      }
+      EXPECT_FALSE(kinds[c.family].empty()) << at << ": no " << to_string(c.family) << " candidate";
+    }
+  });
   std::printf("[ counts   ] columns with NaN and infinities: %d (op, dtype, config, shape, base) cases\n",
               checked.load());
 }
@@ -3212,6 +3286,42 @@ TEST(AxisMutation, StagedRowsAreRightAndBrokenOnesRejected) {
   EXPECT_GT(at_skew_three, 0);
   std::printf("[ counts   ] staged rows: %d right (%d at skew 1, %d at skew 3), %d of %d broken ones rejected\n",
               checked, at_skew_one, at_skew_three, rejected, cases);
+}
+
+// Packed rows (rt::axis_rows_packed_kernel): the first two rows_packed candidates the
+// tuner draws for rows of 2 to 8 elements, over a count of rows that leaves a tail short
+// of a chunk, reduce right; at R = 3 (chunks of several rows) and 8 (a row a chunk), one
+// that drops each row's last element, returns the identity or leaves the last output
+// unwritten is caught. In quick mode (the sanitizer run): one candidate per shape, f16
+// and f32, no mutants.
+TEST(AxisMutation, PackedRowsAreRightAndBrokenOnesRejected) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  tuner::AxisChecker checker(0);
+  const DeviceKey device = *testing::test_device();
+  int checked = 0, rejected = 0, cases = 0;
+  for (DType dtype : mutation_dtypes(quick)) {
+    const TypeRule t = *resolve_types(Op::sum, dtype, is_16bit_float(dtype) ? DType::f32 : dtype).rule;
+    for (std::uint64_t r = 2; r <= kRowsPackedMaxReduced; ++r) {
+      const tuner::AxisShape shape{AxisLayout::rows, r, 20011};
+      const auto drawn = drawn_candidates(t, shape, device.sm_count, quick ? 1 : 2, [](const AxisKernelSpec& spec) {
+        return spec.family == AxisFamily::rows_packed;
+      });
+      EXPECT_FALSE(drawn.empty()) << "no rows_packed candidate for " << to_string(dtype) << " R=" << r;
+      for (const auto& [spec, label] : drawn) {
+        EXPECT_EQ(checker.check(spec, shape), "") << label;
+        ++checked;
+        if (quick || (r != 3 && r != 8)) continue;
+        for (int k : {2, 4, 5}) {
+          ++cases;
+          const std::string why = checker.check(spec, shape, {"-DRT_MUTATION=" + std::to_string(k)});
+          EXPECT_NE(why, "") << label << " with fault " << k << " passed";
+          rejected += !why.empty();
+        }
+      }
+    }
+  }
+  std::printf("[ counts   ] packed rows: %d right, %d of %d broken ones rejected\n", checked, rejected, cases);
 }
 
 // The batched tail (tail=1: a run's last, partial tile of loads issued together, the

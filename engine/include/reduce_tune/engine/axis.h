@@ -24,7 +24,8 @@ enum class AxisFamily : std::uint8_t {
   rows_dense = 4,
   transpose = 5,
   short_columns = 6,
-  columns_staged = 7
+  columns_staged = 7,
+  rows_packed = 8
 };
 const char* to_string(AxisFamily family);
 
@@ -180,6 +181,17 @@ int axis_transpose_dim(const CanonicalAxes& shape);
 // ([1, outputs] columns, or slices whose runs abut): a converting copy, which the
 // short_columns family reads one vector a thread (rt::axis_short_columns_kernel).
 bool axis_copies(const CanonicalAxes& shape);
+
+// The rows_packed family (rt::axis_rows_packed_kernel) reads contiguous rows of 2 to
+// kRowsPackedMaxReduced elements, a thread the fewest whole rows that fill whole 16-byte
+// vectors (rows_packed_rows of them), and stores their results together.
+inline constexpr std::uint64_t kRowsPackedMaxReduced = 8;
+std::uint64_t rows_packed_rows(std::uint64_t reduced, std::size_t element_size);
+// Where the built-in choice reads rows with rows_packed: 2^20 elements or more in
+// contiguous rows of 2 to 7 elements (16-bit; means not over 4), of 2, 3 and 6 (4-byte)
+// or 2, 3, 4 and 6 (8-byte), `in` (the view's base where known; offset 0 of the canonical
+// form) 16-byte aligned.
+bool rows_packed_pays(Op op, const TypeRule& types, const CanonicalAxes& shape, const void* in);
 
 // 16-bit columns of R = 2 to 4 over 2^21 outputs and more whose vectors of eight outputs
 // lie on the 16-byte grid (each slice whole vectors, the strides multiples of eight, and

@@ -195,8 +195,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // (not four outputs a pass); the twin's vectors of four over R = 2 or 3 only over slices
 // of 256 outputs and more (set BS). 31: general views whose densest dimension is kept,
 // read element by element in 4 bytes or less, split over R >= 2048 where their blocks hold
-// fewer than 8 bytes a load per SM, and split in groups of 8 across R (set BT).
-inline constexpr int kAxisRuleRevision = 31;
+// fewer than 8 bytes a load per SM, and split in groups of 8 across R (set BT). 32:
+// contiguous rows of 2 to 8 elements packed a chunk of whole 16-byte vectors a thread
+// (rows_packed; set BU).
+inline constexpr int kAxisRuleRevision = 32;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
