@@ -402,8 +402,8 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
     // rt::axis_rows_packed_kernel: whole 16-byte vectors, `unroll` chunks of rows a
     // thread a pass, nothing split.
     if (s.group != 1 || s.vec * size_of(s.types.in) != 16 || s.split != AxisSplit::none || s.rows_per_pass != 1 ||
-        s.blocks_per_sm != 4 || s.tail != 0 || s.ordered != 0 || s.occupancy != 0)
-      return "rows_packed takes group 1, vec = 16 / element size, split none, rows 1, sm 4, and no tail, order or occ";
+        s.blocks_per_sm != 4 || s.tail != 0 || s.occupancy != 0)
+      return "rows_packed takes group 1, vec = 16 / element size, split none, rows 1, sm 4, and no tail or occ";
     if (s.unroll != 1 && s.unroll != 2 && s.unroll != 4) return "rows_packed takes unroll 1, 2 or 4";
     return {};
   }

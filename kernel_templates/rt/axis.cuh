@@ -37,7 +37,8 @@
 //                           each thread folding its columns there at each row's shift.
 //   axis_rows_packed_kernel<C>  contiguous rows of 2 to 8 elements: a thread takes the
 //                           fewest whole rows that fill whole 16-byte vectors, every
-//                           vector's load in flight, and stores their results together.
+//                           vector's load in flight, and stores their results together
+//                           (ordered: each at its place in the output's order).
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -262,13 +263,16 @@ __device__ __noinline__ unsigned ordered_slot(unsigned j, int rank, uint4 extent
     }
   return off + j * s[0];
 }
-template <class C> __device__ __forceinline__ void write_output(const AxisParams& p, u64 j, typename C::Acc v) {
-  u64 at = j;
-  if (C::kOrdered)
-    at = ordered_slot((unsigned)j, p.out_rank,
+// Where output j goes: j, or (kOrdered) its place in the output's order.
+template <class C> __device__ __forceinline__ u64 output_slot(const AxisParams& p, u64 j) {
+  if (!C::kOrdered) return j;
+  return ordered_slot((unsigned)j, p.out_rank,
                       make_uint4(p.out_extents[0], p.out_extents[1], p.out_extents[2], p.out_extents[3]),
                       make_uint4(p.out_strides[0], p.out_strides[1], p.out_strides[2], p.out_strides[3]));
-  static_cast<typename C::Out*>(p.out)[at] =
+}
+
+template <class C> __device__ __forceinline__ void write_output(const AxisParams& p, u64 j, typename C::Acc v) {
+  static_cast<typename C::Out*>(p.out)[output_slot<C>(p, j)] =
       epilogue<typename C::Op, typename C::Out>(v, p.reduced, MeanDivisor{p.mean_n, p.mean_inv});
 }
 
@@ -2195,7 +2199,7 @@ __device__ __forceinline__ void rows_packed_scalar(const AxisParams& p, u64 firs
     const T* row = in + j * (u64)p.outer_stride;
     A v = Op::template identity<A>();
     for (u64 k = 0; k < p.reduced; ++k) v = Op::template fold<A>(v, (A)ldg(row + k));
-    out[j] = epilogue<Op, O>(v, p.reduced, d);
+    out[output_slot<C>(p, j)] = epilogue<Op, O>(v, p.reduced, d);
   }
 }
 
@@ -2242,7 +2246,10 @@ __device__ __forceinline__ void rows_packed_body(const AxisParams& p) {
         for (unsigned k = 0; k < R; ++k) v = Op::template fold<A>(v, (A)x[u][(q * R + k) / E].v[(q * R + k) % E]);
         r[q] = epilogue<Op, O>(v, R, d);
       }
-      if (out_whole) {
+      if (C::kOrdered) {
+#pragma unroll
+        for (unsigned q = 0; q < P; ++q) out[output_slot<C>(p, c * P + q)] = r[q];
+      } else if (out_whole) {
 #pragma unroll
         for (unsigned w = 0; w < P / W; ++w) {
           OutVec o;

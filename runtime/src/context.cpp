@@ -736,10 +736,13 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
         static_cast<const unsigned char*>(in) + first_shape.base_offset * static_cast<std::int64_t>(in_size);
     AxisLaunchPlan plan;
     AxisKernelSpec spec = impl_->axis_spec(d, op, types, first_shape, first_base, &plan);
-    if (axis_reorder_writes_directly(*reorder, in_size)) {
-      // Few outputs: the same kernel's ordered form writes each one at its place in the
-      // caller's order.
-      spec.ordered = 1;
+    AxisKernelSpec ordered = spec;
+    ordered.ordered = 1;
+    // Few outputs: the same kernel's ordered form writes each one at its place in the
+    // caller's order, where its family has one (a tuned winner may be of a family that
+    // writes outputs only at their index: short_columns; those take the copy below).
+    if (axis_reorder_writes_directly(*reorder, in_size) && axis_spec_problem(ordered).empty()) {
+      spec = ordered;
       const KernelHandles& kernels = impl_->axis_kernels(d, spec);
       WorkspaceView ws;
       if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));

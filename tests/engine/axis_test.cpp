@@ -3262,6 +3262,11 @@ TEST(AxisRowsPacked, ChunksSpecsFitsAndPlans) {
     broken(b);
     EXPECT_NE(axis_spec_problem(b).find("rows_packed takes"), std::string::npos) << to_string(b);
   }
+  // Packed rows write their outputs in a given order too (a staged reorder's rows of a
+  // permuted view, written in the caller's order).
+  AxisKernelSpec ordered = s;
+  ordered.ordered = 1;
+  EXPECT_EQ(axis_spec_problem(ordered), "");
   EXPECT_EQ(axis_spec_mismatch(s, shape_of({1000, 2}, {1})), "");
   EXPECT_EQ(axis_spec_mismatch(s, shape_of({1000, 8}, {1})), "");
   EXPECT_NE(axis_spec_mismatch(s, shape_of({1000, 9}, {1})), "");
