@@ -788,6 +788,61 @@ __device__ __forceinline__ typename C::Acc fold_general_walk(const AxisParams& p
   return v;
 }
 
+// Every other element (one reduced dimension of stride 2, the first element on the
+// 4-byte grid): lanes read the aligned 16-byte vectors that hold the run and fold their
+// even elements, a warp's loads one contiguous run of 512 bytes where 16-bit scalars read
+// 128 bytes a load. Indices [lo, hi): a scalar head up to the first vector's start,
+// vectors of kW indices, a scalar tail. No vector reaches past the view's last element
+// (R - 1, whose successor the view need not own): a vector's last element is the
+// successor of its last index, so vectors end at index R - 1 at the latest. The bytes
+// are those the scalars' sectors hold anyway: the gain is in load instructions, not in
+// DRAM traffic. Taken by block-wide groups of 16-bit elements where each lane has at
+// least a pass of kUnroll vectors (fold_general). On an H200 (set BV in
+// docs/BENCHMARKS.md, paced, two rounds), f16 sums of every other element of 2^26 69.9
+// and 70.1 -> 66.4 and 65.6 us, of 39160703 1.07 to 1.09 times as fast, of 8388609 0.98;
+// of 4-byte elements, and in groups within a warp (rows of every other element), no
+// faster or up to 1.12 times slower, the scalars' loads already near the DRAM's pace.
+template <class C>
+__device__ __forceinline__ typename C::Acc fold_every_other(const AxisParams& p, const typename C::In* start, u64 lo,
+                                                            u64 hi, unsigned lane) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int E = 16 / sizeof(T);  // elements a vector
+  constexpr u64 kW = E / 2;          // indices a vector
+  constexpr int U = C::kUnroll;
+  constexpr u64 G = C::kGroup;
+  A v = Op::template identity<A>();
+  // Index k lies at start + 2k; those on the 16-byte grid are k0 mod kW.
+  const u64 k0 = ((16 - (u64)start % 16) % 16) / (2 * sizeof(T));
+  const u64 r = (u64)p.reduced_extents[0];
+  const u64 limit = hi < r - 1 ? hi : r - 1;
+  u64 a = lo + (k0 + kW - lo % kW) % kW;
+  const u64 n = a < limit ? (limit - a) / kW : 0;
+  if (a > hi) a = hi;
+  const u64 b = a + n * kW;
+  for (u64 k = lo + lane; k < a; k += G) v = Op::template fold<A>(v, (A)ldg(start + 2 * k));
+  const AxisVec<T, E>* body = reinterpret_cast<const AxisVec<T, E>*>(start + 2 * a);
+  u64 q = lane;
+  for (; q + (U - 1) * G < n; q += U * G) {
+    AxisVec<T, E> x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) x[u] = body[q + u * G];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int e = 0; e < E; e += 2)
+        if (RT_MUTATION != 8 || e != 0) v = Op::template fold<A>(v, (A)x[u].v[e]);
+  }
+  for (; q < n; q += G) {
+    const AxisVec<T, E> x = body[q];
+#pragma unroll
+    for (int e = 0; e < E; e += 2) v = Op::template fold<A>(v, (A)x.v[e]);
+  }
+  for (u64 k = b + lane; k < hi; k += G) v = Op::template fold<A>(v, (A)ldg(start + 2 * k));
+  return v;
+}
+
 template <class C>
 __device__ __forceinline__ typename C::Acc fold_general(const AxisParams& p, const typename C::In* start, u64 lo,
                                                         u64 hi, unsigned lane) {
@@ -810,6 +865,9 @@ __device__ __forceinline__ typename C::Acc fold_general(const AxisParams& p, con
     constexpr int U = C::kUnroll;
     constexpr u64 G = C::kGroup;
     const long long stride = p.reduced_strides[0];
+    if (C::kVec == 1 && sizeof(typename C::In) == 2 && C::kGroup > 32 && stride == 2 && (u64)start % 4 == 0 &&
+        hi - lo >= (u64)C::kGroup * 4 * U)
+      return fold_every_other<C>(p, start, lo, hi, lane);
     u64 k = lo + lane;
     for (; k + (U - 1) * G < hi; k += U * G) {
       A a[U];

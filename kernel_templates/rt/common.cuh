@@ -8,7 +8,8 @@
 //   vector peel, or the first element where there is none), 4 returns the identity;
 //   6 leaves a two-kernel plan's second kernel not waiting for the first, 7 leaves a
 //   call's first kernel not waiting for the work before it
-//   (tests/gpu/programmatic_launch_test.cpp).
+//   (tests/gpu/programmatic_launch_test.cpp); 8 leaves out one element of each of the
+//   general family's every-other-element vectors (fold_every_other in axis.cuh).
 // Never set otherwise; the option is part of every binary-cache key.
 #ifndef RT_MUTATION
 #define RT_MUTATION 0

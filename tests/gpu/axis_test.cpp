@@ -1715,6 +1715,85 @@ TEST(Axes, InterleavedRunsReadWithFewLanesPerOutput) {
               on_132 ? "" : " (not 132 SMs: the groups are not checked)");
 }
 
+// Every other element of 16-bit data (a reduced dimension of stride 2) is read by
+// block-wide groups as the aligned 16-byte vectors that hold it, their even elements
+// folded (fold_every_other in axis.cuh), where each lane has a pass of vectors: flat runs
+// split across blocks and a few long rows of them, every 16-bit op kind against the host
+// from each element of the 16-byte grid's first vector (every head length; odd ones off
+// the 4-byte grid read scalars); short runs and 4-byte elements (scalars) beside them.
+// The view's last element is its allocation's last, so that a vector reaching past it
+// shows in the sanitizer run (memcheck). A program whose vectors leave an element out
+// (mutation 8) gives a wrong answer.
+TEST(Axes, EveryOtherSixteenBitElementIsReadInAlignedVectors) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  Context ctx(no_database());
+  std::vector<ViewAxes> views;
+  for (std::int64_t n : {2, 3, 5, 9, 17, 1000, 1000003, 8388609})
+    if (!quick || n == 9 || n == 8388609) views.push_back({TensorDesc::strided({n}, {2}), {0}});
+  views.push_back({TensorDesc::strided({4, 2000001}, {4000003, 2}), {1}});  // rows a step off each other
+  if (!quick) views.push_back({TensorDesc::strided({24, 40001}, {80002, 2}), {1}});
+  std::vector<std::pair<Op, DType>> kinds = {{Op::sum, DType::f16}, {Op::max, DType::f16}, {Op::min, DType::bf16},
+                                             {Op::mean, DType::bf16}, {Op::sum, DType::f32}};
+  if (quick) kinds = {{Op::sum, DType::f16}};
+  int checked = 0;
+  for (const auto& [op, dtype] : kinds) {
+    // 16-bit sums into f32 (exact over these data).
+    const TypeRule t =
+        op == Op::sum && is_16bit_float(dtype) ? *resolve_types(op, dtype, DType::f32).rule : rule(op, dtype);
+    for (const ViewAxes& v : views) {
+      std::int64_t last = 0, elements = 1;
+      for (int d = 0; d < v.view.rank; ++d) {
+        last += (v.view.extents[d] - 1) * v.view.strides[d];
+        elements *= v.view.extents[d];
+      }
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, v.view, v.axes);
+      EXPECT_EQ(e.shape.layout, AxisLayout::general) << e.to_string();
+      EXPECT_NE(e.kernel.find("vec=1,"), std::string::npos) << e.to_string();
+      for (std::int64_t base = 0; base < 8; ++base) {
+        if ((quick || elements > 2000000) && base != 0 && base != 1 && base != 6) continue;
+        // An allocation that ends at the view's last element.
+        const testing::HostArray host =
+            testing::make_input(op, dtype, testing::Pattern::exact, static_cast<std::size_t>(base + last + 1), 41);
+        Buffer buffer{host, DeviceBuffer(host.bytes.size())};
+        RT_CUDA_CHECK(cudaMemcpy(buffer.device.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
+        EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  std::printf("[ counts   ] axes: %d every-other-element cases\n", checked);
+  if (quick) return;
+  // The long run's built-in program with one element of each vector left out.
+  const DeviceKey device = *testing::test_device();
+  const TypeRule t = *resolve_types(Op::sum, DType::f16, DType::f32).rule;
+  const ViewAxes v{TensorDesc::strided({8388609}, {2}), {0}};
+  const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+  const AxisKernelSpec spec = builtin_axis_spec(Op::sum, t, shape, device.sm_count);
+  const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
+  const Buffer buffer = upload(testing::make_input(Op::sum, DType::f16, testing::Pattern::exact, 16777226, 43));
+  for (int mutation : {0, 8}) {
+    CompileRequest request = make_axis_compile_request(spec, device.arch());
+    if (mutation) request.extra_options.push_back("-DRT_MUTATION=" + std::to_string(mutation));
+    const KernelSet set(std::make_shared<const CompiledProgram>(compiler.compile(request)), 1, device.arch());
+    for (std::int64_t base : {0, 2}) {
+      LaunchWorkspace ws(plan.partial_count * size_of(t.acc));
+      const std::string why = check_with(
+          [&](const void* in, void* out) {
+            enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
+                                   plan.partial_count > 0 ? &ws.view : nullptr, nullptr);
+          },
+          Op::sum, t, buffer, base, v.view, v.axes);
+      if (mutation == 0)
+        EXPECT_EQ(why, "") << to_string(spec) << " base " << base;
+      else
+        EXPECT_NE(why, "") << to_string(spec) << " base " << base << ": mutation 8 gave the right answer";
+    }
+  }
+}
+
 // Small reductions in one launch: columns splits whose partials (at most 1536) fold in
 // the last block, up to 8 outputs over a short R in one block of 512 threads across R,
 // and kept-densest general views with at most R / 2 lanes per output. Every op kind
