@@ -12,6 +12,10 @@
 // (any layout class; where the runtime would reduce it in the order of its strides,
 // axis_reorder, the stage-1 view's choice is printed too):
 //   ./axis_choice_probe max i64 builtin 2x13x2x242197@1x2x6297122x26/0,3 3x11x20001x45/0,2
+// With "candidates" in place of the config, a view's line lists the search space's
+// candidates there (engine/axis.h's axis_candidates), ';'-separated for the axis bench's
+// --configs:
+//   ./axis_choice_probe max i64 candidates 1x2399x3x5/1
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -109,6 +113,13 @@ int main(int argc, char** argv) {
     if (!c.ok) {
       std::fprintf(stderr, "%s: %s\n", args[i].c_str(), c.error.c_str());
       return 2;
+    }
+    if (args[2] == "candidates") {
+      std::string list;
+      for (const AxisKernelSpec& candidate : axis_candidates(*op, *types.rule, c.axes, sms))
+        list += (list.empty() ? "" : ";") + axis_config_text(candidate);
+      std::printf("%s: %s\n%s\n", args[i].c_str(), c.axes.to_string().c_str(), list.c_str());
+      continue;
     }
     const auto spec = spec_for(c.axes);
     if (!spec) return 2;
