@@ -2000,6 +2000,12 @@ std::uint64_t AxisOutputOrder::offset(std::uint64_t j) const {
 // to 128 bytes against 49d4d5f's (written directly up to 2^18): 1.04 to 1.69 times as
 // fast up to 64 bytes, but 0.92 to 1.07 at 128 (f32 R = 32 columns of 2^18 14.69 ->
 // 15.95, bf16 rows of 64 12.04 -> 12.75 at 196608).
+bool axis_spec_has_ordered_form(const AxisKernelSpec& spec) {
+  AxisKernelSpec ordered = spec;
+  ordered.ordered = 1;
+  return axis_spec_problem(ordered).empty();
+}
+
 bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_size) {
   if (reorder.order.rank < 1 || reorder.order.rank > kAxisOrderMaxRank) return false;
   const CanonicalAxes& stage1 = reorder.stage1_shape;

@@ -736,13 +736,11 @@ void Context::enqueue_axes(Op op, DType in_type, DType out_type, const void* in,
         static_cast<const unsigned char*>(in) + first_shape.base_offset * static_cast<std::int64_t>(in_size);
     AxisLaunchPlan plan;
     AxisKernelSpec spec = impl_->axis_spec(d, op, types, first_shape, first_base, &plan);
-    AxisKernelSpec ordered = spec;
-    ordered.ordered = 1;
     // Few outputs: the same kernel's ordered form writes each one at its place in the
     // caller's order, where its family has one (a tuned winner may be of a family that
     // writes outputs only at their index: short_columns; those take the copy below).
-    if (axis_reorder_writes_directly(*reorder, in_size) && axis_spec_problem(ordered).empty()) {
-      spec = ordered;
+    if (axis_reorder_writes_directly(*reorder, in_size) && axis_spec_has_ordered_form(spec)) {
+      spec.ordered = 1;
       const KernelHandles& kernels = impl_->axis_kernels(d, spec);
       WorkspaceView ws;
       if (plan.partial_count > 0) ws = impl_->workspace(d, stream, plan.partial_count * size_of(types.acc));
@@ -816,7 +814,7 @@ AxisExplanation Context::explain_axes(Op op, DType in_type, DType out_type, cons
   };
   if (const AxisReorder* reorder = staged_reorder(tensor, axes, e.shape, in_type, out_type)) {
     const auto [match, reason] = choose(op, types, reorder->stage1_shape, at(reorder->stage1_shape));
-    const bool direct = axis_reorder_writes_directly(*reorder, size_of(in_type));
+    const bool direct = axis_reorder_writes_directly(*reorder, size_of(in_type)) && axis_spec_has_ordered_form(chosen);
     if (direct) e.kernel += ",ordered=1";  // the same spec's ordered form
     e.kernel += " over " + reorder->stage1_shape.to_string();
     if (direct) {

@@ -3227,6 +3227,27 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
 // fill whole 16-byte vectors; the spec is group 1, 16-byte vectors, unsplit, one, two or
 // four chunks a pass; it fits contiguous rows of 2 to 8 elements only; its plan gives
 // every chunk a thread (up to the grid's limit) and round-trips as text.
+// Which specs have an ordered form (a staged reorder's direct write takes one): every
+// family's candidates over rows, columns and general views, all but short_columns and
+// transpose, whose kernels write each output at its index.
+TEST(AxisSpec, EveryFamilyButShortColumnsAndTransposeHasAnOrderedForm) {
+  const TypeRule t{DType::f16, DType::f16, DType::f32};
+  std::set<AxisFamily> with, without;
+  for (const CanonicalAxes& shape :
+       {shape_of({1000, 6}, {1}), shape_of({1 << 20, 6}, {1}), shape_of({1000, 300}, {1}), shape_of({3, 1 << 21}, {0}),
+        shape_of({65537, 4096}, {0}), shape_of({1000, 100}, {0}), shape_of({64, 100, 64}, {0, 2}),
+        canonicalize(TensorDesc::strided({300, 256}, {1, 300}), AxisList{}).axes}) {
+    for (const AxisKernelSpec& spec : axis_candidates(Op::sum, t, shape, 132)) {
+      const bool has = axis_spec_has_ordered_form(spec);
+      EXPECT_EQ(has, spec.family != AxisFamily::short_columns && spec.family != AxisFamily::transpose)
+          << to_string(spec);
+      (has ? with : without).insert(spec.family);
+    }
+  }
+  EXPECT_EQ(without, (std::set<AxisFamily>{AxisFamily::short_columns, AxisFamily::transpose}));
+  EXPECT_GE(with.size(), 6u);
+}
+
 TEST(AxisRowsPacked, ChunksSpecsFitsAndPlans) {
   // rows a chunk, by row bytes: 3 halves (6 bytes) 8 rows in 3 vectors; 3 floats 4 rows;
   // 3 doubles 2 rows; a 16-byte row alone.
@@ -3264,9 +3285,7 @@ TEST(AxisRowsPacked, ChunksSpecsFitsAndPlans) {
   }
   // Packed rows write their outputs in a given order too (a staged reorder's rows of a
   // permuted view, written in the caller's order).
-  AxisKernelSpec ordered = s;
-  ordered.ordered = 1;
-  EXPECT_EQ(axis_spec_problem(ordered), "");
+  EXPECT_TRUE(axis_spec_has_ordered_form(s));
   EXPECT_EQ(axis_spec_mismatch(s, shape_of({1000, 2}, {1})), "");
   EXPECT_EQ(axis_spec_mismatch(s, shape_of({1000, 8}, {1})), "");
   EXPECT_NE(axis_spec_mismatch(s, shape_of({1000, 9}, {1})), "");

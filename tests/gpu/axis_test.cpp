@@ -3099,6 +3099,47 @@ TEST(AxisTuning, AWinnerOnTheGridServesItsShapesAndTheClassWinnerTheRest) {
   std::filesystem::remove_all(dir);
 }
 
+// A permuted view whose stage-1 columns (in stride order) a class's tuned winner serves,
+// over few enough outputs that the reorder would write them straight to the caller's
+// order: a winner of a family without an ordered form (short_columns) reduces into the
+// workspace and the copy puts the outputs in order; a right result, not a refused one.
+TEST(AxisTuning, ATunedWinnerWithoutAnOrderedFormServesAPermutedView) {
+  RT_REQUIRE_GPU();
+  const DeviceKey key = *testing::test_device();
+  const auto dir = testing::temp_dir("rt_axis_unordered");
+  const auto db_path = dir / "tuning.db";
+  std::filesystem::remove(db_path);
+  const std::string config = "short_columns:block=256,group=1,vec=8,split=none,rows=1,unroll=2,sm=4";
+  const TypeRule t = rule(Op::sum, DType::f16);
+  {
+    db::AxisBucketResult r;
+    r.device = key;
+    r.problem = {Op::sum, t.in, t.out, AxisLayout::columns, 2, 16};
+    r.measurements = {testing::axis_measurement(Op::sum, DType::f16, AxisLayout::columns, 4, 65536, config, 0.004)};
+    r.winner = 0;
+    r.winner_config = config;
+    r.tool_version = "reduce-tune test";
+    r.created_at = db::now_timestamp();
+    auto database = db::Database::open(db_path);
+    database.store_axis_bucket(r);
+  }
+  ContextOptions options;
+  options.database = db_path;
+  Context ctx(options);
+  // [4, 300, 256] permuted to [4, 256, 300]... as [4, 300, 256] with strides [76800, 1, 300]:
+  // stage 1 is columns of R = 4 over 76800 outputs (at most 2^17: written directly).
+  const TensorDesc view = TensorDesc::strided({4, 300, 256}, {76800, 1, 300});
+  const CanonicalAxes shape = canonicalize(view, {0}).axes;
+  const std::optional<AxisReorder> reorder = axis_reorder(view, {0}, shape);
+  ASSERT_TRUE(reorder.has_value());
+  EXPECT_TRUE(axis_reorder_writes_directly(*reorder, 2)) << reorder->stage1_shape.to_string();
+  const Buffer buffer = upload(testing::make_input(Op::sum, DType::f16, testing::Pattern::exact, 4 * 76800 + 8, 71));
+  const AxisExplanation e = ctx.explain_axes(Op::sum, t.in, t.out, view, {0});
+  EXPECT_NE(e.kernel.find("short_columns:"), std::string::npos) << e.to_string();
+  for (std::int64_t base : {0, 8}) EXPECT_EQ(check(ctx, Op::sum, t, buffer, base, view, {0}), "") << e.to_string();
+  std::filesystem::remove_all(dir);
+}
+
 // A class that keeps the built-in choice made at each shape (kAxisBuiltinConfig, as the
 // tuner stores it where no config beat that choice at every sample shape): f32 rows of
 // R 2^6 x 2^17 outputs run the plain rows kernel at 64 and the staged one at 100, as

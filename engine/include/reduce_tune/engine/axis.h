@@ -296,11 +296,15 @@ bool axis_reorder_pays(const AxisReorder& reorder, const CanonicalAxes& shape, s
 // canonicalizations and a sort).
 bool axis_reorder_may_pay(const CanonicalAxes& shape);
 // Whether the kernel of reorder.stage1_shape writes the caller's order itself (one
-// launch: its ordered form, which every family has) rather than staging its result to
-// be copied (the copy: the transpose family): the limits of kAxisDirectOrderFewOutputs
-// above (engine/src/axis.cpp says what was measured). `in_size`: the input's element
-// size in bytes.
+// launch: its ordered form) rather than staging its result to be copied (the copy: the
+// transpose family): the limits of kAxisDirectOrderFewOutputs above (engine/src/axis.cpp
+// says what was measured). `in_size`: the input's element size in bytes. The runtime
+// writes directly only where the spec chosen for stage 1 also has an ordered form
+// (axis_spec_has_ordered_form).
 bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_size);
+// Whether `spec` with ordered=1 is a valid spec: every family but short_columns and
+// transpose, which write each output at its index (a tuned winner may be short_columns).
+bool axis_spec_has_ordered_form(const AxisKernelSpec& spec);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
 // says where it measured faster); the candidates hold both forms there.
