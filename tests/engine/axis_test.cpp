@@ -3239,6 +3239,9 @@ TEST(AxisSpec, EveryFamilyButShortColumnsAndTransposeHasAnOrderedForm) {
         canonicalize(TensorDesc::strided({300, 256}, {1, 300}), AxisList{}).axes}) {
     for (const AxisKernelSpec& spec : axis_candidates(Op::sum, t, shape, 132)) {
       const bool has = axis_spec_has_ordered_form(spec);
+      AxisKernelSpec ordered = spec;
+      ordered.ordered = 1;
+      EXPECT_EQ(has, axis_spec_problem(ordered).empty()) << to_string(spec);
       EXPECT_EQ(has, spec.family != AxisFamily::short_columns && spec.family != AxisFamily::transpose)
           << to_string(spec);
       (has ? with : without).insert(spec.family);

@@ -3099,6 +3099,23 @@ TEST(AxisTuning, AWinnerOnTheGridServesItsShapesAndTheClassWinnerTheRest) {
   std::filesystem::remove_all(dir);
 }
 
+// A database at `path` holding one axis class of `key`: one measurement of `config` at
+// R x outputs, and `winner_config` (`config`, or kAxisBuiltinConfig) its winner.
+void store_one_axis_class(const std::filesystem::path& path, const DeviceKey& key, const db::AxisProblemClass& problem,
+                          std::uint64_t r, std::uint64_t outputs, const std::string& config, double ms,
+                          std::string_view winner_config) {
+  db::AxisBucketResult result;
+  result.device = key;
+  result.problem = problem;
+  result.measurements = {testing::axis_measurement(problem.op, problem.dtype, problem.layout, r, outputs, config, ms)};
+  result.winner = 0;
+  result.winner_config = std::string(winner_config);
+  result.tool_version = "reduce-tune test";
+  result.created_at = db::now_timestamp();
+  auto database = db::Database::open(path);
+  database.store_axis_bucket(result);
+}
+
 // A permuted view whose stage-1 columns (in stride order) a class's tuned winner serves,
 // over few enough outputs that the reorder would write them straight to the caller's
 // order: a winner of a family without an ordered form (short_columns) reduces into the
@@ -3111,18 +3128,8 @@ TEST(AxisTuning, ATunedWinnerWithoutAnOrderedFormServesAPermutedView) {
   std::filesystem::remove(db_path);
   const std::string config = "short_columns:block=256,group=1,vec=8,split=none,rows=1,unroll=2,sm=4";
   const TypeRule t = rule(Op::sum, DType::f16);
-  {
-    db::AxisBucketResult r;
-    r.device = key;
-    r.problem = {Op::sum, t.in, t.out, AxisLayout::columns, 2, 16};
-    r.measurements = {testing::axis_measurement(Op::sum, DType::f16, AxisLayout::columns, 4, 65536, config, 0.004)};
-    r.winner = 0;
-    r.winner_config = config;
-    r.tool_version = "reduce-tune test";
-    r.created_at = db::now_timestamp();
-    auto database = db::Database::open(db_path);
-    database.store_axis_bucket(r);
-  }
+  store_one_axis_class(db_path, key, {Op::sum, t.in, t.out, AxisLayout::columns, 2, 16}, 4, 65536, config, 0.004,
+                       config);
   ContextOptions options;
   options.database = db_path;
   Context ctx(options);
@@ -3150,20 +3157,8 @@ TEST(AxisTuning, AClassThatKeepsTheBuiltInChoiceRunsTheChoiceMadeForEachShape) {
   const auto dir = testing::temp_dir("rt_axis_builtin");
   const auto db_path = dir / "tuning.db";
   std::filesystem::remove(db_path);
-  {
-    db::AxisBucketResult r;
-    r.device = key;
-    r.problem = {Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17};
-    r.measurements = {testing::axis_measurement(Op::sum, DType::f32, AxisLayout::rows, 64, 131072,
-                                                "rows:block=256,group=4,vec=4,split=none,rows=1,unroll=4,sm=4",
-                                                0.018)};
-    r.winner = 0;
-    r.winner_config = kAxisBuiltinConfig;
-    r.tool_version = "reduce-tune test";
-    r.created_at = db::now_timestamp();
-    auto database = db::Database::open(db_path);
-    database.store_axis_bucket(r);
-  }
+  store_one_axis_class(db_path, key, {Op::sum, DType::f32, DType::f32, AxisLayout::rows, 6, 17}, 64, 131072,
+                       "rows:block=256,group=4,vec=4,split=none,rows=1,unroll=4,sm=4", 0.018, kAxisBuiltinConfig);
   ContextOptions options;
   options.database = db_path;
   Context ctx(options);

@@ -302,8 +302,9 @@ bool axis_reorder_may_pay(const CanonicalAxes& shape);
 // writes directly only where the spec chosen for stage 1 also has an ordered form
 // (axis_spec_has_ordered_form).
 bool axis_reorder_writes_directly(const AxisReorder& reorder, std::size_t in_size);
-// Whether `spec` with ordered=1 is a valid spec: every family but short_columns and
-// transpose, which write each output at its index (a tuned winner may be short_columns).
+// Whether `spec` with ordered=1 is a valid spec (axis_spec_problem): every family but
+// short_columns and transpose, which write each output at its index (a tuned winner may
+// be short_columns). No allocation: the runtime asks on every call of a permuted view.
 bool axis_spec_has_ordered_form(const AxisKernelSpec& spec);
 
 // Whether `spec` with tail=1 is the built-in choice's read of `shape` (engine/src/axis.cpp
