@@ -334,6 +334,7 @@ const char* to_string(AxisFamily family) {
     case AxisFamily::short_columns: return "short_columns";
     case AxisFamily::columns_staged: return "columns_staged";
     case AxisFamily::rows_packed: return "rows_packed";
+    case AxisFamily::columns_folded: return "columns_folded";
   }
   return "?";
 }
@@ -410,14 +411,15 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.group < 1 || s.group > s.block || s.block % s.group != 0) return "groups must tile the block";
   if (s.family == AxisFamily::rows || s.family == AxisFamily::general) {
     if (s.group > 32 && s.group != s.block) return "a group is a power of two within a warp, or the whole block";
-  } else if (s.family == AxisFamily::columns_dense && s.group != 1) {
-    return "columns_dense takes group 1";
+  } else if ((s.family == AxisFamily::columns_dense || s.family == AxisFamily::columns_folded) && s.group != 1) {
+    return s.family == AxisFamily::columns_dense ? "columns_dense takes group 1" : "columns_folded takes group 1";
   } else if (s.family == AxisFamily::rows_dense && s.group > 32) {
     return "rows_dense folds a row with at most 32 lanes";
   }
   if (s.family == AxisFamily::rows_dense && s.split != AxisSplit::none) return "rows_dense is never split";
-  if (s.split == AxisSplit::ticket_tiles && s.family != AxisFamily::rows && s.family != AxisFamily::columns_dense)
-    return "ticket_tiles splits rows and columns_dense only";
+  if (s.split == AxisSplit::ticket_tiles && s.family != AxisFamily::rows && s.family != AxisFamily::columns_dense &&
+      s.family != AxisFamily::columns_folded)
+    return "ticket_tiles splits rows, columns_dense and columns_folded only";
   // Its tile (block x unroll vectors, plus a 1/32 skew) is static shared memory.
   if (s.family == AxisFamily::rows_dense && rows_dense_tile_elements(s) * size_of(s.types.in) > kRowsDenseTileBytes)
     return "rows_dense stages at most 32 KiB a tile (block x unroll x vec x element size)";
@@ -435,7 +437,8 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
   if (s.split == AxisSplit::none && s.blocks_per_sm != 4) return "sm applies to split plans only";
   if (s.rows_per_pass != 1 && !column_vectors &&
       (s.rows_per_pass != 4 || s.group > 32 || (s.family == AxisFamily::columns && s.group != 1) ||
-       s.family == AxisFamily::columns_dense || s.family == AxisFamily::rows_dense))
+       s.family == AxisFamily::columns_dense || s.family == AxisFamily::columns_folded ||
+       s.family == AxisFamily::rows_dense))
     return "rows per pass is 1, or 4 for rows and general with groups within a warp and columns with by=1";
   if (s.tail > 1) return "tail is 0 or 1";
   if (s.tail == 1 &&
@@ -461,6 +464,58 @@ std::string axis_spec_problem(const AxisKernelSpec& s) {
 std::uint64_t rows_packed_rows(std::uint64_t reduced, std::size_t element_size) {
   const std::uint64_t bytes = reduced * element_size;  // as rt::rows_packed_rows
   return bytes % 16 == 0 ? 1 : bytes % 8 == 0 ? 2 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 8 : 16;
+}
+
+std::optional<FoldedColumns> axis_folded_columns(const CanonicalAxes& shape) {
+  if (shape.layout != AxisLayout::general || shape.reads_nothing() || shape.reduced_rank != 2 || shape.kept_rank < 1 ||
+      shape.kept_rank > 3)
+    return std::nullopt;
+  for (int d = 0; d < shape.kept_rank; ++d)
+    if (shape.kept_strides[d] <= 0 || shape.kept_extents[d] < 2) return std::nullopt;
+  for (int d = 0; d < 2; ++d)
+    if (shape.reduced_strides[d] <= 0 || shape.reduced_extents[d] < 2) return std::nullopt;
+  // The run of b folded inside a row is the reduced dimension of the smaller stride; the
+  // other steps from row to row.
+  const int in = shape.reduced_strides[0] < shape.reduced_strides[1] ? 0 : 1;
+  FoldedColumns f;
+  f.b = static_cast<std::uint64_t>(shape.reduced_extents[in]);
+  f.rows = static_cast<std::uint64_t>(shape.reduced_extents[1 - in]);
+  const std::uint64_t run_stride = static_cast<std::uint64_t>(shape.reduced_strides[in]);
+  const std::uint64_t row_stride = static_cast<std::uint64_t>(shape.reduced_strides[1 - in]);
+  // Each kept dimension's multiplier in the output's index (C order over the kept ones).
+  std::uint64_t mul[kMaxRank] = {};
+  std::uint64_t m = 1;
+  for (int d = shape.kept_rank - 1; d >= 0; --d) {
+    mul[d] = m;
+    m *= static_cast<std::uint64_t>(shape.kept_extents[d]);
+  }
+  // A kept dimension of stride 1 inside the run (c), one just outside it (a): together
+  // with the run they fill a row exactly. Any other kept dimension takes slices.
+  int c_dim = -1, a_dim = -1, slice_dim = -1;
+  for (int d = 0; d < shape.kept_rank; ++d)
+    if (shape.kept_strides[d] == 1 && c_dim < 0) c_dim = d;
+  f.c = c_dim >= 0 ? static_cast<std::uint64_t>(shape.kept_extents[c_dim]) : 1;
+  if (run_stride != f.c) return std::nullopt;
+  for (int d = 0; d < shape.kept_rank; ++d) {
+    if (d == c_dim) continue;
+    if (static_cast<std::uint64_t>(shape.kept_strides[d]) == f.b * f.c && a_dim < 0)
+      a_dim = d;
+    else if (slice_dim < 0)
+      slice_dim = d;
+    else
+      return std::nullopt;
+  }
+  f.a = a_dim >= 0 ? static_cast<std::uint64_t>(shape.kept_extents[a_dim]) : 1;
+  if (f.a == 1 && f.c == 1) return std::nullopt;  // a run of whole rows: the rows layout's
+  if (f.width() > kFoldedColumnsMaxWidth || row_stride != f.width()) return std::nullopt;
+  if (slice_dim >= 0) {
+    f.slices = static_cast<std::uint64_t>(shape.kept_extents[slice_dim]);
+    f.slice_stride = shape.kept_strides[slice_dim];
+    f.out_slice = mul[slice_dim];
+  }
+  f.out_a = a_dim >= 0 ? mul[a_dim] : 0;
+  f.out_c = c_dim >= 0 ? mul[c_dim] : 0;
+  return f;
 }
 
 bool axis_copies(const CanonicalAxes& shape) {
@@ -573,6 +628,30 @@ std::uint32_t columns_walk_unroll(const TypeRule& types, const CanonicalAxes& sh
   const std::uint64_t threads_per_sm = shape.outputs * group / sms;
   return threads_per_sm <= (size == 2 ? 1750u : 1280u) ? 8 : 4;
 }
+
+// Where the built-in choice reads folded columns (rt::axis_columns_folded_kernel) rather
+// than as a general view: from 2^22 elements, 16 rows a slice. On an H200 (set BW in
+// docs/BENCHMARKS.md, paced, the built-in choice before timed in the same call), from
+// 2^22 elements 1.02 to 2.49 times as fast at six shapes, five of them in two calls (i64
+// max of a permuted [2, 13, 2, 242197] over (0, 3) 63.28 -> 30.71 us, f32 max of [100003,
+// 100, 3] over (0, 2) 94.72 -> 38.51, f32 sum of [65536, 16, 16] 27.37 -> 21.80, f16 sum
+// of [65536, 32, 32] 40.08 -> 39.15). From 2^20 to 2^22 elements the time of its split
+// in two kernels varied from call to call (one config and shape: 5.8 to 9.1 us, 4.8 back
+// to back), 0.63 to 1.64 times the general kernels'; below 2^20, the general kernels,
+// which launch once in fewer blocks, beat its best config at 5 of 8 shapes.
+bool folded_columns_pay(const FoldedColumns& f) {
+  return f.rows >= 16 && f.slices * f.rows * f.width() >= (std::uint64_t{1} << 22);
+}
+// Elements a block of rt::axis_columns_folded_kernel reads a step: whole rows of `width`
+// and whole vectors, as many as the block's threads hold.
+std::uint64_t folded_columns_step(const AxisKernelSpec& s, std::uint64_t width) {
+  std::uint64_t whole = std::max<std::uint64_t>(width, 1);
+  while (whole % s.vec != 0) whole += width;
+  return std::max<std::uint64_t>(1, std::uint64_t{s.block} * s.vec / whole) * whole;
+}
+// Up to this many partials, the last block of a split folded-columns launch folds them;
+// past it a second kernel does (the built-in choice).
+constexpr std::uint64_t kFoldedTicketPartials = 2048;
 
 // The built-in choice but for its tail (builtin_axis_spec).
 AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const CanonicalAxes& shape, int sm_count,
@@ -1145,6 +1224,22 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         s.split = AxisSplit::none;
         s.rows_per_pass = 1;
         s.unroll = 1;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
+      if (const std::optional<FoldedColumns> f = axis_folded_columns(shape); f && folded_columns_pay(*f)) {
+        s.family = AxisFamily::columns_folded;
+        s.group = 1;
+        s.vec = static_cast<std::uint32_t>(16 / size_of(types.in));
+        s.rows_per_pass = 1;
+        s.unroll = 4;
+        s.block = f->width() <= 256 ? 256 : f->width() <= 512 ? 512 : 1024;
+        s.split = AxisSplit::two_pass;
+        const std::uint64_t splits = plan_axis_launch(s, shape, sm_count).splits;
+        if (splits <= 1)
+          s.split = AxisSplit::none;
+        else if (shape.outputs * splits <= kFoldedTicketPartials)
+          s.split = AxisSplit::ticket_tiles;
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
@@ -1815,6 +1910,8 @@ bool batched_tail_pays(const AxisKernelSpec& s, const CanonicalAxes& shape) {
 // -> 122.93) and stay as they are.
 bool axis_reorder_may_pay(const CanonicalAxes& shape) {
   if (shape.layout != AxisLayout::general || shape.reduced < kAxisReorderMinReduced) return false;
+  // Folded columns read every row whole in one launch, the outputs in the caller's order.
+  if (const std::optional<FoldedColumns> f = axis_folded_columns(shape); f && folded_columns_pay(*f)) return false;
   if (shape.reduced > kAxisReorderSmallReduced || shape.reduced * shape.outputs > kAxisReorderSmallElements)
     return true;
   // A small view pays only as the second kind: its densest dimension reduced (merging
@@ -2125,7 +2222,7 @@ std::optional<AxisKernelSpec> parse_axis_config(std::string_view text, Op op, co
   bool family_found = false;
   for (AxisFamily f : {AxisFamily::rows, AxisFamily::general, AxisFamily::columns, AxisFamily::columns_dense,
                        AxisFamily::rows_dense, AxisFamily::transpose, AxisFamily::short_columns,
-                       AxisFamily::columns_staged, AxisFamily::rows_packed})
+                       AxisFamily::columns_staged, AxisFamily::rows_packed, AxisFamily::columns_folded})
     if (family == to_string(f)) {
       s.family = f;
       family_found = true;
@@ -2209,6 +2306,12 @@ std::string_view axis_spec_mismatch(const AxisKernelSpec& s, const CanonicalAxes
       if (shape.layout != AxisLayout::columns || shape.inner_step != 1)
         return "the columns_staged family reads columns whose outputs are contiguous in a row";
       return {};
+    case AxisFamily::columns_folded: {
+      const std::optional<FoldedColumns> f = axis_folded_columns(shape);
+      if (!f) return "the columns_folded family reads general views of dense rows whose columns fold (FoldedColumns)";
+      if (f->width() > s.block) return "columns_folded needs rows of at most a block of elements";
+      return {};
+    }
     case AxisFamily::columns_dense:
       if (shape.layout != AxisLayout::columns) return "the columns_dense family reduces columns only";
       if (shape.reduced_stride != static_cast<std::int64_t>(shape.inner) || shape.inner_step != 1)
@@ -2258,7 +2361,9 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
     // turn, at 4 and 8 blocks per SM. Neither reading order wins on every GPU (rows,
     // built-in choice, 7 rows of 2^24: tiles 1.10 times faster for f32 sums on an H100
     // and an H200, 1.08 times slower for f32 max on an H200), so the tuner measures both.
-    if ((s.family == AxisFamily::rows || s.family == AxisFamily::columns_dense) && s.split == AxisSplit::ticket) {
+    if ((s.family == AxisFamily::rows || s.family == AxisFamily::columns_dense ||
+         s.family == AxisFamily::columns_folded) &&
+        s.split == AxisSplit::ticket) {
       s.split = AxisSplit::ticket_tiles;
       for (std::uint32_t per_sm : per_sms) {
         if (per_sm > 8) continue;
@@ -2427,6 +2532,41 @@ std::vector<AxisKernelSpec> axis_candidates(Op op, const TypeRule& types, const 
       }
     }
   }
+  // General views of dense rows whose columns fold: a block at least a row wide, 16-byte
+  // vectors or elements.
+  // The two narrowest such blocks; unsplit where the plan does not split, else each split
+  // (the last block folding, in chunks or tiles, or a second kernel) at 4 and 8 blocks of
+  // 256 threads an SM.
+  if (const std::optional<FoldedColumns> f = axis_folded_columns(shape)) {
+    int blocks = 0;
+    for (std::uint32_t block : {128u, 256u, 512u, 1024u}) {
+      if (f->width() > block || blocks == 2) continue;
+      ++blocks;
+      for (std::uint32_t vec : {max_vec, 1u})
+        for (std::uint32_t unroll : unrolls(block)) {
+          AxisKernelSpec c;
+          c.family = AxisFamily::columns_folded;
+          c.block = block;
+          c.group = 1;
+          c.vec = vec;
+          c.unroll = unroll;
+          c.op = op;
+          c.types = types;
+          c.split = AxisSplit::two_pass;
+          if (plan_axis_launch(c, shape, sm_count).splits <= 1) {
+            c.split = AxisSplit::none;
+            add(c);
+            continue;
+          }
+          for (AxisSplit split : {AxisSplit::two_pass, AxisSplit::ticket, AxisSplit::ticket_tiles})
+            for (std::uint32_t per_sm : {4u, 8u}) {
+              c.split = split;
+              c.blocks_per_sm = per_sm;
+              add(c);
+            }
+        }
+    }
+  }
   // The batched tail beside each spec where builtin_axis_spec would take it, and the
   // capped registers likewise.
   add_batched_twins(out, {shape});
@@ -2476,6 +2616,18 @@ void add_batched_twins(std::vector<AxisKernelSpec>& specs, const std::vector<Can
   });
 }
 
+namespace {
+// A split plan's partials, one per output and split, and, split in two passes, the
+// finalize kernel's grid (a warp per output).
+void plan_partials(AxisLaunchPlan& plan, const AxisKernelSpec& s, std::uint64_t outputs, int sm_count) {
+  if (plan.splits <= 1) return;
+  plan.partial_count = outputs * plan.splits;
+  if (s.split == AxisSplit::two_pass)
+    plan.finalize_grid = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(ceil_div(outputs, s.block / 32), 1, 32ull * std::max(sm_count, 1)));
+}
+}  // namespace
+
 AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& shape, int sm_count) {
   AxisLaunchPlan plan;
   plan.block = s.block;
@@ -2484,6 +2636,33 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     // grid-stride).
     const std::uint64_t threads = ceil_div(std::max<std::uint64_t>(shape.outputs, 1), s.vec);
     plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(ceil_div(threads, s.block), 1, kMaxGridBlocks));
+    return plan;
+  }
+  if (s.family == AxisFamily::columns_folded) {
+    // A block reads a chunk of a slice's rows (rt::axis_columns_folded_kernel). Split so
+    // that blocks_per_sm x 256 threads an SM take the slices in all, each split at least
+    // a round of kUnroll steps of whole rows; the partials are the folded outputs'.
+    const std::optional<FoldedColumns> f = axis_folded_columns(shape);
+    if (!f) {
+      plan.grid = 1;
+      return plan;
+    }
+    const std::uint64_t step_rows = folded_columns_step(s, f->width()) / f->width();
+    const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
+    const std::uint64_t want = std::max<std::uint64_t>(1, sms * s.blocks_per_sm * 256 / s.block);
+    std::uint64_t splits = 1;
+    if (s.split != AxisSplit::none)
+      splits = std::max<std::uint64_t>(
+          1, std::min(ceil_div(want, f->slices), f->rows / std::max<std::uint64_t>(1, step_rows * s.unroll)));
+    // The last block folds at most kFoldedTicketPartials partials (a second kernel folds
+    // more in parallel, a warp an output).
+    if ((s.split == AxisSplit::ticket || s.split == AxisSplit::ticket_tiles) &&
+        shape.outputs * splits > kFoldedTicketPartials)
+      splits = std::max<std::uint64_t>(1, kFoldedTicketPartials / shape.outputs);
+    plan.splits = splits;
+    plan.grid = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(f->slices * splits, 1, std::min<std::uint64_t>(kMaxGridBlocks, 32 * sms)));
+    plan_partials(plan, s, shape.outputs, sm_count);
     return plan;
   }
   if (s.family == AxisFamily::rows_packed) {
@@ -2582,12 +2761,7 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   const std::uint64_t blocks = std::min(output_blocks, std::min<std::uint64_t>(cap, 32ull * std::max(sm_count, 1)));
   plan.splits = splits;
   plan.grid = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks * splits, 1, kMaxGridBlocks));
-  if (splits > 1) {
-    plan.partial_count = shape.outputs * splits;
-    if (s.split == AxisSplit::two_pass)
-      plan.finalize_grid = static_cast<std::uint32_t>(
-          std::clamp<std::uint64_t>(ceil_div(shape.outputs, s.block / 32), 1, 32ull * std::max(sm_count, 1)));
-  }
+  plan_partials(plan, s, shape.outputs, sm_count);
   return plan;
 }
 
@@ -2671,6 +2845,7 @@ CompileRequest make_axis_compile_request(const AxisKernelSpec& spec, int arch) {
                            : spec.family == AxisFamily::short_columns ? "rt::axis_short_columns_kernel<"
                            : spec.family == AxisFamily::columns_staged ? "rt::axis_columns_staged_kernel<"
                            : spec.family == AxisFamily::rows_packed   ? "rt::axis_rows_packed_kernel<"
+                           : spec.family == AxisFamily::columns_folded ? "rt::axis_columns_folded_kernel<"
                                                                       : "rt::axis_rows_kernel<";
   std::ostringstream src;
   src << "// Generated by reduce-tune: " << to_string(spec) << "\n"
@@ -2724,6 +2899,22 @@ AxisKernelParams make_axis_params(const AxisKernelSpec& spec, const CanonicalAxe
     p.kept_strides[i] = shape.kept_strides[i];
     p.reduced_extents[i] = shape.reduced_extents[i];
     p.reduced_strides[i] = shape.reduced_strides[i];
+  }
+  if (spec.family == AxisFamily::columns_folded) {
+    // The rows' W columns as columns_dense reads them; R stays the whole reduction's (the
+    // mean's divisor), the run folded inside a row in inner_step.
+    const std::optional<FoldedColumns> f = axis_folded_columns(shape);
+    if (!f) throw Error("a columns_folded kernel needs a view of folded columns: " + shape.to_string());
+    {
+      p.inner = f->width();
+      p.reduced_stride = static_cast<std::int64_t>(f->width());
+      p.outer_stride = f->slice_stride;
+      p.inner_step = static_cast<std::int64_t>(f->b);
+      p.fold_inner = static_cast<unsigned>(f->c);
+      p.fold_out[0] = f->out_slice;
+      p.fold_out[1] = f->out_a;
+      p.fold_out[2] = f->out_c;
+    }
   }
   if (spec.ordered != 0) {
     if (order == nullptr || order->rank < 1 || order->rank > kAxisOrderMaxRank || shape.outputs > 0xffffffffull)

@@ -39,6 +39,10 @@
 //                           fewest whole rows that fill whole 16-byte vectors, every
 //                           vector's load in flight, and stores their results together
 //                           (ordered: each at its place in the output's order).
+//   axis_columns_folded_kernel<C>  general views of dense rows of W <= the block
+//                           elements whose columns fold in groups (the engine's
+//                           FoldedColumns): read as columns_dense reads its slices, each
+//                           output then folding its columns in shared memory.
 //   axis_finalize_kernel<C> where R is split across `splits` blocks per output, each
 //                           block writes one partial per output; one warp per output
 //                           folds an output's partials in order and writes it. SPLIT 1
@@ -70,7 +74,8 @@ enum AxisFamilyId : int {
   axis_transpose = 5,
   axis_short_columns = 6,
   axis_columns_staged = 7,
-  axis_rows_packed = 8
+  axis_rows_packed = 8,
+  axis_columns_folded = 9
 };
 enum AxisSplitId : int { axis_split_none = 0, axis_split_two_pass = 1, axis_split_ticket = 2, axis_split_ticket_tiles = 3 };
 
@@ -1719,6 +1724,77 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
         for (u64 k = t + inner; k < groups * inner; k += inner) v = Op::template apply<A>(v, smem[k]);
         emit(t, v);
       }
+    }
+  }
+  ticket_finish<C>(p);
+}
+
+// columns_folded (the engine's FoldedColumns and plan_axis_launch): rows of W = p.inner
+// contiguous elements, p.reduced / b of them a slice (p.inner_step = b), each row
+// [a][b][c] with c = p.fold_inner. The block reads a chunk of a slice's rows as
+// columns_dense does (whole rows and vectors a step, thread t holding the same columns,
+// kUnroll loads in flight; split in tiles of kUnroll steps in turn, or a contiguous
+// chunk each), then folds in shared memory, in a fixed order: thread x < W the step's
+// rows of column x, then thread y < W / b the b columns y / c * b c + j c + y % c of its
+// output, written at index slice * fold_out[0] + (y / c) * fold_out[1] + (y % c) *
+// fold_out[2] (or, split, its partial; ticket_finish or the finalize kernel folds them).
+template <class C>
+__global__ void __launch_bounds__(C::kBlock) axis_columns_folded_kernel(AxisParams p) {
+  axis_main_begin<C>(p);
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int V = C::kVec;
+  __shared__ A smem[C::kBlock * V];
+  const unsigned width = (unsigned)p.inner, fold = (unsigned)p.inner_step, fold_inner = p.fold_inner;
+  const unsigned per_slice = width / fold;
+  const u64 rows = p.reduced / fold;
+  unsigned whole = width;
+  while (whole % V != 0) whole += width;
+  const unsigned step = (C::kBlock * V / whole) * whole;
+  const unsigned active = step / V;
+  const unsigned t = threadIdx.x;
+  const u64 splits = p.splits;
+  const u64 slices = p.outputs / per_slice;
+  const u64 chunk = ((rows + splits - 1) / splits + V - 1) / V * V;
+  for (u64 blk = blockIdx.x; blk < slices * splits; blk += gridDim.x) {
+    const u64 o = blk / splits, split = blk % splits;
+    const T* slice = static_cast<const T*>(p.in) + (long long)o * p.outer_stride;
+    A acc[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc[j] = Op::template identity<A>();
+    if (t < active) {
+      if (C::kTiles && splits > 1) {
+        const u64 tile_rows = (u64)C::kUnroll * step / width;
+        for (u64 r0 = split * tile_rows; r0 < rows; r0 += splits * tile_rows)
+          columns_dense_fold<C>(slice, r0 * width, (r0 + tile_rows < rows ? r0 + tile_rows : rows) * width, step, t,
+                                acc);
+      } else {
+        const u64 lo = split * chunk < rows ? split * chunk : rows;
+        const u64 hi = lo + chunk < rows ? lo + chunk : rows;
+        columns_dense_fold<C>(slice, lo * width, hi * width, step, t, acc);
+      }
+    }
+    __syncthreads();  // the previous slice's folds are done with smem
+#pragma unroll
+    for (int j = 0; j < V; ++j) smem[t * V + j] = acc[j];
+    __syncthreads();
+    A v = Op::template identity<A>();
+    if (t < width)
+      for (unsigned k = t; k < step; k += width) v = Op::template apply<A>(v, smem[k]);
+    __syncthreads();
+    if (t < width) smem[t] = v;
+    __syncthreads();
+    if (t < per_slice) {
+      const unsigned i = t / fold_inner, k = t % fold_inner;
+      const A* column = smem + i * fold * fold_inner + k;
+      A w = Op::template identity<A>();
+      for (unsigned j = 0; j < fold; ++j) w = Op::template apply<A>(w, column[j * fold_inner]);
+      const u64 out = o * p.fold_out[0] + i * p.fold_out[1] + k * p.fold_out[2];
+      if (C::kSplit && splits > 1)
+        static_cast<A*>(p.partials)[out * splits + split] = w;
+      else
+        write_output<C>(p, out, w);
     }
   }
   ticket_finish<C>(p);

@@ -1118,7 +1118,10 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
       EXPECT_EQ(s.split, AxisSplit::none) << unsplit.to_string() << " " << to_string(s);
       EXPECT_EQ(s.group, 32u) << unsplit.to_string() << " " << to_string(s);
     }
-    for (const CanonicalAxes& few : {shape_of({4, 3, 50001, 7}, {0, 2}), shape_of({100000, 3, 7, 3}, {0, 2})}) {
+    // (Folded columns from 2^22 elements: [100000, 3, 7, 3] is one.)
+    EXPECT_EQ(builtin_axis_spec(Op::max, t, shape_of({100000, 3, 7, 3}, {0, 2}), 132).family,
+              AxisFamily::columns_folded);
+    for (const CanonicalAxes& few : {shape_of({4, 3, 50001, 7}, {0, 2}), shape_of({60000, 3, 7, 3}, {0, 2})}) {
       s = builtin_axis_spec(Op::max, t, few, 132);
       EXPECT_EQ(s.split, AxisSplit::two_pass) << few.to_string() << " " << to_string(s);
       EXPECT_EQ(s.group, 32u) << few.to_string() << " " << to_string(s);
@@ -2494,7 +2497,7 @@ TEST(AxisConfig, BadTextIsRefusedWithTheReason) {
       {"rows:block=256,group=4,vec=4,split=none,unroll=6", "unroll is 4 or 8"},
       {"rows:block=256,group=256,vec=4,split=two_pass,sm=5", "sm is 4, 8 or 16"},
       {"rows:block=256,group=4,vec=4,split=none,sm=8", "split plans only"},
-      {"columns:block=256,by=8,vec=1,split=ticket_tiles", "rows and columns_dense only"},
+      {"columns:block=256,by=8,vec=1,split=ticket_tiles", "ticket_tiles splits rows, columns_dense and columns_folded only"},
       {"rows:block=256,group=32,vec=4,split=none,tail=2", "tail is 0 or 1"},
       {"general:block=256,group=8,vec=1,split=none,tail=1", "tail=1 is for rows and columns"},
       {"columns_dense:block=256,group=1,vec=4,split=none,tail=1", "tail=1 is for rows and columns"},
@@ -3113,7 +3116,10 @@ TEST(AxisKernels, EveryFamilyCompilesForEveryOp) {
                         {AxisFamily::columns_staged, 2, 4, AxisSplit::two_pass, 2},
                         {AxisFamily::columns_staged, 4, 4, AxisSplit::two_pass, 4},
                         // Packed rows: whole 16-byte vectors (vec capped below).
-                        {AxisFamily::rows_packed, 1, 16, AxisSplit::none}};
+                        {AxisFamily::rows_packed, 1, 16, AxisSplit::none},
+                        // Folded columns, split in two passes and in tiles.
+                        {AxisFamily::columns_folded, 1, 16, AxisSplit::two_pass},
+                        {AxisFamily::columns_folded, 1, 16, AxisSplit::ticket_tiles}};
   for (Op op : kAllOps) {
     const DType in = op == Op::mean ? DType::i32 : (op == Op::prod ? DType::i64 : DType::f32);
     const TypeRule types = *resolve_types(op, in, default_out_dtype(op, in)).rule;
@@ -3236,7 +3242,7 @@ TEST(AxisSpec, EveryFamilyButShortColumnsAndTransposeHasAnOrderedForm) {
   for (const CanonicalAxes& shape :
        {shape_of({1000, 6}, {1}), shape_of({1 << 20, 6}, {1}), shape_of({1000, 300}, {1}), shape_of({3, 1 << 21}, {0}),
         shape_of({65537, 4096}, {0}), shape_of({1000, 100}, {0}), shape_of({64, 100, 64}, {0, 2}),
-        canonicalize(TensorDesc::strided({300, 256}, {1, 300}), AxisList{}).axes}) {
+        shape_of({257, 64, 4}, {0, 2}), canonicalize(TensorDesc::strided({300, 256}, {1, 300}), AxisList{}).axes}) {
     for (const AxisKernelSpec& spec : axis_candidates(Op::sum, t, shape, 132)) {
       const bool has = axis_spec_has_ordered_form(spec);
       AxisKernelSpec ordered = spec;
@@ -3249,6 +3255,121 @@ TEST(AxisSpec, EveryFamilyButShortColumnsAndTransposeHasAnOrderedForm) {
   }
   EXPECT_EQ(without, (std::set<AxisFamily>{AxisFamily::short_columns, AxisFamily::transpose}));
   EXPECT_GE(with.size(), 6u);
+}
+
+// Folded columns (FoldedColumns): general views of dense rows [a][b][c] reduced over the
+// rows and b, each output's place from the kept dimensions' order; the views that are not
+// (rows apart, a negative stride, three reduced dimensions, rows past 1024 elements, a
+// kept dimension of neither role) are refused. The built-in choice reads them from 2^22
+// elements and 16 rows a slice, in a block at least a row wide, 16-byte vectors, in one
+// launch with no staged reorder, split with a last-block fold up to 2048 partials and a
+// second kernel past that; the family's specs round-trip as text, fit only such views,
+// and plan partials per folded output, a last-block fold never more than 2048.
+TEST(AxisFoldedColumns, ViewsRolesChoiceAndPlan) {
+  const auto view = [](std::initializer_list<std::int64_t> e, std::initializer_list<std::int64_t> st,
+                       AxisList axes) { return canonicalize(TensorDesc::strided(e, st), axes).axes; };
+  struct Case {
+    CanonicalAxes shape;
+    FoldedColumns want;
+  };
+  // FoldedColumns{slices, slice_stride, rows, a, b, c, out_slice, out_a, out_c}
+  const std::vector<Case> cases = {
+      {view({2, 7, 3541, 33}, {1, 2, 462, 14}, {1, 2}), {1, 0, 3541, 33, 7, 2, 0, 1, 33}},
+      {view({2, 7, 10623, 33}, {1, 2, 462, 14}, {1, 2}), {1, 0, 10623, 33, 7, 2, 0, 1, 33}},
+      {view({2, 13, 2, 20011}, {1, 2, 520286, 26}, {0, 3}), {2, 520286, 20011, 13, 2, 1, 1, 2, 0}},
+      {view({2, 13, 2, 242197}, {1, 2, 6297122, 26}, {0, 3}), {2, 6297122, 242197, 13, 2, 1, 1, 2, 0}},
+      {shape_of({257, 64, 4}, {0, 2}), {1, 0, 257, 64, 4, 1, 0, 1, 0}},
+      {shape_of({16384, 64, 4}, {0, 2}), {1, 0, 16384, 64, 4, 1, 0, 1, 0}},
+      {shape_of({16383, 64, 4}, {0, 2}), {1, 0, 16383, 64, 4, 1, 0, 1, 0}},
+      {shape_of({3, 2000, 50, 9}, {1, 3}), {3, 900000, 2000, 50, 9, 1, 50, 1, 0}},
+      {shape_of({3001, 17, 3, 5}, {0, 2}), {1, 0, 3001, 17, 3, 5, 0, 5, 1}},
+      {view({3, 12, 600, 5}, {1, 15, 180, 3}, {2, 3}), {1, 0, 600, 12, 5, 3, 0, 1, 12}},
+      {view({100, 10, 3, 4}, {30, 3, 1, 5000}, {0, 2}), {4, 5000, 100, 10, 3, 1, 1, 4, 0}},
+      {shape_of({5000, 16, 64, 4}, {1, 3}), {5000, 4096, 16, 64, 4, 1, 64, 1, 0}},
+      {shape_of({5000, 15, 64, 4}, {1, 3}), {5000, 3840, 15, 64, 4, 1, 64, 1, 0}},
+  };
+  const TypeRule f32{DType::f32, DType::f32, DType::f32};
+  const TypeRule bf16_mean{DType::bf16, DType::bf16, DType::f32};
+  for (const Case& c : cases) {
+    const std::optional<FoldedColumns> f = axis_folded_columns(c.shape);
+    ASSERT_TRUE(f.has_value()) << c.shape.to_string();
+    const FoldedColumns& w = c.want;
+    EXPECT_EQ(std::vector<std::uint64_t>({f->slices, f->rows, f->a, f->b, f->c, f->out_slice, f->out_a, f->out_c}),
+              std::vector<std::uint64_t>({w.slices, w.rows, w.a, w.b, w.c, w.out_slice, w.out_a, w.out_c}))
+        << c.shape.to_string();
+    if (f->slices > 1) {
+      EXPECT_EQ(f->slice_stride, w.slice_stride) << c.shape.to_string();
+    }
+    EXPECT_EQ(f->slices * f->a * f->c, c.shape.outputs);
+    EXPECT_EQ(f->rows * f->b, c.shape.reduced);
+    const bool chosen = f->rows >= 16 && c.shape.outputs * c.shape.reduced >= (std::uint64_t{1} << 22);
+    for (const TypeRule& t : {f32, bf16_mean}) {
+      const Op op = t.in == DType::bf16 ? Op::mean : Op::sum;
+      AxisLaunchPlan plan;
+      AxisKernelSpec s = builtin_axis_spec(op, t, c.shape, 132, &plan);
+      EXPECT_EQ(s.family == AxisFamily::columns_folded, chosen) << c.shape.to_string() << " " << to_string(s);
+      if (!chosen) {
+        // The family's spec as the built-in choice would make it.
+        s.family = AxisFamily::columns_folded;
+        s.group = 1;
+        s.vec = static_cast<std::uint32_t>(16 / size_of(t.in));
+        s.rows_per_pass = 1;
+        s.unroll = 4;
+        s.blocks_per_sm = 4;
+        s.tail = 0;
+        s.block = f->width() <= 256 ? 256 : f->width() <= 512 ? 512 : 1024;
+        s.split = AxisSplit::two_pass;
+        plan = plan_axis_launch(s, c.shape, 132);
+      }
+      EXPECT_GE(s.block, f->width());
+      EXPECT_EQ(s.vec * size_of(t.in), 16u);
+      EXPECT_EQ(axis_spec_mismatch(s, c.shape), "");
+      if (plan.splits > 1) {
+        EXPECT_EQ(plan.partial_count, c.shape.outputs * plan.splits) << to_string(s);
+        EXPECT_EQ(plan.finalize_grid > 0, s.split == AxisSplit::two_pass) << to_string(s);
+        if (chosen) {
+          EXPECT_EQ(s.split, c.shape.outputs * plan.splits > 2048 ? AxisSplit::two_pass : AxisSplit::ticket_tiles)
+              << to_string(s);
+        }
+      }
+      // A last-block fold takes at most 2048 partials.
+      for (AxisSplit split : {AxisSplit::ticket, AxisSplit::ticket_tiles}) {
+        AxisKernelSpec ticket = s;
+        ticket.split = split;
+        const AxisLaunchPlan p = plan_axis_launch(ticket, c.shape, 132);
+        EXPECT_LE(p.partial_count, std::max<std::uint64_t>(2048, c.shape.outputs)) << to_string(ticket);
+      }
+      EXPECT_EQ(parse_axis_config(axis_config_text(s), op, t), s) << to_string(s);
+      // Not another layout's.
+      EXPECT_NE(axis_spec_mismatch(s, shape_of({3541, 462}, {0})), "");
+      EXPECT_NE(axis_spec_mismatch(s, shape_of({462, 3541}, {1})), "");
+    }
+    if (chosen) {
+      EXPECT_FALSE(axis_reorder_may_pay(c.shape)) << c.shape.to_string();
+    }
+  }
+  // Three outputs of 2^22 elements: a last-block fold (3 x 528 partials).
+  const CanonicalAxes three = shape_of({349526, 3, 4}, {0, 2});
+  AxisLaunchPlan plan;
+  const AxisKernelSpec s = builtin_axis_spec(Op::sum, f32, three, 132, &plan);
+  EXPECT_EQ(s.family, AxisFamily::columns_folded) << to_string(s);
+  EXPECT_EQ(s.split, AxisSplit::ticket_tiles) << to_string(s);
+  EXPECT_EQ(plan.partial_count, 3 * plan.splits);
+  // Refused: rows apart (stride 470 over rows of 462), a reversed kept dimension, three
+  // reduced dimensions, rows of 1025, a kept dimension of no role, nothing folded inside.
+  for (const CanonicalAxes& shape :
+       {view({2, 7, 10623, 33}, {1, 2, 470, 14}, {1, 2}), view({2, 7, 10623, 33}, {1, 2, 462, -14}, {1, 2}),
+        view({5, 2, 7, 3000, 33}, {69300, 1, 2, 462, 14}, {0, 2, 3}), shape_of({4000, 205, 5}, {0, 2}),
+        view({3, 12, 60000, 5}, {1, 16, 192, 3}, {2, 3}), shape_of({300000, 64}, {0}),
+        shape_of({30000, 64, 4}, {1})}) {
+    EXPECT_FALSE(axis_folded_columns(shape).has_value()) << shape.to_string();
+    EXPECT_NE(builtin_axis_spec(Op::sum, f32, shape, 132).family, AxisFamily::columns_folded) << shape.to_string();
+  }
+  // A spec narrower than the rows does not fit them.
+  AxisKernelSpec narrow = builtin_axis_spec(Op::sum, f32, cases[1].shape, 132);
+  ASSERT_EQ(narrow.family, AxisFamily::columns_folded);
+  narrow.block = 256;
+  EXPECT_NE(axis_spec_mismatch(narrow, cases[1].shape), "");
 }
 
 TEST(AxisRowsPacked, ChunksSpecsFitsAndPlans) {

@@ -12,7 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <random>
 #include <thread>
@@ -1792,6 +1794,228 @@ TEST(Axes, EveryOtherSixteenBitElementIsReadInAlignedVectors) {
         EXPECT_NE(why, "") << to_string(spec) << " base " << base << ": mutation 8 gave the right answer";
     }
   }
+}
+
+// Folded columns (rt::axis_columns_folded_kernel, the engine's FoldedColumns): general
+// views of dense rows whose neighbouring columns fold into one output, as x.view(N, C, K)
+// reduced over (0, 2), or a permuted [rows][a][b][c] reduced over the rows and b.
+// - Through the runtime, views of 2^22 elements and more, whose built-in choice it is
+//   (two kernels, and a last-block fold over three outputs), for five op kinds against
+//   the host from an aligned base and from one element in (scalar loads), the allocation
+//   ending at the view's last element; NaN and infinities among f32 and f16 values. (Not
+//   in quick mode, the sanitizer's run.)
+// - The family's spec as the built-in choice makes it, launched directly, for eight op
+//   kinds over smaller views: outputs along a, along c, both, in either order, and slices
+//   of rows, contiguous, apart, or the outputs' innermost; rows of 255 and of 1024.
+// - Specs across blocks, vectors, unrolls and every split (none, two passes, a last-block
+//   fold over contiguous chunks or tiles) over three views; programs that drop the last
+//   reduced element (mutation 2) or the last output (mutation 5) are caught.
+TEST(Axes, FoldedColumnsMatchTheHost) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  Context ctx(no_database());
+  const DeviceKey device = *testing::test_device();
+  NvrtcCompiler compiler;
+  CudaLauncher launcher;
+  const auto last_offset = [](const TensorDesc& view) {
+    std::int64_t last = 0;
+    for (int d = 0; d < view.rank; ++d) last += (view.extents[d] - 1) * view.strides[d];
+    return last;
+  };
+  // A view's input: exact data from `base`, the allocation ending at its last element.
+  const auto input = [&](Op op, DType dtype, const TensorDesc& view, std::int64_t base, std::uint64_t seed) {
+    return upload(testing::make_input(op, dtype, testing::Pattern::exact,
+                                      static_cast<std::size_t>(base + last_offset(view) + 1), seed));
+  };
+  // `spec` launched directly over the view at `base`: "" or the first mismatch (each
+  // program compiled once).
+  std::map<std::pair<std::uint64_t, int>, std::unique_ptr<KernelSet>> programs;
+  const auto launch = [&](const AxisKernelSpec& spec, const ViewAxes& v, const Buffer& buffer, std::int64_t base,
+                          int mutation) {
+    const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+    const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+    std::unique_ptr<KernelSet>& cached = programs[{axis_spec_key(spec), mutation}];
+    if (!cached) {
+      CompileRequest request = make_axis_compile_request(spec, device.arch());
+      if (mutation) request.extra_options.push_back("-DRT_MUTATION=" + std::to_string(mutation));
+      cached = std::make_unique<KernelSet>(std::make_shared<const CompiledProgram>(compiler.compile(request)), 1,
+                                           device.arch());
+    }
+    const KernelSet& set = *cached;
+    LaunchWorkspace ws(plan.partial_count * size_of(spec.types.acc));
+    return check_with(
+        [&](const void* in, void* out) {
+          enqueue_axis_reduction(launcher, set.handles(0), spec, plan, shape, in, out,
+                                 plan.partial_count > 0 ? &ws.view : nullptr, nullptr);
+        },
+        spec.op, spec.types, buffer, base, v.view, v.axes);
+  };
+  std::vector<std::pair<Op, DType>> kinds = {{Op::sum, DType::f32},  {Op::max, DType::f16}, {Op::mean, DType::f64},
+                                             {Op::prod, DType::i32}, {Op::min, DType::bf16}, {Op::sum, DType::bf16},
+                                             {Op::max, DType::i64},  {Op::mean, DType::bf16}};
+  if (quick) kinds = {{Op::sum, DType::f32}, {Op::mean, DType::bf16}};
+
+  // Through the runtime.
+  const std::vector<ViewAxes> large = {
+      {TensorDesc::strided({2, 7, 10623, 33}, {1, 2, 462, 14}), {1, 2}},      // [10623][33][7][2]: a 33, b 7, c 2
+      {TensorDesc::strided({2, 13, 2, 81001}, {1, 2, 2106026, 26}), {0, 3}},  // two slices of [81001][13][2]
+      {TensorDesc::contiguous({349526, 3, 4}), {0, 2}},                       // three outputs: the last block folds
+  };
+  int checked = 0;
+  for (const auto& [op, dtype] : kinds) {
+    if (quick) break;  // the sanitizer's run: the smaller views below
+    if (dtype == DType::f64 || dtype == DType::i32 || (op == Op::sum && dtype == DType::bf16)) continue;
+    const TypeRule t = rule(op, dtype);
+    for (const ViewAxes& v : large) {
+      const AxisExplanation e = ctx.explain_axes(op, t.in, t.out, v.view, v.axes);
+      EXPECT_NE(e.kernel.find("columns_folded:"), std::string::npos) << e.to_string();
+      for (std::int64_t base : {0, 1}) {
+        if (quick && base != 0) continue;
+        const Buffer buffer = input(op, dtype, v.view, base, 47);
+        EXPECT_EQ(check(ctx, op, t, buffer, base, v.view, v.axes), "") << e.kernel << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  // NaN and infinities among the first view's values (f32 and f16 max and min): a NaN
+  // wins its output, an infinity its own where no NaN is.
+  for (const auto& [op, dtype] : std::vector<std::pair<Op, DType>>{
+           {Op::max, DType::f32}, {Op::min, DType::f32}, {Op::max, DType::f16}, {Op::min, DType::f16}}) {
+    if (quick) break;
+    const ViewAxes& v = large[0];
+    const std::int64_t last = last_offset(v.view);
+    testing::HostArray host =
+        testing::make_input(op, dtype, testing::Pattern::exact, static_cast<std::size_t>(last + 1), 59);
+    const auto put = [&](std::int64_t at, double value) {
+      if (dtype == DType::f32) {
+        const float x = static_cast<float>(value);
+        std::memcpy(host.bytes.data() + at * 4, &x, 4);
+      } else {
+        const std::uint16_t h = std::isnan(value) ? 0x7e00 : value > 0 ? 0x7c00 : 0xfc00;
+        std::memcpy(host.bytes.data() + at * 2, &h, 2);
+      }
+    };
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    put(17, nan);
+    put(last / 2, nan);
+    put(last, nan);
+    put(last / 3, inf);
+    put(2 * last / 3, -inf);
+    put(last / 5, -inf);
+    const Buffer buffer = upload(host);
+    const TypeRule t = rule(op, dtype);
+    EXPECT_EQ(check(ctx, op, t, buffer, 0, v.view, v.axes), "") << "NaN and infinities";
+    ++checked;
+  }
+  // Rows past the widest the family reads: a general view.
+  const ViewAxes wide{TensorDesc::contiguous({4000, 205, 5}), {0, 2}};
+  const AxisExplanation e = ctx.explain_axes(Op::sum, DType::f32, DType::f32, wide.view, wide.axes);
+  EXPECT_EQ(e.kernel.find("columns_folded"), std::string::npos) << e.to_string();
+
+  // The built-in choice's form of the spec, over smaller views.
+  const std::vector<ViewAxes> views = {
+      {TensorDesc::strided({2, 7, 3541, 33}, {1, 2, 462, 14}), {1, 2}},      // [3541][33][7][2]: a 33, b 7, c 2
+      {TensorDesc::strided({2, 13, 2, 20011}, {1, 2, 520286, 26}), {0, 3}},  // two slices of [20011][13][2]
+      {TensorDesc::contiguous({257, 64, 4}), {0, 2}},                        // a 64, b 4
+      {TensorDesc::contiguous({1000, 30, 7}), {0, 2}},                       // rows of 210
+      {TensorDesc::contiguous({3, 2000, 50, 9}), {1, 3}},                    // three slices of [2000][50][9]
+      {TensorDesc::contiguous({3001, 17, 3, 5}), {0, 2}},                    // rows of 255: a 17, b 3, c 5
+      {TensorDesc::strided({3, 12, 600, 5}, {1, 15, 180, 3}), {2, 3}},       // outputs [c][a]
+      {TensorDesc::strided({4, 100, 10, 3}, {5000, 30, 3, 1}), {1, 3}},      // slices 5000 apart, 3000 read
+      {TensorDesc::strided({100, 10, 3, 4}, {30, 3, 1, 5000}), {0, 2}},      // outputs [a][slice]
+      {TensorDesc::contiguous({100, 256, 4}), {0, 2}},                       // rows of 1024
+  };
+  const auto folded_spec = [&](Op op, const TypeRule& t, const CanonicalAxes& shape) {
+    AxisKernelSpec spec;
+    spec.op = op;
+    spec.types = t;
+    spec.family = AxisFamily::columns_folded;
+    spec.group = 1;
+    spec.vec = static_cast<std::uint32_t>(16 / size_of(t.in));
+    spec.unroll = 4;
+    const std::uint64_t width = axis_folded_columns(shape)->width();
+    spec.block = width <= 256 ? 256 : width <= 512 ? 512 : 1024;
+    spec.split = AxisSplit::two_pass;
+    const std::uint64_t splits = plan_axis_launch(spec, shape, device.sm_count).splits;
+    spec.split = splits <= 1 ? AxisSplit::none
+                 : shape.outputs * splits <= 2048 ? AxisSplit::ticket_tiles
+                                                  : AxisSplit::two_pass;
+    return spec;
+  };
+  for (const auto& [op, dtype] : kinds) {
+    const TypeRule t = rule(op, dtype);
+    for (const ViewAxes& v : views) {
+      const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+      ASSERT_TRUE(axis_folded_columns(shape).has_value()) << shape.to_string();
+      const AxisKernelSpec spec = folded_spec(op, t, shape);
+      for (std::int64_t base : {0, 1}) {
+        if (quick && base != 0) continue;
+        EXPECT_EQ(launch(spec, v, input(op, dtype, v.view, base, 49), base, 0), "") << to_string(spec) << " base " << base;
+        ++checked;
+      }
+    }
+  }
+  std::printf("[ counts   ] axes: %d folded-columns cases\n", checked);
+
+  // Specs of every split over three views, and their mutants.
+  struct Form {
+    std::uint32_t block, vec, unroll;
+    AxisSplit split;
+    std::uint32_t per_sm;
+  };
+  std::vector<Form> forms = {{256, 0, 4, AxisSplit::none, 4},         {256, 0, 4, AxisSplit::two_pass, 8},
+                             {256, 1, 4, AxisSplit::ticket, 4},       {512, 0, 4, AxisSplit::ticket_tiles, 8},
+                             {1024, 0, 4, AxisSplit::two_pass, 4},    {256, 0, 8, AxisSplit::ticket_tiles, 4}};
+  if (quick) forms.resize(2);
+  struct Target {
+    std::size_t view;
+    Op op;
+    DType dtype;
+  };
+  int specs = 0, rejected = 0, mutants = 0;
+  for (const Target& target : {Target{0, Op::mean, DType::bf16}, Target{6, Op::sum, DType::i64},
+                               Target{4, Op::sum, DType::f32}}) {
+    const ViewAxes& v = views[target.view];
+    const TypeRule t = rule(target.op, target.dtype);
+    const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+    const Buffer buffer = input(target.op, target.dtype, v.view, 1, 53);
+    for (const Form& form : forms) {
+      AxisKernelSpec spec;
+      spec.op = target.op;
+      spec.types = t;
+      spec.family = AxisFamily::columns_folded;
+      spec.block = form.block;
+      while (spec.block < axis_folded_columns(shape)->width()) spec.block *= 2;  // a row's columns a block
+      spec.group = 1;
+      spec.vec = form.vec != 0 ? form.vec : static_cast<std::uint32_t>(16 / size_of(target.dtype));
+      spec.unroll = form.unroll;
+      spec.split = form.split;
+      spec.blocks_per_sm = form.split == AxisSplit::none ? 4 : form.per_sm;
+      ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
+      ASSERT_EQ(axis_spec_mismatch(spec, shape), "") << to_string(spec) << " " << shape.to_string();
+      if (spec.split != AxisSplit::none) {
+        EXPECT_GT(plan_axis_launch(spec, shape, device.sm_count).splits, 1u) << to_string(spec) << " "
+                                                                             << shape.to_string();
+      }
+      for (int mutation : {0, 2, 5}) {
+        if (mutation != 0 && (quick || form.vec == 1)) continue;
+        for (std::int64_t base : {0, 1}) {
+          const std::string why = launch(spec, v, buffer, base, mutation);
+          if (mutation == 0) {
+            EXPECT_EQ(why, "") << to_string(spec) << " base " << base;
+            ++specs;
+          } else {
+            EXPECT_NE(why, "") << to_string(spec) << " base " << base << ": mutation " << mutation
+                               << " gave the right answer";
+            rejected += !why.empty();
+            ++mutants;
+          }
+        }
+      }
+    }
+  }
+  std::printf("[ counts   ] folded columns: %d spec cases right, %d of %d broken ones rejected\n", specs, rejected,
+              mutants);
 }
 
 // Small reductions in one launch: columns splits whose partials (at most 1536) fold in

@@ -25,7 +25,8 @@ enum class AxisFamily : std::uint8_t {
   transpose = 5,
   short_columns = 6,
   columns_staged = 7,
-  rows_packed = 8
+  rows_packed = 8,
+  columns_folded = 9
 };
 const char* to_string(AxisFamily family);
 
@@ -192,6 +193,31 @@ std::uint64_t rows_packed_rows(std::uint64_t reduced, std::size_t element_size);
 // or 2, 3, 4 and 6 (8-byte), `in` (the view's base where known; offset 0 of the canonical
 // form) 16-byte aligned.
 bool rows_packed_pays(Op op, const TypeRule& types, const CanonicalAxes& shape, const void* in);
+
+// A general view read as dense columns whose neighbouring columns fold together
+// (rt::axis_columns_folded_kernel): every element lies in rows of W contiguous elements,
+// one reduced dimension of `rows` stepping from row to row (stride W), and each row holds
+// [a][b][c] (c innermost): a kept dimension of a (stride b c) outside, a reduced run of b
+// (stride c) and a kept dimension of c (stride 1) inside, a or c possibly 1. At most one
+// more kept dimension, of any positive stride, takes slices of such rows. Output
+// (slice, i, k) folds position i b c + j c + k of every row of its slice, j < b. Its index
+// among the outputs is slice * out_slice + i * out_a + k * out_c, the kept dimensions'
+// order in the caller's view (C order). x.view(N, C, K) reduced over (0, 2) is one, with
+// a = C and c = 1; so is x[..., 2] of complex pairs reduced over its middle dimension.
+struct FoldedColumns {
+  std::uint64_t slices = 1;
+  std::int64_t slice_stride = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t a = 1, b = 1, c = 1;
+  std::uint64_t out_slice = 0, out_a = 0, out_c = 0;
+  std::uint64_t width() const { return a * b * c; }
+};
+// The widest row the family reads (a block's threads hold a row's columns).
+inline constexpr std::uint64_t kFoldedColumnsMaxWidth = 1024;
+// The view `shape` as folded columns: a general shape of two reduced dimensions and one
+// to three kept ones, every stride positive, rows of at most kFoldedColumnsMaxWidth
+// elements; empty otherwise.
+std::optional<FoldedColumns> axis_folded_columns(const CanonicalAxes& shape);
 
 // 16-bit columns of R = 2 to 4 over 2^21 outputs and more whose vectors of eight outputs
 // lie on the 16-byte grid (each slice whole vectors, the strides multiples of eight, and
@@ -379,7 +405,9 @@ bool axis_launch_takes_twin(const AxisKernelSpec& spec, const CanonicalAxes& sha
   FIELD(long long, reduced_strides[8])     \
   FIELD(int, out_rank)                     \
   FIELD(unsigned int, out_extents[4])      \
-  FIELD(unsigned int, out_strides[4])
+  FIELD(unsigned int, out_strides[4])      \
+  FIELD(unsigned int, fold_inner)          \
+  FIELD(unsigned long long, fold_out[3])
 
 struct AxisKernelParams {
 #define REDUCE_TUNE_FIELD(type, name) type name;
