@@ -639,6 +639,13 @@ std::uint32_t columns_walk_unroll(const TypeRule& types, const CanonicalAxes& sh
 // in two kernels varied from call to call (one config and shape: 5.8 to 9.1 us, 4.8 back
 // to back), 0.63 to 1.64 times the general kernels'; below 2^20, the general kernels,
 // which launch once in fewer blocks, beat its best config at 5 of 8 shapes.
+// Tried from 2^20 elements for 16-bit views, and not kept (set BX): against the general
+// kernels in the same call (paced, two rounds alternating), 0.62 to 1.41 times their
+// time at 19 such views, longer at 10 (f16 sum of [8192, 128, 2] over (0, 2) 11.40, 11.51
+// -> 6.39, 7.74 us; of [70000, 5, 3] 6.20, 6.24 -> 8.75, 8.77). Nor one launch folding
+// every split's partials in a two-level tree of tickets a slice (set BX): its best
+// config took 0.92 to 1.48 times the two kernels' best config's time at 12 views from
+// 2^20 to 2^22 elements, longer at 11.
 bool folded_columns_pay(const FoldedColumns& f) {
   return f.rows >= 16 && f.slices * f.rows * f.width() >= (std::uint64_t{1} << 22);
 }

@@ -1808,8 +1808,9 @@ TEST(Axes, EveryOtherSixteenBitElementIsReadInAlignedVectors) {
 //   kinds over smaller views: outputs along a, along c, both, in either order, and slices
 //   of rows, contiguous, apart, or the outputs' innermost; rows of 255 and of 1024.
 // - Specs across blocks, vectors, unrolls and every split (none, two passes, a last-block
-//   fold over contiguous chunks or tiles) over three views; programs that drop the last
-//   reduced element (mutation 2) or the last output (mutation 5) are caught.
+//   fold over contiguous chunks or tiles) over three views, those with a ticket launched
+//   twice over one workspace; programs that drop the last reduced element (mutation 2)
+//   or the last output (mutation 5) are caught.
 TEST(Axes, FoldedColumnsMatchTheHost) {
   RT_REQUIRE_GPU();
   const bool quick = testing::quick_mode();
