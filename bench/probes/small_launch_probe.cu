@@ -3,7 +3,7 @@
 // it: a last-block ticket taken after __threadfence (the kernels before commit a620a2d),
 // a ticket taken with one acq_rel atomic (the kernels since), a thread-block cluster
 // reducing through distributed shared memory, and one block. The H100 output that chose
-// the acq_rel ticket is docs/bench/h100-2026-11-22h-small-probe.log.
+// the acq_rel ticket is h100-2026-11-22h-small-probe.log in docs/bench/2026-11-logs.tar.xz.
 //   nvcc -O3 -arch=sm_90 -std=c++17 bench/probes/small_launch_probe.cu -o small_probe
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
