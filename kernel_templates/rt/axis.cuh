@@ -1626,6 +1626,19 @@ __device__ __forceinline__ void columns_dense_fold_interleaved(const typename C:
     if (q + j < end) acc[j] = Op::template apply<A>(acc[j], (A)ldg(slice + q + j));
 }
 
+// The elements a block of columns_dense or columns_folded reads a step over rows of
+// `width` contiguous elements: a whole number of rows and of vectors, at most kVec
+// elements per thread, so that thread t always holds the elements at positions t * kVec
+// + j of a step, whose columns ((position) % width) never change from step to step. I:
+// the kernel's index type (u64 for columns_dense's slices, 32 bits for folded rows of at
+// most a block).
+template <class C, class I> __device__ __forceinline__ I dense_rows_step(I width) {
+  constexpr int V = C::kVec;
+  I whole = width;
+  while (whole % V != 0) whole += width;
+  return (C::kBlock * V / whole) * whole;
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParams p) {
   axis_main_begin<C>(p);
@@ -1635,12 +1648,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_dense_kernel(AxisParam
   constexpr int V = C::kVec;
   __shared__ A smem[C::kBlock * V];
   const u64 inner = p.inner;
-  // A step is a whole number of rows and of vectors, at most kVec elements per thread:
-  // thread t always holds the elements at positions t * kVec + j of a step, whose
-  // columns ((position) % inner) never change from step to step.
-  u64 whole = inner;
-  while (whole % V != 0) whole += inner;
-  const u64 step = (C::kBlock * V / whole) * whole;
+  const u64 step = dense_rows_step<C>(inner);
   const u64 active = step / V;  // threads in use
   const unsigned t = threadIdx.x;
   const u64 splits = p.splits;
@@ -1749,9 +1757,7 @@ __global__ void __launch_bounds__(C::kBlock) axis_columns_folded_kernel(AxisPara
   const unsigned width = (unsigned)p.inner, fold = (unsigned)p.inner_step, fold_inner = p.fold_inner;
   const unsigned per_slice = width / fold;
   const u64 rows = p.reduced / fold;
-  unsigned whole = width;
-  while (whole % V != 0) whole += width;
-  const unsigned step = (C::kBlock * V / whole) * whole;
+  const unsigned step = dense_rows_step<C>(width);
   const unsigned active = step / V;
   const unsigned t = threadIdx.x;
   const u64 splits = p.splits;
