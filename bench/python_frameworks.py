@@ -26,9 +26,12 @@ prebuilt arguments, and torch.sum; rt.sum and cupy.sum for CuPy. Then rt.sum and
 alternating rounds: the overhead a call adds to the launch it makes.
 
 Usage: python_frameworks.py [--max-elements N] [--ops sum,max] [--dtype f32|f16|bf16]
-       [--frameworks torch,cupy,jax] [--quick] [--rounds N] [--json PATH] [--overhead-only]
+       [--frameworks torch,cupy,jax] [--quick] [--shapes "columns sum 4097 7,..."] [--rounds N]
+       [--recheck N] [--json PATH] [--overhead-only]
 Prints "layout op R outputs | rt us, framework us, speedup (framework / rt), rt GB/s" per
-framework, a summary of each, then the host overhead.
+framework, a summary of each, then the host overhead. --recheck N times each shape below
+1.0x again, alone, with N rounds, after the framework's grid, and the summary says how many
+stay below (their rows in the JSON carry "recheck_speedup").
 """
 import argparse
 import json
@@ -72,8 +75,9 @@ def grid(args):
         for op in args.ops:
             for r in r_values:
                 for outputs in output_values:
-                    if 1024 <= r * outputs <= args.max_elements:
-                        yield Case(layout, op, r, outputs)
+                    case = Case(layout, op, r, outputs)
+                    if 1024 <= r * outputs <= args.max_elements and (args.only is None or case.name() in args.only):
+                        yield case
 
 
 class EventClock:
@@ -213,7 +217,7 @@ def jax_impls(jax, op, dim, arrays):
 
 def run_framework(framework, title, fw_column, cases, clock, args, es):
     """Times every case, printing a line each; returns the rows."""
-    print(f"\n== {framework}: {title} ==")
+    print(f"\n== {framework}: {title}, {args.rounds} rounds ==")
     eager = " eager us  rt jit us jit speedup" if framework == "jax" else ""
     print(f"layout  op       R   outputs |      rt us {fw_column:>10s} speedup     GB/s{eager}")
     rows = []
@@ -251,6 +255,12 @@ def summarize(framework, rows):
           f"({name(worst)}), median {statistics.median(ratios):.2f}x")
     if below:
         print("  below 1.0x: " + ", ".join(f"{name(row)} ({row['speedup']:.2f}x)" for row in below))
+    rechecked = [row for row in below if "recheck_speedup" in row]
+    if rechecked:
+        still = [row for row in rechecked if row["recheck_speedup"] < 1.0]
+        print(f"  timed again: {len(still)} of {len(rechecked)} still below 1.0x" +
+              (": " + ", ".join(f"{name(row)} ({row['recheck_rt_us']:.2f} against {row['recheck_fw_us']:.2f} us, "
+                               f"{row['recheck_speedup']:.2f}x)" for row in still) if still else ""))
     if all("jit_speedup" in row for row in rows):
         jit_ratios = [row["jit_speedup"] for row in rows]
         jit_worst = min(rows, key=lambda row: row["jit_speedup"])
@@ -379,11 +389,23 @@ def main():
     parser.add_argument("--dtype", default="f32", choices=list(DTYPES))
     parser.add_argument("--frameworks", default="torch,cupy,jax")
     parser.add_argument("--quick", action="store_true", help="R in {16, 1000, 65537} x outputs in {7, 1000, 262144}")
+    parser.add_argument("--shapes", help="only these grid shapes, comma-separated, each 'layout op R outputs'")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--recheck", type=int, default=0, metavar="N",
+                        help="time each shape below 1.0x again, alone, with N rounds")
     parser.add_argument("--json", metavar="PATH", help="also write the rows and the overhead as JSON")
     parser.add_argument("--overhead-only", action="store_true", help="only the host overhead, no shape grid")
     args = parser.parse_args()
     args.ops = args.ops.split(",")
+    args.only = None
+    if args.shapes:
+        args.only = {" ".join(shape.split()) for shape in args.shapes.split(",")}
+        named = {case.name() for case in grid(argparse.Namespace(**dict(vars(args), only=None, ops=list(OPS))))}
+        for shape in args.only:
+            if shape not in named:
+                parser.error(f"--shapes: {shape!r} is not a shape of the grid ('layout op R outputs', "
+                             f"e.g. 'columns sum 4097 7')")
+        args.ops = [op for op in OPS if any(shape.split()[1] == op for shape in args.only)]
     for op in args.ops:
         if op not in OPS:
             parser.error(f"--ops: {op!r} is not one of {', '.join(OPS)}")
@@ -407,20 +429,35 @@ def main():
     rows = {}
     if args.overhead_only:
         modules = {name: m for name, m in modules.items() if name != "jax"}  # no overhead table of its own
-    if "torch" in modules and not args.overhead_only:
-        clock = EventClock(lambda: torch.cuda.Event(enable_timing=True), lambda a, b: a.elapsed_time(b))
-        rows["torch"] = run_framework("torch", "rt.<op>(x, dim=d) vs torch.sum/amax/amin/prod/mean(x, dim=d)",
-                                      "torch us", torch_cases(data, args, es, l2), clock, args, es)
-    if "cupy" in modules and not args.overhead_only:
+    # Per framework: how to build its cases for given arguments, its clock, title and column.
+    runs = {}
+    if "torch" in modules:
+        runs["torch"] = (lambda a: torch_cases(data, a, es, l2),
+                         lambda: EventClock(lambda: torch.cuda.Event(enable_timing=True), lambda x, y: x.elapsed_time(y)),
+                         "rt.<op>(x, dim=d) vs torch.sum/amax/amin/prod/mean(x, dim=d)", "torch us")
+    if "cupy" in modules:
         cupy = modules["cupy"]
-        clock = EventClock(cupy.cuda.Event, cupy.cuda.get_elapsed_time)
-        rows["cupy"] = run_framework("cupy", "rt.<op>(x, dim=d) vs cupy.<op>(x, axis=d)", "cupy us",
-                                     cupy_cases(cupy, data, args, es, l2), clock, args, es)
-        cupy.get_default_memory_pool().free_all_blocks()
-    if "jax" in modules and not args.overhead_only:
-        rows["jax"] = run_framework("jax", "rt.<op>(x, dim=d) vs jax.jit(jnp.<op>(x, axis=d)), wall clock",
-                                    "jit us", jax_cases(modules["jax"], args, es, l2, buffer_elements * es),
-                                    WallClock(), args, es)
+        runs["cupy"] = (lambda a: cupy_cases(cupy, data, a, es, l2),
+                        lambda: EventClock(cupy.cuda.Event, cupy.cuda.get_elapsed_time),
+                        "rt.<op>(x, dim=d) vs cupy.<op>(x, axis=d)", "cupy us")
+    if "jax" in modules:
+        runs["jax"] = (lambda a: jax_cases(modules["jax"], a, es, l2, buffer_elements * es), WallClock,
+                       "rt.<op>(x, dim=d) vs jax.jit(jnp.<op>(x, axis=d)), wall clock", "jit us")
+    for framework, (cases, clock, title, column) in runs.items():
+        if args.overhead_only:
+            break
+        rows[framework] = run_framework(framework, title, column, cases(args), clock(), args, es)
+        below = {f"{row['layout']} {row['op']} {row['R']} {row['outputs']}": row
+                 for row in rows[framework] if row["speedup"] < 1.0}
+        if args.recheck and below:
+            again = argparse.Namespace(**dict(vars(args), only=set(below), rounds=args.recheck))
+            for row in run_framework(framework, title + ", the shapes below 1.0x timed again", column, cases(again),
+                                     clock(), again, es):
+                first = below[f"{row['layout']} {row['op']} {row['R']} {row['outputs']}"]
+                first.update(recheck_rt_us=row["rt_us"], recheck_fw_us=row["fw_us"],
+                             recheck_speedup=row["speedup"], recheck_rounds=args.recheck)
+        if framework == "cupy":
+            cupy.get_default_memory_pool().free_all_blocks()
 
     print("\n== summary (speedup = framework time / rt time) ==")
     for framework, framework_rows in rows.items():
