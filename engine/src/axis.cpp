@@ -1448,6 +1448,17 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // Few rows: smaller blocks, so that more SMs get one.
       const std::uint64_t rows_per_block = s.block / s.group * s.rows_per_pass;
       if (s.group <= 32 && ceil_div(shape.outputs, rows_per_block) < 2 * sms) s.block = 128;
+      // Dense rows of 9 to 16 elements, a thread per row, over 2^24 rows and more: blocks
+      // of 512 (the plan keeps its grid of 32 blocks an SM, so each thread reads half as
+      // many rows; why that pays was not traced). On an H200 (set BY in docs/BENCHMARKS.md;
+      // paced, 256 against 512), over 16777216 rows: f32 sums of R = 9, 12, 16 160.28 ->
+      // 156.73, 209.35 -> 205.82, 271.46 -> 268.35 us, f32 max of 16 269.57 -> 266.40;
+      // f16 sums of 12 and 16 1.01 times as fast, of 9 0.997; f64 sums of 9 and 12 1.03
+      // and 1.05. Not over 4194305 rows, where it went both ways (f32 sum of 12 and f16 sum
+      // of 24 0.96 times as fast, f64 sum of 9 1.03).
+      if (s.family == AxisFamily::rows && s.group == 1 && s.rows_per_pass == 1 && r >= 9 && r <= 16 &&
+          shape.outer_stride == static_cast<std::int64_t>(r) && shape.outputs >= (1ull << 24))
+        s.block = 512;
       // General rows of elements: eight loads in flight in a group within a warp (H200,
       // every other element of 16384 rows of 4096: f16 sums 59.4 -> 55.4 us, f32 75.2 ->
       // 71.6).

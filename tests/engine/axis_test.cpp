@@ -173,6 +173,35 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   s = builtin_axis_spec(Op::sum, kF32, shape_of({1 << 20, 17}, {1}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 1u);
+  // Dense rows of 9 to 16 elements read a thread per row over 2^24 rows and more: blocks
+  // of 512. Over one row fewer, rows of 8 or 17, or rows spaced apart: 256.
+  {
+    const TypeRule f64_sum{DType::f64, DType::f64, DType::f64};
+    const std::int64_t many = std::int64_t{1} << 24;
+    for (const auto& [t, r] : std::vector<std::pair<TypeRule, std::int64_t>>{
+             {kF32, 9}, {kF32, 12}, {kF32, 15}, {kF32, 16}, {kF16, 9}, {kF16, 12}, {kF16, 16}, {f64_sum, 9},
+             {f64_sum, 12}}) {
+      for (Op op : {Op::sum, Op::max}) {
+        s = builtin_axis_spec(op, t, shape_of({many, r}, {1}), 132);
+        EXPECT_EQ(s.family, AxisFamily::rows) << to_string(t.in) << " R = " << r;
+        EXPECT_EQ(s.group, 1u) << to_string(t.in) << " R = " << r;
+        EXPECT_EQ(s.rows_per_pass, 1u) << to_string(t.in) << " R = " << r;
+        EXPECT_EQ(s.block, 512u) << to_string(t.in) << " R = " << r;
+        EXPECT_EQ(axis_spec_mismatch(s, shape_of({many, r}, {1})), "");
+        const AxisLaunchPlan plan = plan_axis_launch(s, shape_of({many, r}, {1}), 132);
+        EXPECT_EQ(plan.block, 512u) << to_string(t.in) << " R = " << r;
+        EXPECT_EQ(builtin_axis_spec(op, t, shape_of({many - 1, r}, {1}), 132).block, 256u)
+            << to_string(t.in) << " R = " << r << ", one row under 2^24";
+      }
+    }
+    EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({many, 8}, {1}), 132).block, 512u);
+    EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({many, 17}, {1}), 132).block, 256u);
+    const CanonicalResult spaced = canonicalize(TensorDesc::strided({many, 16}, {20, 1}), {1});
+    ASSERT_TRUE(spaced.ok);
+    s = builtin_axis_spec(Op::sum, kF32, spaced.axes, 132);
+    EXPECT_EQ(s.family, AxisFamily::rows);
+    EXPECT_EQ(s.block, 256u) << "rows spaced apart";
+  }
   // Contiguous rows of 2 to 8 elements, 2^20 elements and more, from a base on the
   // 16-byte grid (or one not known): packed, a thread a chunk of whole rows in whole
   // 16-byte vectors, in blocks of 256, a chunk a pass. Not 4-byte rows of 4 (a vector a

@@ -198,8 +198,9 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // fewer than 8 bytes a load per SM, and split in groups of 8 across R (set BT). 32:
 // contiguous rows of 2 to 8 elements packed a chunk of whole 16-byte vectors a thread
 // (rows_packed; set BU). 33: general views of dense rows whose columns fold into their
-// outputs, from 2^22 elements, read as columns (columns_folded; set BW).
-inline constexpr int kAxisRuleRevision = 33;
+// outputs, from 2^22 elements, read as columns (columns_folded; set BW). 34: dense rows of
+// 9 to 16 elements a thread per row over 2^24 rows and more in blocks of 512 (set BY).
+inline constexpr int kAxisRuleRevision = 34;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
