@@ -90,6 +90,26 @@ std::string check_with(const std::function<void(const void*, void*)>& reduce, Op
       return std::string(to_string(op)) + "<" + std::string(to_string(t.in)) + "> " + c.axes.to_string() +
              ": wrote byte " + std::to_string(k - (got.size() - 16)) + " past the last output";
 
+  const auto compare = [&](std::uint64_t j, const testing::Expectation& e) -> std::string {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, got.data() + j * out_size, out_size);
+    const std::string m = testing::mismatch(t, bits, e, 64);
+    if (m.empty()) return {};
+    return std::string(to_string(op)) + "<" + std::string(to_string(t.in)) + "> " + c.axes.to_string() + " output " +
+           std::to_string(j) + " of " + std::to_string(outputs) + ": " + m;
+  };
+  // Host, C-contiguous [outputs, R] along 1 (the most common view, and the largest the
+  // tests take): each output's elements are one run of the buffer.
+  if (view.rank == 2 && axes.count == 1 && (axes.axes[0] == 1 || axes.axes[0] == -1) && view.strides[1] == 1 &&
+      view.strides[0] == view.extents[1]) {
+    const std::uint64_t r = static_cast<std::uint64_t>(view.extents[1]);
+    for (std::uint64_t j = 0; j < outputs; ++j) {
+      const std::string m =
+          compare(j, testing::expect(op, t, buffer.host, static_cast<std::size_t>(base) + j * r, r));
+      if (!m.empty()) return m;
+    }
+    return {};
+  }
   // Host: walk every index, gather per output (C order over the kept dimensions).
   bool reduced_dim[kMaxRank] = {};
   for (int i = 0; i < axes.count; ++i) reduced_dim[(axes.axes[i] + view.rank) % std::max(view.rank, 1)] = true;
@@ -115,13 +135,8 @@ std::string check_with(const std::function<void(const void*, void*)>& reduce, Op
     for (std::size_t k = 0; k < members[j].size(); ++k)
       std::memcpy(gathered.bytes.data() + k * in_size,
                   buffer.host.bytes.data() + static_cast<std::size_t>(members[j][k]) * in_size, in_size);
-    const auto e = testing::expect(op, t, gathered, 0, members[j].size());
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, got.data() + j * out_size, out_size);
-    const std::string m = testing::mismatch(t, bits, e, 64);
-    if (!m.empty())
-      return std::string(to_string(op)) + "<" + std::string(to_string(t.in)) + "> " + c.axes.to_string() + " output " +
-             std::to_string(j) + " of " + std::to_string(outputs) + ": " + m;
+    const std::string m = compare(j, testing::expect(op, t, gathered, 0, members[j].size()));
+    if (!m.empty()) return m;
   }
   return {};
 }
@@ -693,6 +708,41 @@ TEST(Axes, TinyFourByteRowsAreStaged) {
     }
   }
   std::printf("[ counts   ] tiny staged rows: %d (op, dtype, shape, base) cases\n", checked.load());
+}
+
+// Dense rows of 9 to 16 elements over 2^24 rows and more, a thread per row, run in blocks
+// of 512 (rule revision 34; engine: AxisSpec.BuiltInChoiceFollowsTheShape), one row fewer
+// in blocks of 256. Each runs the kernel meant and matches the host from an aligned base
+// and one element in: f32 sum over rows of 16, 12 (2^24 + 1 of them) and 9 (no vectors),
+// and f16 max over rows of 16. In quick mode (the sanitizer run): the f32 sum of 2^24
+// rows of 16 alone.
+TEST(Axes, ManyRowsOfNineToSixteenRunInBlocksOf512) {
+  RT_REQUIRE_GPU();
+  Context ctx(no_database());
+  const bool quick = testing::quick_mode();
+  struct Kind {
+    Op op;
+    DType dtype;
+    std::vector<BuiltinCase> cases;
+  };
+  std::vector<Kind> kinds = {{Op::sum, DType::f32, {{1 << 24, 16, "rows:block=512,group=1,vec=4,split=none"}}}};
+  if (!quick) {
+    kinds[0].cases.insert(kinds[0].cases.end(), {{(1 << 24) - 1, 16, "rows:block=256,group=1,vec=4,split=none"},
+                                                 {(1 << 24) + 1, 12, "rows:block=512,group=1,vec=4,split=none"},
+                                                 {1 << 24, 9, "rows:block=512,group=1,vec=1,split=none"}});
+    kinds.push_back({Op::max, DType::f16, {{1 << 24, 16, "rows:block=512,group=1,vec=4,split=none"}}});
+  }
+  std::atomic<int> checked{0};
+  for (const Kind& kind : kinds) {
+    const TypeRule t = rule(kind.op, kind.dtype);
+    // The largest view and one element more (the base one element in).
+    const Buffer buffer = upload(testing::make_input(kind.op, kind.dtype, testing::Pattern::exact, (1 << 28) + 12, 29));
+    for (const BuiltinCase& c : kind.cases) {
+      const std::string meant = c.kernel;
+      expect_builtin(ctx, kind.op, t, buffer, c.a, c.b, 1, &meant, checked);
+    }
+  }
+  std::printf("[ counts   ] many rows of 9 to 16: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
 // Contiguous rows of 2 to 8 elements packed a chunk of whole rows a thread
