@@ -3,9 +3,9 @@
 # compute-sanitizer pass (memcheck and racecheck, every strategy at a few sizes) and the
 # benchmarks. Full logs go to $OUT (default ./gpu-check-out); a summary table is printed
 # last. Usage: scripts/gpu-check.sh [tests] [sanitizer] [tune] [bench] [axistune] [axes]
-# (default: all; TESTS=<gtest filter> narrows the tests step). axistune tunes axis
-# classes into $DB ($AXIS_TUNE_ARGS); axes then benches the axis grid against that
-# database and the built-in choice, CUB and PyTorch.
+# (default: all; TESTS=<gtest filter> narrows the tests step, JOBS=N runs N of its tests
+# at a time). axistune tunes axis classes into $DB ($AXIS_TUNE_ARGS); axes then benches
+# the axis grid against that database and the built-in choice, CUB and PyTorch.
 # The executables come from $BIN (default ./gpu-stage, made by scripts/stage-gpu.sh).
 set -u
 cd "$(dirname "$0")/.."
@@ -39,8 +39,16 @@ run_step() {
 } >"$OUT/device.txt" 2>&1
 
 if want tests; then
-  # TESTS: a gtest filter, to split the suite across calls of the GPU machine's time limit.
-  run_step "gpu_tests ${TESTS:-}" gpu_tests.log "$BIN/gpu_tests" ${TESTS:+--gtest_filter="$TESTS"}
+  # TESTS: a gtest filter, to narrow the suite. JOBS=N (N > 1): N tests at a time, each
+  # in its own process, longest first (scripts/gpu-test-queue.sh; per-test logs in
+  # $OUT/gpu_tests/): the suite but the flat KernelFamily strategies took 426 s with
+  # JOBS=12 on an H200 (set CA), its tests' times adding up to 4,723 s.
+  if [ "${JOBS:-1}" -gt 1 ]; then
+    run_step "gpu_tests ${TESTS:-} (JOBS=$JOBS)" gpu_tests.log scripts/gpu-test-queue.sh "$BIN/gpu_tests" \
+      "$OUT/gpu_tests" "${TESTS:-}"
+  else
+    run_step "gpu_tests ${TESTS:-}" gpu_tests.log "$BIN/gpu_tests" ${TESTS:+--gtest_filter="$TESTS"}
+  fi
   for t in runtime_gpu_tests tuner_gpu_tests; do
     [ -x "$BIN/$t" ] && run_step "$t" "$t.log" "$BIN/$t"
   done
