@@ -9,7 +9,10 @@
 //        [--dtype f32|f16|bf16|f64|i32|i64|u32] (any op and element type; CUB's rows, f32 only)
 // With --db, the tuned call (the database's axis winners) and the built-in choice (no
 // database) are both timed, in the same run. Prints one line per (layout, op, R,
-// outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel".
+// outputs): "layout op R outputs | ours us GB/s %peak | cub us GB/s | built-in us | kernel",
+// and, before the first shape of each (op, element count), the flat reduction of that
+// many elements: "flat op elements | us GB/s %peak" (the design's bar for an axis shape
+// is 0.9 times its bandwidth).
 //
 // --views "EXTENTS[@STRIDES][+BASE]/AXES;..." (for example
 // "32x256x56x56/0,2,3;16384x2048@4096x2/1;64x32x128x128+1/0,2") times these views instead
@@ -459,6 +462,23 @@ int main(int argc, char** argv) {
 
     std::printf("layout  op       R   outputs | reduce-tune us  GB/s  %%peak | cub-segmented us  GB/s | built-in us | "
                 "rt kernel\n");
+    // The design's target for an axis reduction: at least 0.9 times the bandwidth of a
+    // flat reduction of the same element count (the same bytes, read once). The flat call
+    // of each (op, element count) is timed once, from the same slices, before the first
+    // shape that needs it, and printed on its own line, "flat OP ELEMENTS | us GB/s
+    // %peak", which join_axes.py sets beside each shape of that count.
+    std::map<std::pair<int, std::uint64_t>, double> flat_times;
+    const auto time_flat = [&](rt::Op op, std::uint64_t elements, int rotations,
+                               const std::function<const unsigned char*(int)>& slice) {
+      const auto key = std::make_pair(static_cast<int>(op), elements);
+      if (flat_times.count(key)) return;
+      auto flat = [&](int s) { ctx.reduce(op, dtype, dtype, slice(s), elements, out.get(), stream.get()); };
+      const double ms = rt::tuner::time_reduction(flat, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
+      flat_times[key] = ms;
+      const double bytes = static_cast<double>(elements) * static_cast<double>(es);
+      std::printf("flat    %-4s %llu | %10.2f %8.1f %5.1f%%\n", std::string(rt::to_string(op)).c_str(),
+                  static_cast<unsigned long long>(elements), ms * 1e3, bytes / (ms * 1e6), 100 * bytes / (ms * 1e6) / peak);
+    };
     if (!views.empty()) layouts.clear();  // the views instead of the grid
     for (rt::Op op : ops)
       for (const View& v : views) {
@@ -473,6 +493,7 @@ int main(int argc, char** argv) {
         const auto slice = [&](int s) {
           return static_cast<const unsigned char*>(buffer.get()) + (static_cast<std::uint64_t>(s) * stride + v.base) * es;
         };
+        if (elements > 0) time_flat(op, elements, rotations, slice);
         auto ours = [&](int s) { ctx.reduce_axes(op, dtype, dtype, slice(s), v.desc, v.axes, out.get(), stream.get()); };
         auto plain = [&](int s) {
           builtin.reduce_axes(op, dtype, dtype, slice(s), v.desc, v.axes, out.get(), stream.get());
@@ -504,6 +525,7 @@ int main(int argc, char** argv) {
           const rt::TensorDesc view = rows ? rt::TensorDesc::contiguous({static_cast<std::int64_t>(outputs), static_cast<std::int64_t>(r)})
                                            : rt::TensorDesc::contiguous({static_cast<std::int64_t>(r), static_cast<std::int64_t>(outputs)});
           const rt::AxisList axes{rows ? 1 : 0};
+          time_flat(op, elements, rotations, slice);
           auto ours = [&](int s) { ctx.reduce_axes(op, dtype, dtype, slice(s), view, axes, out.get(), stream.get()); };
           const double ours_ms = rt::tuner::time_reduction(ours, rotations, stream.get(), rt::tuner::bench_policy()).median_ms;
           const auto explained = ctx.explain_axes(op, dtype, dtype, view, axes);

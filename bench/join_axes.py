@@ -29,6 +29,23 @@ def rows(path):
     return out
 
 
+def flats(path):
+    """The bench's flat reductions: {(op, elements): us}, from its "flat OP ELEMENTS | us GB/s
+    %peak" lines (none in logs of benches before them)."""
+    out = {}
+    for line in open(path):
+        parts = line.split("|")
+        head = parts[0].split()
+        if len(head) == 3 and head[0] == "flat" and len(parts) > 1 and parts[1].split():
+            out[(head[1], int(head[2]))] = float(parts[1].split()[0])
+    return out
+
+
+# The design's bar for an axis shape (shared/design.md, "Axis reductions"): at least this
+# times the bandwidth of a flat reduction of the same element count.
+FLAT_BAR = 0.9
+
+
 def moved_factor(key):
     """Bytes read and written over the bytes read, for a row of the bench: its GB/s counts
     the input alone, and its calls write one element of the input's type per output, so
@@ -37,10 +54,16 @@ def moved_factor(key):
 
 
 def main():
-    ours, torch = rows(sys.argv[1]), rows(sys.argv[2])
+    ours, torch, flat = rows(sys.argv[1]), rows(sys.argv[2]), flats(sys.argv[1])
+
+    def flat_ratio(key):
+        """The shape's bandwidth over the flat reduction's of its element count (flat us / rt us)."""
+        f = flat.get((key[1], key[2] * key[3]))
+        return f / float(ours[key][0][0]) if f else None
+
     print("| layout | op | R | outputs | reduce-tune µs | GB/s | % peak | torch µs | torch / rt | CUB seg. µs | CUB / rt "
-          "| built-in µs | built-in / rt |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| built-in µs | built-in / rt | flat µs | flat / rt |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     worst_torch, worst_cub, below_torch, below_cub, big_below_90 = 9e9, 9e9, [], [], []
     worst_builtin, below_builtin = 9e9, []
     for key in sorted(ours, key=lambda k: (k[0], k[1], k[2], k[3])):
@@ -70,7 +93,8 @@ def main():
             big_below_90.append((key, peak))
         print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {rt_us:.2f} | {gbps:.1f} | {peak:.1f} | "
               f"{t_us if t_us else '-'} | {f'{ratio_t:.2f}×' if ratio_t else '-'} | {cub} | "
-              f"{f'{ratio_c:.2f}×' if ratio_c else '-'} | {builtin} | {f'{ratio_b:.2f}×' if ratio_b else '-'} |")
+              f"{f'{ratio_c:.2f}×' if ratio_c else '-'} | {builtin} | {f'{ratio_b:.2f}×' if ratio_b else '-'} | "
+              f"{flat.get((key[1], key[2] * key[3]), '-')} | {f'{flat_ratio(key):.2f}×' if flat_ratio(key) else '-'} |")
     print()
     print(f"shapes: {len(ours)}; torch/rt worst {worst_torch:.2f}×, below 1.0× at {len(below_torch)}; "
           + (f"CUB/rt worst {worst_cub:.2f}×, below 1.0× at {len(below_cub)}; " if worst_cub < 9e9
@@ -128,6 +152,18 @@ def main():
             moved = sorted(100 * moved_gbps(k) / peak for k in big)
             print(f"  the same, counting the bytes written too: {sum(1 for p in moved if p >= 90)} of {len(moved)} "
                   f"({moved[0]:.1f}-{moved[-1]:.1f}%)")
+    # The design's bar: every shape, and apart those of 2^20 elements and more (below
+    # that both calls take about a launch, and the ratio is the host's noise).
+    below_flat = []
+    for name, keys in (("every shape", list(ours)), ("shapes of >= 2^20 elements",
+                                                     [k for k in ours if k[2] * k[3] >= 1 << 20])):
+        fr = sorted(r for r in (flat_ratio(k) for k in keys) if r is not None)
+        if fr:
+            print(f"design: >= {FLAT_BAR}x a flat reduction's bandwidth of the same elements, {name}: "
+                  f"{sum(1 for r in fr if r >= FLAT_BAR)} of {len(fr)} (range {fr[0]:.2f}-{fr[-1]:.2f}x)")
+            if name != "every shape":
+                below_flat = sorted(((k, flat_ratio(k)) for k in keys
+                                     if flat_ratio(k) is not None and flat_ratio(k) < FLAT_BAR), key=lambda x: x[1])
     for key, r in below_torch:
         print(f"  below torch: {key} {r:.2f}×")
     for key, r in below_cub:
@@ -140,6 +176,8 @@ def main():
         print(f"  tuned below 0.97x the built-in choice: {key} {r:.2f}× ({again.strip() or 'within the noise band'})")
     for key, p in big_below_90:
         print(f"  below 90% peak: {key} {p:.1f}%")
+    for key, r in below_flat:
+        print(f"  below {FLAT_BAR}x the flat reduction (>= 2^20 elements): {key} {r:.2f}×")
 
 
 if __name__ == "__main__":
