@@ -1657,6 +1657,35 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       s.blocks_per_sm = 4;
     }
   }
+  // Rows that a plan splits (a block per row, fewer than 2 per SM at four per SM), of 4
+  // bytes and less, from 2^22 elements: blocks of 128, the splits taking tiles of R in
+  // turn, the last block folding, at four blocks per SM below 2^23 elements and eight
+  // from there (the plan rounds eight per SM down where rounding up would overfill the
+  // SMs: plan_axis_launch); eight loads in flight for 4-byte elements, four for 16-bit
+  // ones. But 4-byte rows over more than 64 outputs from 2^25 elements keep blocks of
+  // 512 at 16 per SM (above). On an H200 (set CC in docs/BENCHMARKS.md, the bench's
+  // calls, two alternating rounds; 3 to 257 rows of 4.2 x 10^6 to 1.0 x 10^8 elements, f32
+  // sum and max, f16 sum and max, bf16 mean, i32 sum, u32 max), against the choices above
+  // (contiguous splits at four per SM for 17 to 64 rows, and below R = 2^20; tiles at 8
+  // per SM in blocks of 128 to 512): 379 cases that changed, 0.94 to 1.34 times as fast,
+  // median 1.08, 308 of them faster by more than 2% (f32 max 898779 x 7 12.29 -> 9.95 us,
+  // f16 sum 24577 x 256 6.97 -> 5.65, bf16 mean 4194305 x 24 62.07 -> 50.77; the slowest,
+  // 0.94 to 0.95, f16 max and bf16 means of 9 and 20 rows of 4.6 x 10^6 elements, about
+  // 5 us either way). Below 2^22 elements both ways (0.90 to 1.17).
+  if (s.family == AxisFamily::rows && s.group == s.block && p.splits > 1 &&
+      (s.split == AxisSplit::ticket || s.split == AxisSplit::ticket_tiles) && size_of(types.in) <= 4 &&
+      r * shape.outputs >= (1ull << 22) &&
+      !(size_of(types.in) == 4 && shape.outputs > 64 && r * shape.outputs >= (1ull << 25))) {
+    s.block = s.group = 128;
+    s.split = AxisSplit::ticket_tiles;
+    s.unroll = size_of(types.in) == 4 ? 8 : 4;
+    s.blocks_per_sm = r * shape.outputs < (1ull << 23) ? 4 : 8;
+    p = plan_axis_launch(s, shape, sm_count);
+    if (p.splits <= 1) {
+      s.split = AxisSplit::none;
+      s.blocks_per_sm = 4;
+    }
+  }
   // General outputs of a block each read element by element (no vectors along R: a
   // strided densest reduced dimension, such as every other element), split: blocks of
   // 256 with eight loads in flight, at four blocks per SM, where the view reduces one
@@ -2758,6 +2787,18 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
   }
   std::uint64_t splits = split_count(output_blocks, per_block, shape.reduced, sm_count, s.blocks_per_sm,
                                      s.family == AxisFamily::general);
+  if (s.family == AxisFamily::rows && s.split == AxisSplit::ticket_tiles && s.block == 128 && s.blocks_per_sm == 8 &&
+      splits > 1) {
+    // Rows split in tiles, blocks of 128 at eight per SM: the split count rounded down
+    // where rounding up would give the SMs more than 8.5 blocks each. On an H200 (set CC,
+    // f32, f16, bf16, i32), rounded down against up: 200 to 257 rows 1.10 to 1.26 times
+    // faster (f16 sum 393217 x 256 1.22), 128 rows 0.99 to 1.06; 64 to 160 rows, within
+    // 8.5 blocks an SM, 0.96 to 1.03, so rounded up there. At four per SM, where every
+    // block is resident either way, rounding down was slower (0.88 to 0.99).
+    const std::uint64_t want = 8ull * static_cast<std::uint64_t>(std::max(sm_count, 1));
+    if (2 * splits * output_blocks > 2 * want + want / 8)
+      splits = std::max<std::uint64_t>(1, want / output_blocks);
+  }
   if (dense && s.split == AxisSplit::ticket_tiles && splits > 1 && axis_dense_interleaves(s, shape)) {
     // Interleaved steps (axis_columns_dense_kernel): a split for every kUnroll steps of
     // the slice (each thread's loads of a round in flight together), up to blocks_per_sm

@@ -354,17 +354,18 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(s.block, 128u);
   EXPECT_EQ(s.blocks_per_sm, 8u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({257, 65537}, {1}), 132).block, 256u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({257, 8193}, {1}), 132).block, 256u);  // below 2^22 elements
   plan = plan_axis_launch(s, shape_of({100, 1 << 20}, {1}), 132);
   EXPECT_GT(plan.splits, 1u);
   EXPECT_EQ(plan.finalize_grid, 0u);
-  s = builtin_axis_spec(Op::max, kF32, shape_of({100, 65537}, {1}), 132);
+  s = builtin_axis_spec(Op::max, kF32, shape_of({100, 16385}, {1}), 132);  // below 2^22 elements
   EXPECT_EQ(s.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(s.block, 256u);
   EXPECT_EQ(s.blocks_per_sm, 8u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, f16, shape_of({100, 65537}, {1}), 132).block, 128u);
-  // Up to 64 such rows: contiguous splits in blocks of 128, the last block folding.
-  s = builtin_axis_spec(Op::max, kF32, shape_of({33, 1 << 20}, {1}), 132);
+  // Up to 64 such rows below 2^22 elements: contiguous splits in blocks of 128, the last
+  // block folding.
+  s = builtin_axis_spec(Op::max, kF32, shape_of({33, 65537}, {1}), 132);
   EXPECT_EQ(s.split, AxisSplit::ticket);
   EXPECT_EQ(s.block, 128u);
   // Rows of 4-byte elements, 128 to 512 bytes but not a power of two, 2^21 elements
@@ -1188,6 +1189,90 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   for (auto shape : {shape_of({3, 5}, {1}), shape_of({3, 5}, {0}), shape_of({1 << 10, 3, 1 << 10}, {1}),
                      shape_of({7, 1}, {0}), shape_of({1 << 22, 2}, {0})})
     EXPECT_EQ(axis_spec_problem(builtin_axis_spec(Op::sum, kF32, shape, 132)), "");
+}
+
+// Rows that a plan splits, 4 bytes and less, from 2^22 elements: blocks of 128 whose
+// splits take tiles of R in turn (the last block folding), four per SM below 2^23
+// elements and eight from there, eight loads in flight for 4-byte elements and four for
+// 16-bit ones; 4-byte rows over more than 64 outputs from 2^25 elements keep blocks of
+// 512 at 16 per SM; 8-byte rows and shapes below 2^22 elements keep the choice before.
+TEST(AxisSpec, SplitRowsFromTwoToThe22ElementsTakeTilesInBlocksOf128) {
+  const TypeRule i32{DType::i32, DType::i32, DType::i32};
+  const TypeRule u32{DType::u32, DType::u32, DType::u32};
+  int checked = 0;
+  for (const TypeRule& t : {kF32, kF16, kBF16, i32, u32})
+    for (Op op : {Op::sum, Op::max, Op::min, Op::mean, Op::prod}) {
+      if (op == Op::mean && (t.in == DType::i32 || t.in == DType::u32)) continue;
+      const TypeRule types = op == Op::mean ? *resolve_types(op, t.in, t.in).rule : t;
+      struct Case {
+        std::int64_t rows, r;
+        std::uint32_t per_sm;
+      };
+      for (const Case& c : {Case{4, 1 << 20, 4}, Case{7, 898779, 4}, Case{24, 262145, 4}, Case{100, 65537, 4},
+                            Case{256, 24577, 4}, Case{8, 1 << 20, 8}, Case{33, 1 << 20, 8}, Case{64, 393217, 8},
+                            Case{100, 335543, 8}, Case{256, 98305, 8}}) {
+        const CanonicalAxes shape = shape_of({c.rows, c.r}, {1});
+        AxisLaunchPlan plan;
+        const AxisKernelSpec s = builtin_axis_spec(op, types, shape, 132, &plan);
+        const std::string what = std::string(to_string(op)) + " " + shape.to_string();
+        ASSERT_EQ(s.family, AxisFamily::rows) << what;
+        EXPECT_EQ(s.block, 128u) << what;
+        EXPECT_EQ(s.group, 128u) << what;
+        EXPECT_EQ(s.split, AxisSplit::ticket_tiles) << what;
+        EXPECT_EQ(s.blocks_per_sm, c.per_sm) << what;
+        EXPECT_EQ(s.unroll, size_of(types.in) == 4 ? 8u : 4u) << what;
+        EXPECT_GT(plan.splits, 1u) << what;
+        EXPECT_EQ(plan.finalize_grid, 0u) << what;
+        EXPECT_EQ(axis_spec_mismatch(s, shape), "") << what;
+        ++checked;
+      }
+      // 4-byte rows over more than 64 outputs from 2^25 elements: blocks of 512 at 16
+      // per SM; 16-bit ones take blocks of 128 at eight per SM there too.
+      const AxisKernelSpec wide = builtin_axis_spec(op, types, shape_of({100, 335545}, {1}), 132);
+      EXPECT_EQ(wide.split, AxisSplit::ticket_tiles);
+      EXPECT_EQ(wide.block, size_of(types.in) == 4 ? 512u : 128u) << to_string(op);
+      EXPECT_EQ(wide.blocks_per_sm, size_of(types.in) == 4 ? 16u : 8u) << to_string(op);
+      // One element short of 2^22: the choice before (contiguous splits for 7 rows of
+      // R < 2^20, at four per SM).
+      const AxisKernelSpec below = builtin_axis_spec(op, types, shape_of({7, 599185}, {1}), 132);
+      EXPECT_EQ(below.split, AxisSplit::ticket) << to_string(op);
+      EXPECT_EQ(below.unroll, 4u) << to_string(op);
+    }
+  EXPECT_EQ(checked, (5 * 5 - 2) * 10);
+  // 8-byte rows keep the choice before: contiguous splits over 17 to 64 rows.
+  const TypeRule f64{DType::f64, DType::f64, DType::f64};
+  const AxisKernelSpec eight = builtin_axis_spec(Op::sum, f64, shape_of({24, 1 << 20}, {1}), 132);
+  EXPECT_EQ(eight.split, AxisSplit::ticket);
+  EXPECT_EQ(eight.unroll, 4u);
+}
+
+// Rows split in tiles in blocks of 128 at eight per SM: the split count rounded down
+// where rounding up would give an SM more than 8.5 blocks, up otherwise; at four per SM,
+// and in other blocks, always rounded up.
+TEST(AxisPlan, TiledRowsAtEightPerSmRoundTheirSplitsDownPastEightAndAHalfBlocksAnSm) {
+  const auto splits_of = [](const std::string& config, std::int64_t rows, std::int64_t r, int sms) {
+    const auto s = parse_axis_config(config, Op::sum, kF16);
+    EXPECT_TRUE(s.has_value()) << config;
+    return plan_axis_launch(*s, shape_of({rows, r}, {1}), sms).splits;
+  };
+  const std::string eight = "rows:block=128,group=128,vec=8,split=ticket_tiles,rows=1,unroll=4,sm=8";
+  const std::string four = "rows:block=128,group=128,vec=8,split=ticket_tiles,rows=1,unroll=4,sm=4";
+  // 132 SMs, 1056 blocks wanted, 1122 at most before rounding down.
+  EXPECT_EQ(splits_of(eight, 256, 393217, 132), 4u);   // 5 would be 1280 blocks
+  EXPECT_EQ(splits_of(eight, 200, 369099, 132), 5u);   // 6: 1200
+  EXPECT_EQ(splits_of(eight, 128, 576717, 132), 8u);   // 9: 1152
+  EXPECT_EQ(splits_of(eight, 100, 1006633, 132), 11u);  // 1100: rounded up
+  EXPECT_EQ(splits_of(eight, 160, 629145, 132), 7u);   // 1120
+  EXPECT_EQ(splits_of(eight, 80, 922747, 132), 14u);   // 1120
+  // Another SM count: 114 SMs, 912 wanted, 969 at most.
+  EXPECT_EQ(splits_of(eight, 100, 1006633, 114), 9u);  // 10 would be 1000
+  EXPECT_EQ(splits_of(eight, 64, 1006633, 114), 15u);  // 960
+  // Four per SM, or blocks of 256 at eight: rounded up.
+  EXPECT_EQ(splits_of(four, 200, 30001, 132), 3u);
+  EXPECT_EQ(splits_of(four, 256, 24577, 132), 3u);
+  EXPECT_EQ(splits_of("rows:block=256,group=256,vec=8,split=ticket_tiles,rows=1,unroll=4,sm=8", 256, 393217, 132), 5u);
+  // Contiguous splits are not tiles: rounded up.
+  EXPECT_EQ(splits_of("rows:block=128,group=128,vec=8,split=ticket,rows=1,unroll=4,sm=8", 256, 393217, 132), 5u);
 }
 
 // The batched tail (tail=1) where a thread's run along R ends in two or more loads past
@@ -2439,8 +2524,11 @@ TEST(AxisConfig, FewLongRowsAreSearchedInBothReadingOrders) {
   EXPECT_EQ(builtin.blocks_per_sm, 8u);
   EXPECT_NE(std::find(few.begin(), few.end(), builtin), few.end());
   EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({16, 1 << 20}, {1}), 132).split, AxisSplit::ticket_tiles);
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({17, 1 << 22}, {1}), 132).split, AxisSplit::ticket);
-  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({7, (1 << 20) - 1}, {1}), 132).split, AxisSplit::ticket);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({17, 1 << 17}, {1}), 132).split, AxisSplit::ticket);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({3, (1 << 20) - 1}, {1}), 132).split, AxisSplit::ticket);
+  // From 2^22 elements every split row of 4 bytes takes tiles (blocks of 128).
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({17, 1 << 22}, {1}), 132).split, AxisSplit::ticket_tiles);
+  EXPECT_EQ(builtin_axis_spec(Op::max, kF32, shape_of({7, (1 << 20) - 1}, {1}), 132).split, AxisSplit::ticket_tiles);
   const AxisKernelSpec many = builtin_axis_spec(Op::max, kF32, shape_of({257, 1 << 18}, {1}), 132);
   EXPECT_EQ(many.split, AxisSplit::ticket_tiles);
   EXPECT_EQ(many.block, 512u);

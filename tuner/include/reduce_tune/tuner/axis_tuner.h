@@ -199,8 +199,12 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // contiguous rows of 2 to 8 elements packed a chunk of whole 16-byte vectors a thread
 // (rows_packed; set BU). 33: general views of dense rows whose columns fold into their
 // outputs, from 2^22 elements, read as columns (columns_folded; set BW). 34: dense rows of
-// 9 to 16 elements a thread per row over 2^24 rows and more in blocks of 512 (set BY).
-inline constexpr int kAxisRuleRevision = 34;
+// 9 to 16 elements a thread per row over 2^24 rows and more in blocks of 512 (set BY). 35:
+// split rows of 4 bytes and less from 2^22 elements in blocks of 128, their splits taking
+// tiles in turn, at four per SM below 2^23 elements and eight from there (but 4-byte rows
+// over more than 64 outputs from 2^25 elements); rows split in tiles in blocks of 128 at
+// eight per SM round their split count down past 8.5 blocks an SM (set CC).
+inline constexpr int kAxisRuleRevision = 35;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
