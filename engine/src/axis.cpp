@@ -2797,9 +2797,9 @@ AxisLaunchPlan plan_axis_launch(const AxisKernelSpec& s, const CanonicalAxes& sh
     // block is resident either way, rounding down was slower (0.88 to 0.99). These
     // programs hold 51 to 52 registers a thread for sm_90 (f32 and f16, sum and max;
     // ptxas -v), 56 as allocated: nine blocks of 128 an SM stay resident.
-    const std::uint64_t want = 8ull * static_cast<std::uint64_t>(std::max(sm_count, 1));
-    if (2 * splits * output_blocks > 2 * want + want / 8)
-      splits = std::max<std::uint64_t>(1, want / output_blocks);
+    const std::uint64_t sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
+    if (2 * splits * output_blocks > 17 * sms)  // more than 8.5 blocks an SM
+      splits = std::max<std::uint64_t>(1, 8 * sms / output_blocks);
   }
   if (dense && s.split == AxisSplit::ticket_tiles && splits > 1 && axis_dense_interleaves(s, shape)) {
     // Interleaved steps (axis_columns_dense_kernel): a split for every kUnroll steps of
