@@ -174,24 +174,52 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 1u);
   // Dense rows of 9 to 16 elements read a thread per row over 2^24 rows and more: blocks
-  // of 512. Over one row fewer, rows of 8 or 17, or rows spaced apart: 256.
+  // of 512; four rows a pass for 16-bit sums, min and max of rows of 16 (read in vectors),
+  // f64 sums and means, i64 min and max, else one. Over one row fewer, rows of 8 or 17,
+  // or rows spaced apart: 256, one row a pass.
   {
-    const TypeRule f64_sum{DType::f64, DType::f64, DType::f64};
+    const TypeRule f64_rule{DType::f64, DType::f64, DType::f64};
+    const TypeRule i64_rule{DType::i64, DType::i64, DType::i64};
+    const TypeRule bf16_rule{DType::bf16, DType::bf16, DType::f32};
     const std::int64_t many = std::int64_t{1} << 24;
-    for (const auto& [t, r] : std::vector<std::pair<TypeRule, std::int64_t>>{
-             {kF32, 9}, {kF32, 12}, {kF32, 15}, {kF32, 16}, {kF16, 9}, {kF16, 12}, {kF16, 16}, {f64_sum, 9},
-             {f64_sum, 12}}) {
-      for (Op op : {Op::sum, Op::max}) {
+    struct Case {
+      TypeRule t;
+      std::int64_t r;
+      std::vector<Op> four;  // the ops that take four rows a pass
+    };
+    const std::vector<Op> compares{Op::min, Op::max};
+    for (const Case& c : std::vector<Case>{{kF32, 9, {}},
+                                           {kF32, 12, {}},
+                                           {kF32, 15, {}},
+                                           {kF32, 16, {}},
+                                           {kF16, 9, {}},
+                                           {kF16, 12, {}},
+                                           {kF16, 15, {}},
+                                           {kF16, 16, {Op::sum, Op::min, Op::max}},
+                                           {bf16_rule, 13, {}},
+                                           {bf16_rule, 16, {Op::sum, Op::min, Op::max}},
+                                           {f64_rule, 9, {Op::sum, Op::mean}},
+                                           {f64_rule, 12, {Op::sum, Op::mean}},
+                                           {f64_rule, 14, {Op::sum, Op::mean}},
+                                           {i64_rule, 10, compares},
+                                           {i64_rule, 13, compares}}) {
+      const TypeRule& t = c.t;
+      const std::int64_t r = c.r;
+      for (Op op : {Op::sum, Op::prod, Op::min, Op::max, Op::mean}) {
+        if (op == Op::mean && t.in == DType::i64) continue;
+        const bool four = std::find(c.four.begin(), c.four.end(), op) != c.four.end();
+        const std::string what = std::string(to_string(op)) + " " + std::string(to_string(t.in)) + " R = " + std::to_string(r);
         s = builtin_axis_spec(op, t, shape_of({many, r}, {1}), 132);
-        EXPECT_EQ(s.family, AxisFamily::rows) << to_string(t.in) << " R = " << r;
-        EXPECT_EQ(s.group, 1u) << to_string(t.in) << " R = " << r;
-        EXPECT_EQ(s.rows_per_pass, 1u) << to_string(t.in) << " R = " << r;
-        EXPECT_EQ(s.block, 512u) << to_string(t.in) << " R = " << r;
+        EXPECT_EQ(s.family, AxisFamily::rows) << what;
+        EXPECT_EQ(s.group, 1u) << what;
+        EXPECT_EQ(s.rows_per_pass, four ? 4u : 1u) << what;
+        EXPECT_EQ(s.block, 512u) << what;
         EXPECT_EQ(axis_spec_mismatch(s, shape_of({many, r}, {1})), "");
         const AxisLaunchPlan plan = plan_axis_launch(s, shape_of({many, r}, {1}), 132);
-        EXPECT_EQ(plan.block, 512u) << to_string(t.in) << " R = " << r;
-        EXPECT_EQ(builtin_axis_spec(op, t, shape_of({many - 1, r}, {1}), 132).block, 256u)
-            << to_string(t.in) << " R = " << r << ", one row under 2^24";
+        EXPECT_EQ(plan.block, 512u) << what;
+        const AxisKernelSpec under = builtin_axis_spec(op, t, shape_of({many - 1, r}, {1}), 132);
+        EXPECT_EQ(under.block, 256u) << what << ", one row under 2^24";
+        EXPECT_EQ(under.rows_per_pass, 1u) << what << ", one row under 2^24";
       }
     }
     EXPECT_NE(builtin_axis_spec(Op::sum, kF32, shape_of({many, 8}, {1}), 132).block, 512u);

@@ -712,10 +712,12 @@ TEST(Axes, TinyFourByteRowsAreStaged) {
 
 // Dense rows of 9 to 16 elements over 2^24 rows and more, a thread per row, run in blocks
 // of 512 (rule revision 34; engine: AxisSpec.BuiltInChoiceFollowsTheShape), one row fewer
-// in blocks of 256. Each runs the kernel meant and matches the host from an aligned base
-// and one element in: f32 sum over rows of 16, 12 (2^24 + 1 of them) and 9 (no vectors),
-// and f16 max over rows of 16. In quick mode (the sanitizer run): the f32 sum of 2^24
-// rows of 16 alone.
+// in blocks of 256; 8-byte rows and 16-bit rows of 16 four rows a pass (revision 36).
+// Each runs the kernel meant and matches the host from an aligned base and one element
+// in: f32 sum over rows of 16, 12 (2^24 + 1 of them) and 9 (no vectors), f16 max over
+// rows of 16, f64 sum over rows of 9 (and one row fewer) and 13 (2^24 + 1 of them), i64
+// max over rows of 10. In quick mode (the sanitizer run): the f32 sum of 2^24 rows of 16
+// alone.
 TEST(Axes, ManyRowsOfNineToSixteenRunInBlocksOf512) {
   RT_REQUIRE_GPU();
   Context ctx(no_database());
@@ -730,13 +732,21 @@ TEST(Axes, ManyRowsOfNineToSixteenRunInBlocksOf512) {
     kinds[0].cases.insert(kinds[0].cases.end(), {{(1 << 24) - 1, 16, "rows:block=256,group=1,vec=4,split=none"},
                                                  {(1 << 24) + 1, 12, "rows:block=512,group=1,vec=4,split=none"},
                                                  {1 << 24, 9, "rows:block=512,group=1,vec=1,split=none"}});
-    kinds.push_back({Op::max, DType::f16, {{1 << 24, 16, "rows:block=512,group=1,vec=4,split=none"}}});
+    kinds.push_back({Op::max, DType::f16, {{1 << 24, 16, "rows:block=512,group=1,vec=4,split=none,rows=4"}}});
+    kinds.push_back({Op::sum,
+                     DType::f64,
+                     {{1 << 24, 9, "rows:block=512,group=1,vec=2,split=none,rows=4"},
+                      {(1 << 24) - 1, 9, "rows:block=256,group=1,vec=2,split=none"},
+                      {(1 << 24) + 1, 13, "rows:block=512,group=1,vec=2,split=none,rows=4"}}});
+    kinds.push_back({Op::max, DType::i64, {{1 << 24, 10, "rows:block=512,group=1,vec=2,split=none,rows=4"}}});
   }
   std::atomic<int> checked{0};
   for (const Kind& kind : kinds) {
     const TypeRule t = rule(kind.op, kind.dtype);
     // The largest view and one element more (the base one element in).
-    const Buffer buffer = upload(testing::make_input(kind.op, kind.dtype, testing::Pattern::exact, (1 << 28) + 12, 29));
+    std::int64_t largest = 0;
+    for (const BuiltinCase& c : kind.cases) largest = std::max<std::int64_t>(largest, c.a * c.b);
+    const Buffer buffer = upload(testing::make_input(kind.op, kind.dtype, testing::Pattern::exact, largest + 12, 29));
     for (const BuiltinCase& c : kind.cases) {
       const std::string meant = c.kernel;
       expect_builtin(ctx, kind.op, t, buffer, c.a, c.b, 1, &meant, checked);

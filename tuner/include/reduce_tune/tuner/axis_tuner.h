@@ -203,8 +203,10 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // split rows of 4 bytes and less from 2^22 elements in blocks of 128, their splits taking
 // tiles in turn, at four per SM below 2^23 elements and eight from there (but 4-byte rows
 // over more than 64 outputs from 2^25 elements); rows split in tiles in blocks of 128 at
-// eight per SM round their split count down past 8.5 blocks an SM (set CC).
-inline constexpr int kAxisRuleRevision = 35;
+// eight per SM round their split count down past 8.5 blocks an SM (set CC). 36: of
+// revision 34's rows, 16-bit sums, min and max of rows of 16, f64 sums and means and i64
+// min and max read four rows a pass (set CD).
+inline constexpr int kAxisRuleRevision = 36;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
