@@ -712,7 +712,8 @@ TEST(Axes, TinyFourByteRowsAreStaged) {
 
 // Dense rows of 9 to 16 elements over 2^24 rows and more, a thread per row, run in blocks
 // of 512 (rule revision 34; engine: AxisSpec.BuiltInChoiceFollowsTheShape), one row fewer
-// in blocks of 256; 8-byte rows and 16-bit rows of 16 four rows a pass (revision 36).
+// in blocks of 256; 16-bit sums, min and max of rows of 16, f64 sums and means and i64
+// min and max four rows a pass (revision 36).
 // Each runs the kernel meant and matches the host from an aligned base and one element
 // in: f32 sum over rows of 16, 12 (2^24 + 1 of them) and 9 (no vectors), f16 max over
 // rows of 16, f64 sum over rows of 9 (and one row fewer) and 13 (2^24 + 1 of them), i64
