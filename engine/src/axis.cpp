@@ -1456,18 +1456,18 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // f16 sums of 12 and 16 1.01 times as fast, of 9 0.997; f64 sums of 9 and 12 1.03
       // and 1.05. Not over 4194305 rows, where it went both ways (f32 sum of 12 and f16 sum
       // of 24 0.96 times as fast, f64 sum of 9 1.03).
-      // Of those, four rows a pass where no case timed ran below 0.99 times as fast: 16-bit
-      // sums and max of rows read in vectors (R = 16; min, untimed, with max), f64 sums and
-      // means, i64 min and max. On
-      // an H200 (set CD: paced, the faster of two alternating rounds, four rows a pass
-      // against one over 16777216 to 33554432 rows; three calls): f16 sums of 16 1.04 to
-      // 1.06 times as fast (16 x 16777216 143.40 -> 135.86 us), f16 max 1.03 to 1.04,
-      // bf16 sums and max 0.99 to 1.01; f64 sums of R = 9 to 14 1.02 to 1.11 (9 x
-      // 16777216 348.53 -> 319.49), means 1.01 to 1.07; i64 max 1.01 to 1.09, min 1.02 to
-      // 1.12. Not where it went both ways: f64 min and max (R = 9, 11, 13: 0.92; even R
-      // 1.03 to 1.11), i64 sums and products (R = 10, 12, 14: 0.88 to 0.98; odd R 1.02 to
-      // 1.15), 16-bit means (0.98 to 1.03); nor 16-bit rows read element by element (R = 9
-      // to 14: 0.96 to 1.01) or f32 rows (R = 12 and 16: 0.98 to 0.99; 9 to 13 1.00 to 1.01).
+      // Of those, four rows a pass where no case timed ran below 0.99 times as fast:
+      // 16-bit sums and max of rows read in vectors (R = 16; min, untimed, with max), f64
+      // sums and means, i64 min and max. On an H200 (set CD: paced, the faster of two
+      // alternating rounds, four rows a pass against one over 16777216 to 33554432 rows;
+      // three calls): f16 sums of 16 1.04 to 1.06 times as fast (16 x 16777216 143.40 ->
+      // 135.86 us), f16 max 1.03 to 1.04, bf16 sums and max 0.99 to 1.01; f64 sums of R =
+      // 9 to 14 1.02 to 1.11 (9 x 16777216 348.53 -> 319.49), means 1.01 to 1.07; i64 max
+      // 1.01 to 1.09, min 1.02 to 1.12. Not where it went both ways: f64 min and max (R =
+      // 9, 11, 13: 0.92; even R 1.03 to 1.11), i64 sums and products (R = 10, 12, 14:
+      // 0.88 to 0.98; odd R 1.02 to 1.15), 16-bit means (0.98 to 1.03); nor 16-bit rows
+      // read element by element (R = 9 to 14: 0.96 to 1.01) or f32 rows (R = 12 and 16:
+      // 0.98 to 0.99; 9 to 13 1.00 to 1.01).
       if (s.family == AxisFamily::rows && s.group == 1 && s.rows_per_pass == 1 && r >= 9 && r <= 16 &&
           shape.outer_stride == static_cast<std::int64_t>(r) && shape.outputs >= (1ull << 24)) {
         s.block = 512;
