@@ -756,6 +756,45 @@ TEST(Axes, ManyRowsOfNineToSixteenRunInBlocksOf512) {
   std::printf("[ counts   ] many rows of 9 to 16: %d (op, dtype, shape, base) cases\n", checked.load());
 }
 
+// Revision 36's configs (four rows a pass, a thread per row, blocks of 512), taken from
+// the built-in choice over 2^24 rows and launched directly over 1003 and 65541 rows: passes
+// that end short of four rows and blocks short of their rows, from an aligned base and one
+// element in, writing on and off the output's vector grid, each against the host. f16 sum
+// and max and bf16 min of rows of 16; f64 sums and means and i64 min and max of rows of 9,
+// 12 and 13. In quick mode (the sanitizer run): f16 sum and f64 sum over 1003 rows.
+TEST(Axes, FourRowsAPassOfManyShortRowsMatchOverFewRows) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  std::vector<std::pair<Op, DType>> kinds = {{Op::sum, DType::f16}, {Op::sum, DType::f64}};
+  if (!quick)
+    kinds.insert(kinds.end(), {{Op::max, DType::f16}, {Op::min, DType::bf16}, {Op::mean, DType::f64},
+                               {Op::min, DType::i64}, {Op::max, DType::i64}});
+  std::atomic<int> checked{0};
+  for_each_kind_in_threads(kinds, [&](Op op, DType dtype) {
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    const TypeRule t = rule(op, dtype);
+    const Buffer buffer = upload(testing::make_input(op, dtype, testing::Pattern::exact, 65541 * 16 + 16, 37));
+    const std::vector<std::int64_t> lengths = size_of(dtype) == 2 ? std::vector<std::int64_t>{16}
+                                                                  : std::vector<std::int64_t>{9, 12, 13};
+    for (std::int64_t r : lengths) {
+      const AxisKernelSpec spec = builtin_axis_spec(op, t, canonicalize(TensorDesc::contiguous({1 << 24, r}), {1}).axes,
+                                                    device.sm_count);
+      ASSERT_EQ(spec.rows_per_pass, 4u) << to_string(spec);
+      ASSERT_EQ(spec.block, 512u) << to_string(spec);
+      for (std::int64_t rows : {1003, 65541}) {
+        if (quick && rows != 1003) continue;
+        const ViewAxes v{TensorDesc::contiguous({rows, r}), {1}};
+        ASSERT_EQ(axis_spec_mismatch(spec, canonicalize(v.view, v.axes).axes), "") << to_string(spec);
+        checked += check_launched_on_and_off_the_grid(compiler, launcher, device, spec, buffer, v);
+      }
+    }
+  });
+  std::printf("[ counts   ] four rows a pass over few rows: %d (op, dtype, view, base, output) cases\n", checked.load());
+  EXPECT_EQ(checked.load(), quick ? (1 + 3) * 4 : (3 * 1 * 2 + 4 * 3 * 2) * 4);
+}
+
 // Contiguous rows of 2 to 8 elements packed a chunk of whole rows a thread
 // (rt::axis_rows_packed_kernel): every op and dtype, each R, over 3 rows (fewer than a
 // chunk of 4 or 8: the kernel's thread per row alone), 1003 rows (chunks and a tail of rows short of one) and 65541;
