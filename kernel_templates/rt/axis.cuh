@@ -1203,6 +1203,123 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
   ticket_finish<C>(p);
 }
 
+// The columns twin's funnel (16-bit vectors off the grid, one slice): lane t of a warp
+// owns the V adjacent outputs j = j0 + V * t .. + V - 1 of every row, and in each row
+// reads the aligned vector K elements past its first output (K the row's distance to
+// the next grid point: the same for every lane and, where kGroup rows span whole
+// vectors, for every row a thread row takes). That vector holds the lane's outputs K ..
+// V - 1 and its upper neighbour's 0 .. K - 1; a lane takes its own 0 .. K - 1 from its
+// lower neighbour's vector by a shuffle, lane 0 loading the vector below its own (the
+// lower warp's last vector, which the L1 holds; it holds the lane's first output, so it
+// lies within the allocation). Every lane of a warp takes the same rows, so the loops
+// and the shuffles are the whole warp's.
+//
+// At a row's end a lane's vector may reach up to V - 1 elements past the row's last
+// output. Below `safe` (columns_funnel_safe_rows) that is still within the view's span,
+// so within its allocation, and every lane reads whole vectors. In the rows from `safe`
+// on (the view's last, or its last few where rows overlap) a lane whose vector would
+// reach past the row reads its outputs element by element instead (memcheck caught a
+// vector there reaching past an allocation that ends at the view's last element), within
+// the same pass of kUnroll rows as the others: an earlier form had the row-end lanes walk
+// all their rows element by element beside the vector lanes, their warps took both paths
+// in turn, and where those blocks set the kernel's time it ran 0.59 times as fast.
+template <class T, int V>
+__device__ __forceinline__ AxisVec<T, V> shfl_up_vector(const AxisVec<T, V>& x) {
+  static_assert(sizeof(AxisVec<T, V>) % 4 == 0, "whole words");
+  constexpr int W = sizeof(AxisVec<T, V>) / 4;
+  AxisVec<T, V> r;
+  const unsigned* xw = reinterpret_cast<const unsigned*>(&x);
+  unsigned* rw = reinterpret_cast<unsigned*>(&r);
+#pragma unroll
+  for (int w = 0; w < W; ++w) rw[w] = __shfl_up_sync(0xffffffffu, xw[w], 1);
+  return r;
+}
+
+// The first row from which a row-end lane's vector (up to V - 1 elements past the row's
+// last output) may reach past the view's last element: rows k with k * stride + V - 1
+// <= (reduced - 1) * stride are safe (stride > 0).
+template <int V>
+__device__ __forceinline__ u64 columns_funnel_safe_rows(u64 reduced, long long stride) {
+  const u64 back = ((u64)(V - 1) + (u64)stride - 1) / (u64)stride;
+  return reduced > back ? reduced - back : 0;
+}
+
+// U rows of a lane's funnel, k, k + kGroup, ... (`at`: row k's address K past the lane's
+// first output), their loads in flight together. GUARD: the rows from `safe` on read no
+// vector that reaches past the row; there a lane that does not `fit` (its vector, or
+// lane 0's below, reaching past it) reads its `own` outputs element by element.
+template <class C, int K, int U, bool GUARD>
+__device__ __forceinline__ void columns_funnel_pass(const typename C::In* at, long long step, u64 k, u64 safe,
+                                                    bool live_x, bool own_y, bool fits, u64 own,
+                                                    typename C::Acc (&v)[C::kVec]) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int V = C::kVec;
+  constexpr u64 kBy = C::kGroup;
+  typedef AxisVec<T, V> Vec;
+  const bool lane0 = (threadIdx.x & 31u) == 0;
+  Vec none;
+#pragma unroll
+  for (int w = 0; w < (int)(sizeof(Vec) / 4); ++w) reinterpret_cast<unsigned*>(&none)[w] = 0u;
+  // A lane that is not `whole` in a row holds its own outputs there in x (element e its
+  // output e), not a vector K past them: the lanes above it in the warp are not whole
+  // either, so none takes outputs from it.
+  Vec x[U], y[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const bool whole = !GUARD || fits || k + u * kBy < safe;
+    x[u] = live_x && whole ? *reinterpret_cast<const Vec*>(at + u * step) : none;
+    y[u] = K > 0 && own_y && whole ? *reinterpret_cast<const Vec*>(at + u * step - V) : none;
+    if (!whole)
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if ((u64)e < own) x[u].v[e] = ldg(at + u * step - K + e);
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const bool whole = !GUARD || fits || k + u * kBy < safe;
+    Vec below = none;
+    if (K > 0) {
+      below = shfl_up_vector<T, V>(x[u]);
+      if (lane0) below = y[u];
+    }
+    if (!whole) {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if ((u64)e < own) v[e] = Op::template apply<A>(v[e], (A)x[u].v[e]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < K; ++e) v[e] = Op::template apply<A>(v[e], (A)below.v[V - K + e]);
+#pragma unroll
+      for (int e = K; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)x[u].v[e - K]);
+    }
+  }
+}
+
+// A lane's rows k, k + kGroup, ... below hi: kUnroll at a time, guarded where a pass
+// reaches `safe`, then the rest one at a time (guarded: at most kUnroll - 1 rows).
+template <class C, int K>
+__device__ __forceinline__ void columns_funnel_rows(const typename C::In* column, long long stride, u64 k, u64 hi,
+                                                    u64 safe, u64 j, u64 inner, typename C::Acc (&v)[C::kVec]) {
+  constexpr int V = C::kVec, U = C::kUnroll;
+  constexpr u64 kBy = C::kGroup;
+  const bool live_x = j + K < inner;
+  const bool own_y = (threadIdx.x & 31u) == 0 && K > 0 && j < inner;
+  const bool fits = j + K + V <= inner;
+  const u64 own = j < inner ? (inner - j < (u64)V ? inner - j : (u64)V) : 0;
+  const typename C::In* at = column + (long long)k * stride + K;
+  const long long step = (long long)kBy * stride;
+  for (; k + (U - 1) * kBy < hi; k += U * kBy, at += U * step) {
+    if (k + (U - 1) * kBy < safe)
+      columns_funnel_pass<C, K, U, false>(at, step, k, safe, live_x, own_y, fits, own, v);
+    else
+      columns_funnel_pass<C, K, U, true>(at, step, k, safe, live_x, own_y, fits, own, v);
+  }
+  if (U > 1)
+    for (; k < hi; k += kBy, at += step) columns_funnel_pass<C, K, 1, true>(at, step, k, safe, live_x, own_y, fits, own, v);
+}
+
 // Columns. PEELED false: the kernel for outputs on the vector grid (or a thread per
 // output). PEELED true: its twin for outputs off the grid, where a thread's kVec outputs
 // of a row are kVec scalar loads from one address (the plain kernel takes an address per
@@ -1361,12 +1478,43 @@ __global__ void __launch_bounds__(C::kBlock, C::kMinBlocks) axis_columns_kernel(
   const bool adjacent = p.inner_step == 1;
   const bool rows_on_grid = adjacent && (u64)p.reduced_stride % V == 0 && (u64)p.outer_stride % V == 0 &&
                             (u64)in % (sizeof(T) * V) == 0;
+  // The twin's funnel (columns_funnel_rows): 16-bit vectors, warps within a thread row,
+  // one slice, and thread rows kGroup rows apart that span whole vectors (so each keeps
+  // its shift from the grid).
+  constexpr bool kFunnels = PEELED && V > 1 && sizeof(T) == 2 && kBx % 32 == 0;
+  const bool funnel = kFunnels && adjacent && p.outputs <= p.inner && p.reduced_stride > 0 &&
+                      ((long long)kBy * p.reduced_stride) % V == 0;
+  const u64 safe = kFunnels && funnel ? columns_funnel_safe_rows<V>(p.reduced, p.reduced_stride) : 0;
   for (u64 base = first_block * kBx; base < vectors; base += block_stride * kBx) {
     const u64 j = (base + tx) * V;
     A v[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) v[e] = Op::template identity<A>();
-    if (j < p.outputs) {
+    if (kFunnels && funnel) {
+      const u64 k = lo + ty;
+      if (k < hi) {
+        // j is a multiple of V, so every lane of the row has the same shift.
+        const T* column = in + j;
+        const unsigned shift = (unsigned)(((u64)(column + (long long)k * p.reduced_stride) / sizeof(T)) % V);
+        const unsigned K = (V - shift) % V;
+        switch (K) {
+#define RT_FUNNEL_CASE(KK) \
+  case KK:                 \
+    if constexpr (kFunnels && KK < V) columns_funnel_rows<C, (KK < V ? KK : 0)>(column, p.reduced_stride, k, hi, safe, j, p.inner, v); \
+    break;
+          RT_FUNNEL_CASE(0)
+          RT_FUNNEL_CASE(1)
+          RT_FUNNEL_CASE(2)
+          RT_FUNNEL_CASE(3)
+          RT_FUNNEL_CASE(4)
+          RT_FUNNEL_CASE(5)
+          RT_FUNNEL_CASE(6)
+          RT_FUNNEL_CASE(7)
+#undef RT_FUNNEL_CASE
+          default: break;
+        }
+      }
+    } else if (j < p.outputs) {
       const ColumnIndex ci = column_index(p, j);
       const u64 o = ci.slice, i = ci.column;
       const T* column = in + (long long)o * p.outer_stride + (long long)i;

@@ -953,6 +953,7 @@ TEST(Axes, BuiltInChoiceBetweenTheGridsOutputCounts) {
   // and past 16 MiB a second kernel folded).
   const char* capped = "columns:block=256,by=8,vec=1,split=ticket,unroll=8,occ=1024";
   const std::vector<Case> cases = {
+      // 16-bit: the funnel's vectors of four (one slice off the grid from R = 1000, revision 37)
       {1000, 9999, "columns:block=512,by=16,vec=1,split=none,unroll=8", "columns:block=512,by=16,vec=1,split=none,unroll=8"},
       {300, 40001, "columns:block=256,by=4,vec=1,split=none,unroll=8", "columns:block=256,by=4,vec=1,split=none,unroll=8"},
       {2049, 5001, "columns:block=1024,by=32,vec=1,split=none,unroll=8", "columns:block=1024,by=32,vec=1,split=none,unroll=8"},
@@ -1141,6 +1142,58 @@ TEST(Axes, MisalignedBasesAndRowStarts) {
   }
 }
 
+// A columns spec launched directly (its twin where the rows lie off its grid) over
+// `view` along `axes`, the view's lowest element 0 to vec - 1 elements (those of
+// `shifts`) into an allocation that holds exactly the elements up to its highest one
+// (memcheck sees a load past either end), each against the host. Returns the cases
+// checked and, in *twins, how many of them took the twin.
+struct ColumnsView {
+  TensorDesc view;
+  AxisList axes;
+};
+int check_columns_spec_over_views(Compiler& compiler, Launcher& launcher, const DeviceKey& device,
+                                  const AxisKernelSpec& spec, const std::vector<ColumnsView>& views,
+                                  std::initializer_list<std::int64_t> shifts, int* twins) {
+  const Op op = spec.op;
+  const TypeRule& t = spec.types;
+  const DType dtype = t.in;
+  const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
+  int checked = 0;
+  for (const ColumnsView& v : views) {
+    const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
+    EXPECT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
+    if (shape.layout != AxisLayout::columns) continue;
+    const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
+    const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
+    LaunchWorkspace workspace(partial_bytes);
+    WorkspaceView& ws = workspace.view;
+    for (std::int64_t shift : shifts) {
+      if (shift >= static_cast<std::int64_t>(spec.vec) && shift != 0) continue;
+      const std::int64_t base = shift - shape.lowest_offset;
+      const std::size_t count = static_cast<std::size_t>(base + shape.highest_offset + 1);
+      const testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, count, 17);
+      Buffer buffer{host, DeviceBuffer(host.bytes.size())};
+      RT_CUDA_CHECK(cudaMemcpy(buffer.device.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
+      // The kernels take canonical offset 0 (a reversed R starts at its far end).
+      const std::int64_t origin = (base + shape.base_offset) * static_cast<std::int64_t>(size_of(dtype));
+      const bool twin = axis_launch_takes_twin(spec, shape, plan,
+                                               static_cast<const unsigned char*>(buffer.device.get()) + origin);
+      const std::string why = check_with(
+          [&](const void* in, void* out) {
+            enqueue_axis_reduction(
+                launcher, set.handles(0), spec, plan, shape,
+                static_cast<const unsigned char*>(in) + shape.base_offset * static_cast<std::int64_t>(size_of(dtype)), out,
+                plan.partial_count > 0 ? &ws : nullptr, nullptr);
+          },
+          op, t, buffer, base, v.view, v.axes);
+      EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " base " << base << (twin ? " (twin)" : "");
+      ++checked;
+      *twins += twin;
+    }
+  }
+  return checked;
+}
+
 // Columns programs of several adjacent outputs per thread, launched where their rows
 // lie off the vector grid (odd rows, odd R strides, bases 1 to 7 elements off), so that
 // the twin runs. Every vector width each element size takes, a thread per column and
@@ -1152,11 +1205,7 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
   RT_REQUIRE_GPU();
   const bool quick = testing::quick_mode();
   const DeviceKey device = *testing::test_device();
-  struct View {
-    TensorDesc view;
-    AxisList axes;
-  };
-  const std::vector<View> views = {
+  const std::vector<ColumnsView> views = {
       {TensorDesc::contiguous({37, 1001}), {0}},               // odd rows
       {TensorDesc::contiguous({1000, 263}), {0}},              // R split across blocks
       {TensorDesc::strided({129, 64}, {67, 1}), {0}},          // rows on the grid, their stride not
@@ -1195,42 +1244,9 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
           spec.unroll = size_of(dtype) == 2 && by == 1 ? 8 : 4;
           ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
           ASSERT_TRUE(axis_has_twin(spec)) << to_string(spec);
-          const KernelSet set = compile_axis_kernels(compiler, spec, device.arch());
-          for (const View& v : views) {
-            const CanonicalAxes shape = canonicalize(v.view, v.axes).axes;
-            ASSERT_EQ(shape.layout, AxisLayout::columns) << shape.to_string();
-            const AxisLaunchPlan plan = plan_axis_launch(spec, shape, device.sm_count);
-            const std::size_t partial_bytes = plan.partial_count * size_of(t.acc);
-            LaunchWorkspace workspace(partial_bytes);
-            WorkspaceView& ws = workspace.view;
-            for (std::int64_t shift : {0, 1, 3, 5, 7}) {
-              if (shift >= static_cast<std::int64_t>(vec) && shift != 0) continue;
-              // The view's lowest element `shift` elements into the allocation, which
-              // holds exactly the elements up to its highest one (memcheck sees a load
-              // past either end).
-              const std::int64_t base = shift - shape.lowest_offset;
-              const std::size_t count = static_cast<std::size_t>(base + shape.highest_offset + 1);
-              const testing::HostArray host = testing::make_input(op, dtype, testing::Pattern::exact, count, 17);
-              Buffer buffer{host, DeviceBuffer(host.bytes.size())};
-              RT_CUDA_CHECK(cudaMemcpy(buffer.device.get(), host.bytes.data(), host.bytes.size(), cudaMemcpyHostToDevice));
-              // The kernels take canonical offset 0 (a reversed R starts at its far end).
-              const std::int64_t origin = (base + shape.base_offset) * static_cast<std::int64_t>(size_of(dtype));
-              const bool twin = axis_launch_takes_twin(
-                  spec, shape, plan, static_cast<const unsigned char*>(buffer.device.get()) + origin);
-              const std::string why = check_with(
-                  [&](const void* in, void* out) {
-                    enqueue_axis_reduction(
-                        launcher, set.handles(0), spec, plan, shape,
-                        static_cast<const unsigned char*>(in) + shape.base_offset * static_cast<std::int64_t>(size_of(dtype)),
-                        out, plan.partial_count > 0 ? &ws : nullptr, nullptr);
-                  },
-                  op, t, buffer, base, v.view, v.axes);
-              EXPECT_EQ(why, "") << to_string(spec) << " " << shape.to_string() << " base " << base
-                                 << (twin ? " (twin)" : "");
-              ++checked;
-              twins += twin;
-            }
-          }
+          int twinned = 0;
+          checked += check_columns_spec_over_views(compiler, launcher, device, spec, views, {0, 1, 3, 5, 7}, &twinned);
+          twins += twinned;
         }
       }
     }
@@ -1238,6 +1254,77 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
   EXPECT_GT(twins.load(), checked.load() / 2) << "the twin ran in few of the cases";
   std::printf("[ counts   ] columns off the vector grid: %d (config, view, base) cases, %d of them the twin\n",
               checked.load(), twins.load());
+}
+
+// 16-bit columns off the vector grid in the twin's funnel (rt::columns_funnel_rows, rule
+// revision 37): the configs the built-in choice takes for one slice of odd rows over many
+// outputs (300 x 524287) and over fewer (4097 x 16385 and 8191 x 32767), launched
+// directly over views whose rows start at every shift from the grid: odd rows, rows of 2
+// mod 4 (the shift alternating row by row), R shorter than the threads across it, fewer
+// outputs than a warp's vectors, R reversed and broadcast, padded rows, overlapping rows
+// (the guarded rows more than the last), and slices (the funnel not taken there); from
+// every base within a vector, the allocation ending at the view's last element. Every op
+// of f16 and bf16, each against the host. In quick mode (the sanitizer run): f16 sum and
+// max.
+TEST(Axes, SixteenBitColumnsOffTheGridFunnelMatchTheHost) {
+  RT_REQUIRE_GPU();
+  const bool quick = testing::quick_mode();
+  const DeviceKey device = *testing::test_device();
+  const std::vector<ColumnsView> views = {
+      {TensorDesc::contiguous({37, 1001}), {0}},
+      {TensorDesc::contiguous({300, 997}), {0}},
+      {TensorDesc::contiguous({1000, 263}), {0}},
+      {TensorDesc::contiguous({64, 4097}), {0}},
+      {TensorDesc::contiguous({33, 130}), {0}},                 // rows of 2 mod 4
+      {TensorDesc::contiguous({17, 4094}), {0}},
+      {TensorDesc::contiguous({5, 33}), {0}},                   // R < threads across it; 9 vectors
+      {TensorDesc::contiguous({3, 4099}), {0}},
+      {TensorDesc::strided({129, 66}, {67, 1}), {0}},           // padded rows
+      {TensorDesc::strided({50, 777}, {-779, 1}), {0}},         // R reversed
+      {TensorDesc::strided({40, 1001}, {0, 1}), {0}},           // R broadcast
+      // Overlapping rows, 2 and 3 elements apart: a row-end vector reaches past the
+      // view's end from the last 2 to 4 rows (the EDGE loop's rows), not only the last.
+      {TensorDesc::strided({23, 1001}, {2, 1}), {0}},
+      {TensorDesc::strided({41, 999}, {3, 1}), {0}},
+      {TensorDesc::contiguous({3, 129, 77}), {1}},              // slices: not the funnel
+  };
+  const TypeRule probe{DType::f16, DType::f16, DType::f32};
+  std::vector<AxisKernelSpec> rule_specs;
+  for (const auto& big : {TensorDesc::contiguous({300, (1 << 19) - 1}), TensorDesc::contiguous({4097, 16385}),
+                          TensorDesc::contiguous({8191, 32767})}) {
+    const AxisKernelSpec spec = builtin_axis_spec(Op::sum, probe, canonicalize(big, {0}).axes, device.sm_count);
+    ASSERT_EQ(spec.family, AxisFamily::columns) << to_string(spec);
+    ASSERT_GT(spec.vec, 1u) << to_string(spec);
+    ASSERT_EQ(spec.group % 4, 0u) << to_string(spec);  // thread rows a whole number of vectors apart
+    rule_specs.push_back(spec);
+  }
+  std::vector<std::pair<Op, DType>> kinds;
+  for (DType dtype : {DType::f16, DType::bf16})
+    for (Op op : kAllOps)
+      if (!quick || (dtype == DType::f16 && (op == Op::sum || op == Op::max))) kinds.emplace_back(op, dtype);
+  std::atomic<int> checked{0}, twins{0};
+  for_each_kind_in_threads(kinds, [&](Op op, DType dtype) {
+    NvrtcCompiler compiler;
+    CudaLauncher launcher;
+    for (AxisKernelSpec spec : rule_specs) {
+      spec.op = op;
+      spec.types = rule(op, dtype);
+      ASSERT_EQ(axis_spec_problem(spec), "") << to_string(spec);
+      ASSERT_TRUE(axis_has_twin(spec)) << to_string(spec);
+      int twinned = 0;
+      checked += check_columns_spec_over_views(compiler, launcher, device, spec, views, {0, 1, 2, 3, 5, 7}, &twinned);
+      twins += twinned;
+    }
+  });
+  std::printf("[ counts   ] 16-bit columns in the funnel: %d (op, dtype, config, view, base) cases, %d of them the twin\n",
+              checked.load(), twins.load());
+  // Every base shift below the vector (0 to 3 for vectors of four, 0 to 7 but 4 and 6 for
+  // eight), every view, every spec, every kind.
+  int shifts_per_view = 0;
+  for (const AxisKernelSpec& spec : rule_specs)
+    for (int shift : {0, 1, 2, 3, 5, 7}) shifts_per_view += shift == 0 || shift < static_cast<int>(spec.vec);
+  EXPECT_EQ(checked.load(), static_cast<int>(kinds.size() * views.size()) * shifts_per_view);
+  EXPECT_GT(twins.load(), checked.load() * 3 / 4) << "the twin ran in few of the cases";
 }
 
 // columns_staged (rt::axis_columns_staged_kernel) launched directly: tiles of one width
