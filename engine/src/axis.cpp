@@ -874,6 +874,33 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }
+      // 16-bit columns off the 4-element grid, one slice (revision 37): the twin's funnel
+      // (rt::columns_funnel_rows) reads each row as the aligned vectors that hold it, a
+      // lane taking the outputs below its vector from its lower neighbour's. It needs
+      // threads across R whose rows span whole vectors (every count here is a multiple
+      // of 4), warps within a row of threads and rows in increasing address order. From R
+      // = 255 where blocks of 128 with 4 threads across R (four outputs a thread, four
+      // loads in flight, unsplit) fill 7/8 of a wave at 8 an SM. On an H200 (set CF in
+      // docs/BENCHMARKS.md, r1920: f16 sum and max, bf16 sum and mean, configs forced
+      // beside main's built-in choice), against a thread per output: R = 255 to 300 1.08
+      // to 1.14 times as fast (f16 sum 256 x 524291 83.6 -> 74.9 us), 1000 x 262145 and
+      // 1000 x 131071 1.13 to 1.18 (156.8 -> 132.9); R = 100 and 127 0.99 to 1.03, R = 64
+      // 0.96 to 1.00, R = 32 0.84 to 0.91. Over the shapes it takes, eight outputs a thread
+      // (16-byte vectors, blocks of 256) read 0.57 to 0.94 times as fast (f16 max the
+      // slowest), eight loads in flight 0.91 to 1.13. The rule against the choice before
+      // (r1921, 15 shapes here and below): 1.10 to 1.22 times as fast. Fewer outputs take
+      // the vectors' rule below.
+      const bool funnel_fits =
+          size_of(types.in) == 2 && unit && !on_grid && shape.outputs <= shape.inner && shape.reduced_stride > 0;
+      if (funnel_fits && r >= 255 && ceil_div(shape.outputs, 4) >= 224ull * sms) {
+        s.vec = 4;
+        s.block = 128;
+        s.group = 4;
+        s.unroll = 4;
+        s.split = AxisSplit::none;
+        if (plan) *plan = plan_axis_launch(s, shape, sm_count);
+        return s;
+      }
       // 4-byte elements over short columns (R <= 128) of many outputs on the 16-byte
       // grid: four adjacent outputs per thread, one 16-byte load per row and one vector
       // store of the results. Tuned on an H100 and an H200 (f32 sums and max, R = 2 ..
@@ -925,20 +952,35 @@ AxisKernelSpec builtin_axis_choice(Op op, const TypeRule& types, const Canonical
       // mod 4 up to 1.05 (f32) and 1.12 (f16) times faster with it (4097 x 16385: 63.3
       // against 65.9 and 37.8 against 42.4), except 8191 x 32765 (1.10 and 1.25 times
       // slower).
-      if (on_grid && (size_of(types.in) == 4 || (size_of(types.in) == 2 && shape.outputs < threads_wanted)) &&
-          r > 512 && shape.outputs >= 64 * sms) {
+      const std::uint64_t columns = ceil_div(shape.outputs, 4);
+      std::uint32_t vectors_by = 8;
+      while (vectors_by < 32 && columns * vectors_by * 2 <= threads_wanted) vectors_by *= 2;
+      // Off that grid too for 16-bit columns of one slice (revision 37: the twin's funnel,
+      // above, four loads in flight) where the blocks fill most of a wave: 16 threads
+      // across R in blocks of 512 (two an SM) from R = 2048, or 32 in blocks of 1024 (one an
+      // SM) from R = 4096. On an H200 (set CF, r1920, as above), against a thread per
+      // output: by 16, 2049 x 30003, 3001 x 31001, 4001 x 32001, 5001 x 30001 and 8191 x
+      // 32767 (0.89 to 0.97 waves) 1.10 to 1.22 times as fast (f16 sum 8191 x 32767 162.4
+      // -> 134.2 us), 5001 x 20479 (0.61) 0.75 to 0.86; by 32, 4097 x 16385 (0.98 waves)
+      // 1.10 to 1.13, 12345 x 9999 (0.60) 0.87 to 0.93, 1000 x 16385 0.93 to 0.99; where
+      // they take 8 (2049 x 50001) no funnel config above 0.99.
+      const std::uint64_t funnel_blocks = ceil_div(columns, (vectors_by == 32 ? 1024u : 512u) / vectors_by);
+      const bool funnel_vectors =
+          funnel_fits && ((vectors_by == 16 && r >= 2048 && 4 * funnel_blocks >= 7ull * sms) ||
+                          (vectors_by == 32 && r >= 4096 && 10 * funnel_blocks >= 9ull * sms));
+      if ((on_grid || funnel_vectors) &&
+          (size_of(types.in) == 4 || (size_of(types.in) == 2 && shape.outputs < threads_wanted)) && r > 512 &&
+          shape.outputs >= 64 * sms) {
         s.vec = 4;
-        const std::uint64_t columns = ceil_div(shape.outputs, 4);
-        std::uint32_t by = 8;
-        while (by < 32 && columns * by * 2 <= threads_wanted) by *= 2;
-        s.group = by;
-        s.block = by == 32 ? 1024 : 512;
+        s.group = vectors_by;
+        s.block = vectors_by == 32 ? 1024 : 512;
         s.split = AxisSplit::none;
-        // 16-bit vectors (8-byte loads) from R = 4096: eight loads in flight. On an H200
+        // 16-bit vectors (8-byte loads) on the grid from R = 4096: eight loads in flight
+        // (the funnel off it: four, above). On an H200
         // (set BP, paced; R = 4097 .. 30001 over 8448 .. 16384 outputs), against four: f16
         // sums and bf16 max 1.03 to 1.24 times as fast (f16 sum 30001 x 8448 146.5 ->
         // 118.8 us, torch.sum 132.5).
-        if (size_of(types.in) == 2 && r >= 4096) s.unroll = 8;
+        if (size_of(types.in) == 2 && r >= 4096 && on_grid) s.unroll = 8;
         if (plan) *plan = plan_axis_launch(s, shape, sm_count);
         return s;
       }

@@ -548,16 +548,28 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 100}, {0}), 132).vec, 1u);
   // From R = 32 off the grid a thread per output, eight loads in flight where it walks R
   // alone below R = 256 (on the 2-element grid two: SixteenBitColumnsOnTheTwoElementGrid-
-  // ReadPairs); vectors again on the grid.
-  for (const auto& off : {shape_of({32, (1 << 20) + 1}, {0}), shape_of({100, (1 << 20) - 1}, {0}),
+  // ReadPairs); vectors again on the grid. One slice from R = 255 (revision 37): the twin's
+  // funnel, four outputs a thread in blocks of 128 with 4 threads across R, four loads in
+  // flight, unsplit. Slices keep a thread per output.
+  for (const auto& off : {shape_of({32, (1 << 20) + 1}, {0}), shape_of({64, (1 << 20) + 1}, {0}),
+                          shape_of({100, (1 << 20) - 1}, {0}), shape_of({254, (1 << 21) - 1}, {0}),
                           shape_of({255, (1 << 21) - 1}, {0}), shape_of({256, (1 << 19) + 3}, {0}),
-                          shape_of({1000, (1 << 18) + 1}, {0})}) {
+                          shape_of({1000, (1 << 18) + 1}, {0}), shape_of({3, 300, (1 << 18) + 1}, {1})}) {
     s = builtin_axis_spec(Op::sum, h, off, 132);
-    EXPECT_EQ(s.family, AxisFamily::columns) << off.reduced;
-    EXPECT_EQ(s.vec, 1u) << off.reduced;
-    EXPECT_EQ(s.group, 1u) << off.reduced;
-    EXPECT_EQ(s.unroll, off.reduced < 256 ? 8u : 4u) << off.reduced;
+    const bool funnel = off.reduced >= 255 && off.outputs == off.inner;
+    const std::string at = std::to_string(off.reduced) + " x " + std::to_string(off.outputs);
+    EXPECT_EQ(s.family, AxisFamily::columns) << at;
+    EXPECT_EQ(s.vec, funnel ? 4u : 1u) << at;
+    EXPECT_EQ(s.group, funnel ? 4u : 1u) << at;
+    EXPECT_EQ(s.block, funnel ? 128u : 256u) << at;
+    EXPECT_EQ(s.unroll, !funnel && off.reduced < 256 ? 8u : 4u) << at;
+    if (funnel) {
+      EXPECT_EQ(s.split, AxisSplit::none) << at;
+    }
   }
+  // Fewer outputs: from 896 per SM (blocks of 128 filling 7/8 of a wave at 8 an SM).
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({1000, 131071}, {0}), 132).group, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({1000, 118267}, {0}), 132).vec, 1u);
   // (Long 16-bit columns an output a thread: split and capped, AxisSpec.SplitColumns-
   // LoadsInFlightFollowTheOp.)
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({65537, 1001}, {0}), 132).vec, 1u);
@@ -692,13 +704,31 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   EXPECT_EQ(builtin_axis_spec(Op::max, kBF16, shape_of({4096, 8448}, {0}), 132).unroll, 8u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4095, 8448}, {0}), 132).unroll, 4u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({30001, 8448}, {0}), 132).unroll, 4u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4097, 16385}, {0}), 132).vec, 1u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({8191, 16383}, {0}), 132).vec, 1u);
+  // Off it in one slice, the twin's funnel (revision 37), four loads in flight: 32 threads
+  // across R from R = 4096 where the blocks of 1024 make 0.9 of a wave, 16 from R = 2048
+  // where those of 512 make 1.75 an SM; not over more slices.
+  s = builtin_axis_spec(Op::sum, h, shape_of({4097, 16385}, {0}), 132);  // 129 blocks
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 32u);
+  EXPECT_EQ(s.block, 1024u);
+  EXPECT_EQ(s.unroll, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({8191, 16383}, {0}), 132).vec, 4u);
+  s = builtin_axis_spec(Op::max, kBF16, shape_of({8191, 32767}, {0}), 132);  // 256 blocks of 512
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.group, 16u);
+  EXPECT_EQ(s.unroll, 4u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({2048, 30001}, {0}), 132).group, 16u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({2047, 30001}, {0}), 132).vec, 1u);   // R < 2048
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4095, 16385}, {0}), 132).vec, 1u);   // R < 4096
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({5001, 20479}, {0}), 132).vec, 1u);   // 160 blocks
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({12345, 9999}, {0}), 132).vec, 1u);   // 79 blocks
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({2049, 50001}, {0}), 132).vec, 1u);   // 8 across R
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({2, 4097, 16385}, {1}), 132).vec, 1u);  // slices
   s = builtin_axis_spec(Op::sum, h, shape_of({1000, 100000}, {0}), 132);
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.group, 8u);
   EXPECT_EQ(s.block, 512u);
-  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({1000, 131071}, {0}), 132).vec, 1u);
+  EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({1000, 100001}, {0}), 132).vec, 1u);
   EXPECT_EQ(builtin_axis_spec(Op::sum, h, shape_of({4097, 1000}, {0}), 132).vec, 1u);
   // Not at R <= 512, nor for 8-byte elements.
   EXPECT_EQ(builtin_axis_spec(Op::sum, kF32, shape_of({512, 1 << 16}, {0}), 132).vec, 1u);
@@ -733,10 +763,12 @@ TEST(AxisSpec, BuiltInChoiceFollowsTheShape) {
   // Split columns of up to 16 MiB fold in one launch (a ticket per group of blocks).
   const AxisSplit none = AxisSplit::none, folded = AxisSplit::ticket, two = AxisSplit::two_pass;
   for (const ColumnsCase& c : {
-           ColumnsCase{h, 12345, 9999, 1, 512, 16, none, 8},     // 1212 threads per SM
-           ColumnsCase{h, 12345, 16383, 1, 512, 16, none, 4},    // 1986
-           ColumnsCase{h, 5001, 20479, 1, 256, 8, none, 8},      // 1241
-           ColumnsCase{h, 5001, 30001, 1, 256, 8, none, 4},      // 1818
+           // (16-bit rows off the grid in one slice: the funnel's vectors of four where
+           // their blocks fill most of a wave, revision 37)
+           ColumnsCase{h, 12345, 9999, 1, 512, 16, none, 8},     // 1212 threads per SM: 79 blocks
+           ColumnsCase{h, 12345, 16383, 4, 1024, 32, none, 4},   // 1986: 128 blocks
+           ColumnsCase{h, 5001, 20479, 1, 256, 8, none, 8},      // 1241: 160 blocks of 512
+           ColumnsCase{h, 5001, 30001, 4, 512, 16, none, 4},     // 1818: 235 blocks
            ColumnsCase{h, 2049, 50001, 1, 256, 4, none, 8},      // 1515
            ColumnsCase{h, 600, 9999, 1, 512, 16, none, 4},       // 37 rows a thread
            ColumnsCase{h, 768, 9999, 1, 512, 16, none, 8},       // 48 rows a thread

@@ -205,8 +205,9 @@ std::string axis_fill_note(const AxisWorkPlan& fill);
 // over more than 64 outputs from 2^25 elements); rows split in tiles in blocks of 128 at
 // eight per SM round their split count down past 8.5 blocks an SM (set CC). 36: of
 // revision 34's rows, 16-bit sums, min and max of rows of 16, f64 sums and means and i64
-// min and max read four rows a pass (set CD).
-inline constexpr int kAxisRuleRevision = 36;
+// min and max read four rows a pass (set CD). 37: 16-bit columns of one slice off the
+// 4-element grid read as the aligned vectors that hold them (the twin's funnel, set CF).
+inline constexpr int kAxisRuleRevision = 37;
 const std::string& axis_tool_version_string();
 
 // How much slower than the built-in choice at a sample shape a config may be and still
