@@ -1214,6 +1214,15 @@ __global__ void __launch_bounds__(C::kBlock) axis_rows_kernel(AxisParams p) {
 // lies within the allocation). Every lane of a warp takes the same rows, so the loops
 // and the shuffles are the whole warp's.
 //
+// The passes of kUnroll rows below `safe` take K as a template argument (a loop per K),
+// so that picking each output's element costs no arithmetic. The last pass or two of a
+// lane's rows, which may reach `safe`, take it as a value and pick by comparisons, so
+// that they compile once: with every pass compiled per K, NVRTC and ptxas took 1.6 to
+// 1.8 s for a program of vectors of four (sm_90, on the build machine; 1.1 s so), and its
+// kernels took up to 1.04 times as long (set CG in docs/BENCHMARKS.md). A fold in window
+// order with K a value everywhere, lane 0 folding the vector below in every row, took
+// 1.03 to 1.52 times as long (set CG).
+//
 // At a row's end a lane's vector may reach up to V - 1 elements past the row's last
 // output. Below `safe` (columns_funnel_safe_rows) that is still within the view's span,
 // so within its allocation, and every lane reads whole vectors. In the rows from `safe`
@@ -1244,13 +1253,61 @@ __device__ __forceinline__ u64 columns_funnel_safe_rows(u64 reduced, long long s
   return reduced > back ? reduced - back : 0;
 }
 
-// U rows of a lane's funnel, k, k + kGroup, ... (`at`: row k's address K past the lane's
-// first output), their loads in flight together. GUARD: the rows from `safe` on read no
-// vector that reaches past the row; there a lane that does not `fit` (its vector, or
-// lane 0's below, reaching past it) reads its `own` outputs element by element.
-template <class C, int K, int U, bool GUARD>
-__device__ __forceinline__ void columns_funnel_pass(const typename C::In* at, long long step, u64 k, u64 safe,
-                                                    bool live_x, bool own_y, bool fits, u64 own,
+// U rows of a lane's funnel below `safe`, k, k + kGroup, ... (`at`: row k's address K
+// past the lane's first output), their loads in flight together; K a template argument,
+// so that taking outputs 0 .. K - 1 from the vector below costs no arithmetic.
+template <class C, int K, int U>
+__device__ __forceinline__ void columns_funnel_pass(const typename C::In* at, long long step, bool live_x,
+                                                    bool own_y, typename C::Acc (&v)[C::kVec]) {
+  typedef typename C::Acc A;
+  typedef typename C::Op Op;
+  typedef typename C::In T;
+  constexpr int V = C::kVec;
+  typedef AxisVec<T, V> Vec;
+  const bool lane0 = (threadIdx.x & 31u) == 0;
+  Vec none;
+#pragma unroll
+  for (int w = 0; w < (int)(sizeof(Vec) / 4); ++w) reinterpret_cast<unsigned*>(&none)[w] = 0u;
+  Vec x[U], y[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    x[u] = live_x ? *reinterpret_cast<const Vec*>(at + u * step) : none;
+    y[u] = K > 0 && own_y ? *reinterpret_cast<const Vec*>(at + u * step - V) : none;
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    Vec below = none;
+    if (K > 0) {
+      below = shfl_up_vector<T, V>(x[u]);
+      if (lane0) below = y[u];
+    }
+#pragma unroll
+    for (int e = 0; e < K; ++e) v[e] = Op::template apply<A>(v[e], (A)below.v[V - K + e]);
+#pragma unroll
+    for (int e = K; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)x[u].v[e - K]);
+  }
+}
+
+// The passes below `safe` (columns_funnel_pass), for one K; returns the first row left.
+template <class C, int K>
+__device__ __forceinline__ u64 columns_funnel_body(const typename C::In* column, long long stride, u64 k, u64 stop,
+                                                   bool live_x, bool own_y, typename C::Acc (&v)[C::kVec]) {
+  constexpr int U = C::kUnroll;
+  constexpr u64 kBy = C::kGroup;
+  const typename C::In* at = column + (long long)k * stride + K;
+  const long long step = (long long)kBy * stride;
+  for (; k + (U - 1) * kBy < stop; k += U * kBy, at += U * step) columns_funnel_pass<C, K, U>(at, step, live_x, own_y, v);
+  return k;
+}
+
+// U rows of a lane's funnel that may reach `safe` (`at`: row k's address K past the
+// lane's first output), K a value: the last pass or two of a lane's rows, compiled once
+// for every K. From `safe` on no vector reaches past the row: there a lane that does not
+// `fit` (its vector, or lane 0's below, reaching past it) reads its `own` outputs element
+// by element, in the same pass as the others' vectors.
+template <class C, int U>
+__device__ __forceinline__ void columns_funnel_edge(const typename C::In* at, long long step, unsigned K, u64 k,
+                                                    u64 safe, bool live_x, bool own_y, bool fits, u64 own,
                                                     typename C::Acc (&v)[C::kVec]) {
   typedef typename C::Acc A;
   typedef typename C::Op Op;
@@ -1268,9 +1325,9 @@ __device__ __forceinline__ void columns_funnel_pass(const typename C::In* at, lo
   Vec x[U], y[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    const bool whole = !GUARD || fits || k + u * kBy < safe;
+    const bool whole = fits || k + u * kBy < safe;
     x[u] = live_x && whole ? *reinterpret_cast<const Vec*>(at + u * step) : none;
-    y[u] = K > 0 && own_y && whole ? *reinterpret_cast<const Vec*>(at + u * step - V) : none;
+    y[u] = own_y && whole ? *reinterpret_cast<const Vec*>(at + u * step - V) : none;
     if (!whole)
 #pragma unroll
       for (int e = 0; e < V; ++e)
@@ -1278,46 +1335,61 @@ __device__ __forceinline__ void columns_funnel_pass(const typename C::In* at, lo
   }
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    const bool whole = !GUARD || fits || k + u * kBy < safe;
-    Vec below = none;
-    if (K > 0) {
-      below = shfl_up_vector<T, V>(x[u]);
-      if (lane0) below = y[u];
-    }
-    if (!whole) {
+    const bool whole = fits || k + u * kBy < safe;
+    Vec below = shfl_up_vector<T, V>(x[u]);
+    if (lane0) below = y[u];
+    // Output e: element V - K + e of [below, x], picked by comparisons (not an index, so
+    // that both stay in registers); a lane not whole holds it at e.
 #pragma unroll
-      for (int e = 0; e < V; ++e)
-        if ((u64)e < own) v[e] = Op::template apply<A>(v[e], (A)x[u].v[e]);
-    } else {
+    for (int e = 0; e < V; ++e) {
+      T t = x[u].v[e];
+      if (whole)
 #pragma unroll
-      for (int e = 0; e < K; ++e) v[e] = Op::template apply<A>(v[e], (A)below.v[V - K + e]);
-#pragma unroll
-      for (int e = K; e < V; ++e) v[e] = Op::template apply<A>(v[e], (A)x[u].v[e - K]);
+        for (int d = 0; d < V; ++d) {
+          if ((unsigned)e >= K && (unsigned)(e - d) == K) t = x[u].v[d];
+          if ((unsigned)e < K && (unsigned)(V + e - d) == K) t = below.v[d];
+        }
+      if (whole || (u64)e < own) v[e] = Op::template apply<A>(v[e], (A)t);
     }
   }
 }
 
-// A lane's rows k, k + kGroup, ... below hi: kUnroll at a time, guarded where a pass
-// reaches `safe`, then the rest one at a time (guarded: at most kUnroll - 1 rows).
-template <class C, int K>
-__device__ __forceinline__ void columns_funnel_rows(const typename C::In* column, long long stride, u64 k, u64 hi,
-                                                    u64 safe, u64 j, u64 inner, typename C::Acc (&v)[C::kVec]) {
+// A lane's rows k, k + kGroup, ... below hi (K: their distance to the next grid point):
+// kUnroll at a time, through one K's loop while the pass stays below `safe`, then
+// guarded, the rest one at a time (at most kUnroll - 1 rows).
+template <class C>
+__device__ __forceinline__ void columns_funnel_rows(const typename C::In* column, long long stride, unsigned K,
+                                                    u64 k, u64 hi, u64 safe, u64 j, u64 inner,
+                                                    typename C::Acc (&v)[C::kVec]) {
   constexpr int V = C::kVec, U = C::kUnroll;
   constexpr u64 kBy = C::kGroup;
   const bool live_x = j + K < inner;
   const bool own_y = (threadIdx.x & 31u) == 0 && K > 0 && j < inner;
   const bool fits = j + K + V <= inner;
   const u64 own = j < inner ? (inner - j < (u64)V ? inner - j : (u64)V) : 0;
+  const u64 stop = hi < safe ? hi : safe;
+  switch (K) {
+#define RT_FUNNEL_CASE(KK)                                                                                  \
+  case KK:                                                                                                  \
+    if constexpr (KK < V) k = columns_funnel_body<C, (KK < V ? KK : 0)>(column, stride, k, stop, live_x, own_y, v); \
+    break;
+    RT_FUNNEL_CASE(0)
+    RT_FUNNEL_CASE(1)
+    RT_FUNNEL_CASE(2)
+    RT_FUNNEL_CASE(3)
+    RT_FUNNEL_CASE(4)
+    RT_FUNNEL_CASE(5)
+    RT_FUNNEL_CASE(6)
+    RT_FUNNEL_CASE(7)
+#undef RT_FUNNEL_CASE
+    default: break;
+  }
   const typename C::In* at = column + (long long)k * stride + K;
   const long long step = (long long)kBy * stride;
-  for (; k + (U - 1) * kBy < hi; k += U * kBy, at += U * step) {
-    if (k + (U - 1) * kBy < safe)
-      columns_funnel_pass<C, K, U, false>(at, step, k, safe, live_x, own_y, fits, own, v);
-    else
-      columns_funnel_pass<C, K, U, true>(at, step, k, safe, live_x, own_y, fits, own, v);
-  }
+  for (; k + (U - 1) * kBy < hi; k += U * kBy, at += U * step)
+    columns_funnel_edge<C, U>(at, step, K, k, safe, live_x, own_y, fits, own, v);
   if (U > 1)
-    for (; k < hi; k += kBy, at += step) columns_funnel_pass<C, K, 1, true>(at, step, k, safe, live_x, own_y, fits, own, v);
+    for (; k < hi; k += kBy, at += step) columns_funnel_edge<C, 1>(at, step, K, k, safe, live_x, own_y, fits, own, v);
 }
 
 // Columns. PEELED false: the kernel for outputs on the vector grid (or a thread per
@@ -1497,22 +1569,7 @@ __global__ void __launch_bounds__(C::kBlock, C::kMinBlocks) axis_columns_kernel(
         const T* column = in + j;
         const unsigned shift = (unsigned)(((u64)(column + (long long)k * p.reduced_stride) / sizeof(T)) % V);
         const unsigned K = (V - shift) % V;
-        switch (K) {
-#define RT_FUNNEL_CASE(KK) \
-  case KK:                 \
-    if constexpr (kFunnels && KK < V) columns_funnel_rows<C, (KK < V ? KK : 0)>(column, p.reduced_stride, k, hi, safe, j, p.inner, v); \
-    break;
-          RT_FUNNEL_CASE(0)
-          RT_FUNNEL_CASE(1)
-          RT_FUNNEL_CASE(2)
-          RT_FUNNEL_CASE(3)
-          RT_FUNNEL_CASE(4)
-          RT_FUNNEL_CASE(5)
-          RT_FUNNEL_CASE(6)
-          RT_FUNNEL_CASE(7)
-#undef RT_FUNNEL_CASE
-          default: break;
-        }
+        if constexpr (kFunnels) columns_funnel_rows<C>(column, p.reduced_stride, K, k, hi, safe, j, p.inner, v);
       }
     } else if (j < p.outputs) {
       const ColumnIndex ci = column_index(p, j);

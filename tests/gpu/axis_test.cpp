@@ -1258,11 +1258,12 @@ TEST(Axes, ColumnsOffTheVectorGridReadOnlyTheView) {
 
 // 16-bit columns off the vector grid in the twin's funnel (rt::columns_funnel_rows, rule
 // revision 37): the configs the built-in choice takes for one slice of odd rows over many
-// outputs (300 x 524287) and over fewer (4097 x 16385 and 8191 x 32767), launched
-// directly over views whose rows start at every shift from the grid: odd rows, rows of 2
-// mod 4 (the shift alternating row by row), R shorter than the threads across it, fewer
-// outputs than a warp's vectors, R reversed and broadcast, padded rows, overlapping rows
-// (the guarded rows more than the last), and slices (the funnel not taken there); from
+// outputs (300 x 524287) and over fewer (4097 x 16385 and 8191 x 32767), and vectors of
+// eight, launched directly over views whose rows start at every shift from the grid: odd
+// rows, rows of 2 mod 4 (the shift alternating row by row), R shorter than the threads
+// across it, fewer outputs than a warp's vectors, rows whose last warp holds fewer
+// outputs than K, R reversed and broadcast, padded rows, overlapping rows (the guarded
+// rows more than the last), and slices (the funnel not taken there); from
 // every base within a vector, the allocation ending at the view's last element. Every op
 // of f16 and bf16, each against the host. In quick mode (the sanitizer run): f16 sum and
 // max.
@@ -1287,6 +1288,11 @@ TEST(Axes, SixteenBitColumnsOffTheGridFunnelMatchTheHost) {
       {TensorDesc::strided({23, 1001}, {2, 1}), {0}},
       {TensorDesc::strided({41, 999}, {3, 1}), {0}},
       {TensorDesc::contiguous({3, 129, 77}), {1}},              // slices: not the funnel
+      // Rows whose last warp holds fewer outputs than K (1 or 2 past 128 outputs a warp
+      // of vectors of four, 1 to 6 past 256 of eight) where the base shift makes K larger:
+      // that warp reads them as scalars (4097 and 130 above are such rows too).
+      {TensorDesc::contiguous({45, 517}), {0}},
+      {TensorDesc::contiguous({31, 1026}), {0}},
   };
   const TypeRule probe{DType::f16, DType::f16, DType::f32};
   std::vector<AxisKernelSpec> rule_specs;
@@ -1297,6 +1303,15 @@ TEST(Axes, SixteenBitColumnsOffTheGridFunnelMatchTheHost) {
     ASSERT_GT(spec.vec, 1u) << to_string(spec);
     ASSERT_EQ(spec.group % 4, 0u) << to_string(spec);  // thread rows a whole number of vectors apart
     rule_specs.push_back(spec);
+  }
+  {
+    // Vectors of eight, which the rule does not take but a tune may.
+    AxisKernelSpec eight = rule_specs.front();
+    eight.block = 256;
+    eight.group = 8;
+    eight.vec = 8;
+    eight.unroll = 4;
+    rule_specs.push_back(eight);
   }
   std::vector<std::pair<Op, DType>> kinds;
   for (DType dtype : {DType::f16, DType::bf16})
@@ -1318,8 +1333,8 @@ TEST(Axes, SixteenBitColumnsOffTheGridFunnelMatchTheHost) {
   });
   std::printf("[ counts   ] 16-bit columns in the funnel: %d (op, dtype, config, view, base) cases, %d of them the twin\n",
               checked.load(), twins.load());
-  // Every base shift below the vector (0 to 3 for vectors of four, 0 to 7 but 4 and 6 for
-  // eight), every view, every spec, every kind.
+  // Every base shift of the test's below the vector (0 to 3 for vectors of four; 0, 1, 2,
+  // 3, 5 and 7 for eight), every view, every spec, every kind.
   int shifts_per_view = 0;
   for (const AxisKernelSpec& spec : rule_specs)
     for (int shift : {0, 1, 2, 3, 5, 7}) shifts_per_view += shift == 0 || shift < static_cast<int>(spec.vec);
